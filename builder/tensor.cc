@@ -1,0 +1,282 @@
+#include "builder/tensor.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "builder/tracer.h"
+#include "ops/access_pattern.h"
+
+namespace nkigraph::builder {
+namespace {
+
+std::string ShapeString(const Shape& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+}  // namespace
+
+const proto::Tensor& Tensor::decl() const { return tracer_->decl(id_); }
+
+Shape Tensor::shape() const {
+  Shape shape;
+  shape.reserve(dims_.size());
+  for (const Dim& dim : dims_) shape.push_back(dim.count);
+  return shape;
+}
+
+int64_t Tensor::num_elements() const {
+  int64_t n = 1;
+  for (const Dim& dim : dims_) n *= dim.count;
+  return n;
+}
+
+Tensor Tensor::Invalid(const std::string& message, Loc loc) const {
+  if (tracer_ != nullptr) tracer_->RecordError(message, loc);
+  return Tensor();
+}
+
+Tensor Tensor::FullView(Tracer* tracer, uint32_t id) {
+  const proto::Tensor& t = tracer->decl(id);
+  Dims dims(t.shape_size());
+  int64_t stride = 1;
+  for (int d = t.shape_size() - 1; d >= 0; --d) {
+    dims[d] = Dim{stride, t.shape(d)};
+    stride *= t.shape(d);
+  }
+  return Tensor(tracer, id, 0, std::move(dims));
+}
+
+Tensor Tensor::Slice(int d, int64_t start, int64_t size, int64_t step,
+                     Loc loc) const {
+  if (!valid()) return Tensor();
+  if (d < 0 || d >= rank()) {
+    return Invalid(absl::StrCat("Slice of '", name(), "': dim ", d,
+                                " is not in a view of rank ", rank()),
+                   loc);
+  }
+  if (start < 0 || size < 1 || step < 1 ||
+      start + (size - 1) * step >= dims_[d].count) {
+    return Invalid(absl::StrCat("Slice of '", name(), "' dim ", d, ": [",
+                                start, ", ", start + (size - 1) * step,
+                                "] step ", step, " is outside [0, ",
+                                dims_[d].count, ")"),
+                   loc);
+  }
+  Tensor view = *this;
+  view.offset_ += start * dims_[d].stride;
+  view.dims_[d] = Dim{dims_[d].stride * step, size};
+  return view;
+}
+
+Tensor Tensor::Select(int d, int64_t index, Loc loc) const {
+  Tensor view = Slice(d, index, 1, 1, loc);
+  if (!view.valid()) return view;
+  const bool keep = d == 0 && ops::IsOnChip(space());
+  if (!keep && view.rank() > 1) view.dims_.erase(view.dims_.begin() + d);
+  return view;
+}
+
+Tensor Tensor::Reshape(const Shape& new_shape, Loc loc) const {
+  if (!valid()) return Tensor();
+  int64_t new_elements = 1;
+  for (int64_t d : new_shape) {
+    if (d < 1) {
+      return Invalid(absl::StrCat("Reshape of '", name(), "' to ",
+                                  ShapeString(new_shape),
+                                  ": dims must be positive"),
+                     loc);
+    }
+    new_elements *= d;
+  }
+  if (new_shape.empty() || new_elements != num_elements()) {
+    return Invalid(absl::StrCat("Reshape of '", name(), "' from ",
+                                ShapeString(shape()), " to ",
+                                ShapeString(new_shape),
+                                ": element counts differ"),
+                   loc);
+  }
+  // On chip, the partition dim stays as it is; only free dims reshape.
+  const int fixed = ops::IsOnChip(space()) ? 1 : 0;
+  if (fixed == 1 && new_shape[0] != dims_[0].count) {
+    return Invalid(absl::StrCat("Reshape of on-chip '", name(), "' from ",
+                                ShapeString(shape()), " to ",
+                                ShapeString(new_shape),
+                                " changes the partition dim"),
+                   loc);
+  }
+  // Old dims without unit dims, then numpy's no-copy reshape: group old
+  // and new dims into runs of equal size; a run of old dims must be
+  // contiguous with respect to each other.
+  Dims old_dims;
+  for (int d = fixed; d < rank(); ++d) {
+    if (dims_[d].count != 1) old_dims.push_back(dims_[d]);
+  }
+  Dims result(new_shape.size());
+  for (int d = 0; d < fixed; ++d) result[d] = dims_[d];
+  size_t oi = 0;
+  size_t ni = fixed;
+  while (ni < new_shape.size() && oi < old_dims.size()) {
+    size_t oj = oi + 1;
+    size_t nj = ni + 1;
+    int64_t np = new_shape[ni];
+    int64_t op = old_dims[oi].count;
+    while (np != op) {
+      if (np < op) {
+        np *= new_shape[nj++];
+      } else {
+        op *= old_dims[oj++].count;
+      }
+    }
+    for (size_t k = oi; k + 1 < oj; ++k) {
+      if (old_dims[k].stride != old_dims[k + 1].count * old_dims[k + 1].stride) {
+        return Invalid(absl::StrCat("Reshape of '", name(), "' from ",
+                                    ShapeString(shape()), " to ",
+                                    ShapeString(new_shape),
+                                    ": the view's strides cannot express it "
+                                    "without a copy"),
+                       loc);
+      }
+    }
+    result[nj - 1] = Dim{old_dims[oj - 1].stride, new_shape[nj - 1]};
+    for (size_t k = nj - 1; k > ni; --k) {
+      result[k - 1] = Dim{result[k].stride * new_shape[k], new_shape[k - 1]};
+    }
+    ni = nj;
+    oi = oj;
+  }
+  for (; ni < new_shape.size(); ++ni) result[ni] = Dim{1, new_shape[ni]};
+  Tensor view = *this;
+  view.dims_ = std::move(result);
+  return view;
+}
+
+Tensor Tensor::Permute(const std::vector<int>& order, Loc loc) const {
+  if (!valid()) return Tensor();
+  std::vector<int> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> identity(rank());
+  std::iota(identity.begin(), identity.end(), 0);
+  if (sorted != identity) {
+    return Invalid(absl::StrCat("Permute of '", name(), "': [",
+                                absl::StrJoin(order, ", "),
+                                "] is not a permutation of ", rank(), " dims"),
+                   loc);
+  }
+  if (ops::IsOnChip(space()) && order[0] != 0) {
+    return Invalid(absl::StrCat("Permute of on-chip '", name(),
+                                "' must keep the partition dim first"),
+                   loc);
+  }
+  Tensor view = *this;
+  for (int d = 0; d < rank(); ++d) view.dims_[d] = dims_[order[d]];
+  return view;
+}
+
+Tensor Tensor::Broadcast(int d, int64_t count, Loc loc) const {
+  if (!valid()) return Tensor();
+  const int first = ops::IsOnChip(space()) ? 1 : 0;
+  if (d < first || d > rank() || count < 1) {
+    return Invalid(absl::StrCat("Broadcast of '", name(), "': cannot insert ",
+                                count, " copies at dim ", d),
+                   loc);
+  }
+  Tensor view = *this;
+  view.dims_.insert(view.dims_.begin() + d, Dim{0, count});
+  return view;
+}
+
+Tensor Tensor::Ap(const std::vector<std::pair<int64_t, int64_t>>& pattern,
+                  int64_t offset, Loc loc) const {
+  if (!valid()) return Tensor();
+  if (pattern.empty()) {
+    return Invalid(absl::StrCat("Ap of '", name(), "': empty pattern"), loc);
+  }
+  Tensor view = *this;
+  view.offset_ = offset;
+  view.dims_.clear();
+  for (const auto& [stride, count] : pattern) {
+    view.dims_.push_back(Dim{stride, count});
+  }
+  return view;
+}
+
+Tensor Tensor::WithScalarOffset(const Tensor& index, int indirect_dim,
+                                OobMode oob, Loc loc) const {
+  if (!valid()) return Tensor();
+  if (!index.valid() || index.num_elements() != 1) {
+    return Invalid(absl::StrCat("scalar offset into '", name(),
+                                "' must be a one-element index view"),
+                   loc);
+  }
+  if (indirect_dim < 0 || indirect_dim >= decl().shape_size()) {
+    return Invalid(absl::StrCat("indirect_dim ", indirect_dim,
+                                " is not a dim of '", name(), "'"),
+                   loc);
+  }
+  Tensor view = *this;
+  view.dynamic_ = Dynamic{proto::DynamicOffset::SCALAR, index.id(),
+                          index.offset(), 0,
+                          static_cast<uint32_t>(indirect_dim), oob};
+  return view;
+}
+
+Tensor Tensor::WithVectorOffset(const Tensor& index, int indirect_dim,
+                                OobMode oob, Loc loc) const {
+  if (!valid()) return Tensor();
+  if (!index.valid() || index.num_elements() != dims_[0].count) {
+    return Invalid(absl::StrCat("vector offset into '", name(),
+                                "' needs one index per dim-0 entry (",
+                                dims_[0].count, ")"),
+                   loc);
+  }
+  if (indirect_dim < 0 || indirect_dim >= decl().shape_size()) {
+    return Invalid(absl::StrCat("indirect_dim ", indirect_dim,
+                                " is not a dim of '", name(), "'"),
+                   loc);
+  }
+  int64_t entry_stride = 0;
+  int non_unit = 0;
+  for (const Dim& dim : index.dims()) {
+    if (dim.count > 1) {
+      entry_stride = dim.stride;
+      ++non_unit;
+    }
+  }
+  if (non_unit > 1) {
+    return Invalid(absl::StrCat("vector offset index '", index.name(),
+                                "' must be a 1-D run of elements"),
+                   loc);
+  }
+  Tensor view = *this;
+  // The index selects the row; dim 0 itself no longer moves along it.
+  if (indirect_dim == 0) view.dims_[0].stride = 0;
+  view.dynamic_ = Dynamic{proto::DynamicOffset::VECTOR, index.id(),
+                          index.offset(), entry_stride,
+                          static_cast<uint32_t>(indirect_dim), oob};
+  return view;
+}
+
+void Tensor::ToAccessPattern(proto::AccessPattern* ap) const {
+  ap->set_tensor_id(id_);
+  ap->set_offset(offset_);
+  for (const Dim& dim : dims_) {
+    proto::Dim* d = ap->add_dims();
+    d->set_stride(dim.stride);
+    d->set_count(dim.count);
+  }
+  if (dynamic_.kind != proto::DynamicOffset::KIND_UNSPECIFIED) {
+    proto::DynamicOffset* dyn = ap->mutable_dynamic();
+    dyn->set_kind(dynamic_.kind);
+    dyn->set_tensor_id(dynamic_.tensor_id);
+    dyn->set_offset_element(dynamic_.offset_element);
+    dyn->set_offset_stride(dynamic_.offset_stride);
+    dyn->set_indirect_dim(dynamic_.indirect_dim);
+    dyn->set_oob_mode(dynamic_.oob == OobMode::kSkip
+                          ? proto::DynamicOffset::OOB_SKIP
+                          : proto::DynamicOffset::OOB_ERROR);
+  }
+}
+
+}  // namespace nkigraph::builder

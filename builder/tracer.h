@@ -1,0 +1,165 @@
+#ifndef NKIGRAPH_BUILDER_TRACER_H_
+#define NKIGRAPH_BUILDER_TRACER_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "builder/tensor.h"
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph::builder {
+
+struct WorldConfig {
+  proto::Target target = proto::TARGET_TRN2;
+  int num_ranks = 1;
+  int num_cores = 1;
+  // Partition of the ranks into replica groups, each in ring order. Empty:
+  // one group of all ranks.
+  std::vector<std::vector<int>> replica_groups;
+};
+
+struct TraceConfig {
+  std::string kernel_name;
+  std::vector<std::pair<std::string, std::string>> params;
+  WorldConfig world;
+};
+
+// Handle to a recorded instruction (NKI's NkiInstruction).
+struct Instr {
+  int64_t id = -1;
+  bool valid() const { return id >= 0; }
+};
+
+// Records a kernel's ISA calls into a Graph. The kernel body runs once per
+// logical core with program_id() set, so per-core control flow is plain
+// C++. Errors do not stop the kernel's C++ code: the first one is kept,
+// later calls record nothing, and Trace returns it (as XLA's builders do).
+class Tracer {
+ public:
+  explicit Tracer(TraceConfig config);
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+  ~Tracer();
+
+  // The tracer whose Trace is running on this thread, or nullptr.
+  static Tracer* Current();
+
+  // Runs `body` once per core and returns the graph, or the first error.
+  // A Tracer traces once.
+  absl::StatusOr<proto::Graph> Trace(absl::FunctionRef<void(Tracer&)> body);
+
+  // --- Inside a trace ---------------------------------------------------
+  // A kernel input in shared HBM. Every core gets the same tensor.
+  Tensor Input(const std::string& name, const Shape& shape, DType dtype,
+               bool per_rank = true, Loc loc = Loc::current());
+  // Publishes a whole HBM tensor as output `name`. An input published as
+  // an output is written in place.
+  void Output(const std::string& name, const Tensor& tensor,
+              Loc loc = Loc::current());
+  // Allocates a tensor. On-chip tensors are freed when the enclosing Scope
+  // ends; shared-HBM allocations are the same tensor on every core (matched
+  // by allocation order).
+  Tensor Allocate(const Shape& shape, DType dtype, Buffer buffer,
+                  const std::string& name, Loc loc = Loc::current());
+
+  int program_id() const { return core_; }
+  int num_programs() const { return config_.world.num_cores; }
+  int num_ranks() const { return config_.world.num_ranks; }
+  const proto::World& world() const { return graph_.world(); }
+  const proto::Tensor& decl(uint32_t id) const {
+    return graph_.tensors(static_cast<int>(id) - 1);
+  }
+
+  bool failed() const { return !error_.ok(); }
+  const absl::Status& error() const { return error_; }
+  // Keeps the first error, prefixed with the kernel source line and scope.
+  void RecordError(absl::string_view message, Loc loc);
+
+  // --- Instruction emission (used by builder/isa) ------------------------
+  // nullptr once the trace has failed.
+  proto::Instruction* BeginInstr(proto::Opcode opcode, Loc loc);
+  // Appends `tensor` (an invalid tensor: an absent optional operand).
+  void AddOperand(proto::Instruction* instr, const Tensor& tensor, Loc loc);
+  // Runs the op's checks; on failure drops the instruction and records the
+  // error.
+  Instr FinishInstr(proto::Instruction* instr, Loc loc);
+
+  // --- Scopes and jit frames --------------------------------------------
+  void PushScope(absl::string_view name);
+  void PopScope();
+  // False (and an error recorded) when `key` is already being traced: a
+  // kernel that calls itself.
+  bool EnterKernel(const void* key, absl::string_view name, Loc loc);
+  void ExitKernel();
+
+  // High-water marks of on-chip bytes per partition, over all cores.
+  int64_t sbuf_high_water() const { return sbuf_high_water_; }
+  int64_t psum_high_water() const { return psum_high_water_; }
+
+ private:
+  struct Frame {
+    int64_t sbuf_top;
+    int64_t psum_top;
+    std::vector<uint32_t> tensors;
+  };
+
+  proto::Tensor* NewTensor(const std::string& name, const Shape& shape,
+                           DType dtype, proto::MemorySpace space, Loc loc);
+  bool AllocateOnChip(proto::Tensor* tensor, Loc loc);
+  int64_t StreamPosition() const;
+  uint32_t InternFile(const char* file);
+  void FinishCore();
+
+  TraceConfig config_;
+  proto::Graph graph_;
+  absl::Status error_;
+  bool traced_ = false;
+  Tracer* previous_ = nullptr;
+
+  int core_ = 0;
+  int64_t next_instr_id_ = 0;
+  int64_t hbm_top_ = 0;
+  std::vector<Frame> frames_;
+  int64_t sbuf_high_water_ = 0;
+  int64_t psum_high_water_ = 0;
+
+  // Cross-core matching of shared tensors.
+  std::vector<uint32_t> inputs_;
+  std::vector<uint32_t> shared_allocs_;
+  size_t shared_alloc_index_ = 0;
+
+  std::vector<std::string> scope_names_;
+  uint32_t scope_index_ = 0;
+  absl::flat_hash_map<std::string, uint32_t> scope_ids_;
+  absl::flat_hash_map<const char*, uint32_t> file_ids_by_ptr_;
+  absl::flat_hash_map<std::string, uint32_t> file_ids_;
+  std::vector<std::pair<const void*, std::string>> kernels_;
+};
+
+// RAII name scope that also frees the on-chip tensors allocated inside it.
+class Scope {
+ public:
+  explicit Scope(absl::string_view name);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  Tracer* tracer_;
+};
+
+// NKI-style conveniences on the current tracer.
+Tensor ndarray(const Shape& shape, DType dtype, Buffer buffer,
+               const std::string& name, Loc loc = Loc::current());
+int program_id();
+int num_programs();
+
+}  // namespace nkigraph::builder
+
+#endif  // NKIGRAPH_BUILDER_TRACER_H_

@@ -1,0 +1,141 @@
+#include "ops/access_pattern.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace nkigraph::ops {
+
+bool IsOnChip(proto::MemorySpace space) {
+  return space == proto::SBUF || space == proto::PSUM;
+}
+
+bool IsHbm(proto::MemorySpace space) {
+  return space == proto::HBM || space == proto::SHARED_HBM;
+}
+
+absl::StatusOr<int64_t> ShapeElements(
+    const google::protobuf::RepeatedField<int64_t>& shape) {
+  if (shape.empty() || shape.size() > kMaxDims) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape has ", shape.size(), " dims (1 to ", kMaxDims,
+                     " allowed)"));
+  }
+  int64_t elements = 1;
+  for (int64_t dim : shape) {
+    if (dim < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape dim ", dim, " is not positive"));
+    }
+    if (__builtin_mul_overflow(elements, dim, &elements) ||
+        elements > kMaxElements) {
+      return absl::InvalidArgumentError("shape has too many elements");
+    }
+  }
+  return elements;
+}
+
+int64_t RowElements(const proto::Tensor& tensor) {
+  int64_t row = 1;
+  for (int d = 1; d < tensor.shape_size(); ++d) row *= tensor.shape(d);
+  return row;
+}
+
+int64_t DimStride(const proto::Tensor& tensor, int d) {
+  int64_t stride = 1;
+  for (int i = tensor.shape_size() - 1; i > d; --i) stride *= tensor.shape(i);
+  return stride;
+}
+
+int64_t ApElements(const proto::AccessPattern& ap) {
+  int64_t elements = 1;
+  for (const proto::Dim& dim : ap.dims()) elements *= dim.count();
+  return elements;
+}
+
+absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
+                                        int first_dim) {
+  if (ap.dims_size() < 1 || ap.dims_size() > kMaxDims) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "access pattern has ", ap.dims_size(), " dims (1 to ", kMaxDims,
+        " allowed)"));
+  }
+  FlatExtent extent{ap.offset(), ap.offset()};
+  int64_t elements = 1;
+  for (int d = 0; d < ap.dims_size(); ++d) {
+    const proto::Dim& dim = ap.dims(d);
+    if (dim.count() < 1 || dim.count() > kMaxElements) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("access pattern dim ", d, " has count ", dim.count()));
+    }
+    if (dim.stride() < -kMaxElements || dim.stride() > kMaxElements) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "access pattern dim ", d, " has stride ", dim.stride()));
+    }
+    if (__builtin_mul_overflow(elements, dim.count(), &elements) ||
+        elements > kMaxElements) {
+      return absl::InvalidArgumentError("access pattern has too many elements");
+    }
+    if (d < first_dim) continue;
+    const int64_t reach = dim.stride() * (dim.count() - 1);  // both < 2^40
+    if (reach < 0) {
+      extent.lo += reach;
+    } else {
+      extent.hi += reach;
+    }
+  }
+  if (ap.offset() < -kMaxElements || ap.offset() > kMaxElements) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("access pattern offset ", ap.offset(), " is absurd"));
+  }
+  return extent;
+}
+
+absl::Status CheckAccessPattern(const proto::AccessPattern& ap,
+                                const proto::Tensor& tensor) {
+  absl::StatusOr<FlatExtent> extent = StaticExtent(ap);
+  if (!extent.ok()) return extent.status();
+  int64_t tensor_elements = 1;
+  for (int64_t dim : tensor.shape()) tensor_elements *= dim;
+  const auto out_of_bounds = [&](int64_t lo, int64_t hi, int64_t size,
+                                 absl::string_view what) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "access outside tensor '", tensor.name(), "': ", what, " [", lo, ", ",
+        hi, "] not within [0, ", size - 1, "]"));
+  };
+  if (extent->lo < 0 || extent->hi >= tensor_elements) {
+    return out_of_bounds(extent->lo, extent->hi, tensor_elements,
+                         "flat elements");
+  }
+  if (!IsOnChip(tensor.space())) return absl::OkStatus();
+
+  // On chip: dim 0 walks partitions, the other dims stay in one row.
+  const int64_t row = RowElements(tensor);
+  const proto::Dim& pdim = ap.dims(0);
+  if (pdim.count() > 1 && pdim.stride() != row) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "on-chip access pattern of '", tensor.name(),
+        "' must walk partitions in its first dim (stride ", row, "), not ",
+        pdim.stride()));
+  }
+  const int64_t first_partition = ap.offset() / row;
+  if (first_partition + pdim.count() > tensor.shape(0)) {
+    return out_of_bounds(first_partition, first_partition + pdim.count() - 1,
+                         tensor.shape(0), "partitions");
+  }
+  int64_t free_lo = ap.offset() % row;
+  int64_t free_hi = free_lo;
+  for (int d = 1; d < ap.dims_size(); ++d) {
+    const int64_t reach = ap.dims(d).stride() * (ap.dims(d).count() - 1);
+    (reach < 0 ? free_lo : free_hi) += reach;
+  }
+  if (free_lo < 0 || free_hi >= row) {
+    return out_of_bounds(free_lo, free_hi, row, "elements of a partition row");
+  }
+  if (ap.dims_size() > 5) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "on-chip access pattern of '", tensor.name(), "' has ",
+        ap.dims_size() - 1, " free dims (the hardware allows 4)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace nkigraph::ops

@@ -1,0 +1,48 @@
+#ifndef NKIGRAPH_OPS_ACCESS_PATTERN_H_
+#define NKIGRAPH_OPS_ACCESS_PATTERN_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph::ops {
+
+// Limits that keep arithmetic on untrusted graphs inside int64.
+inline constexpr int kMaxDims = 8;
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// Element count of a shape; error if a dim is < 1 or the product is absurd.
+absl::StatusOr<int64_t> ShapeElements(
+    const google::protobuf::RepeatedField<int64_t>& shape);
+// Elements per partition row of an on-chip tensor (product of shape[1:]).
+int64_t RowElements(const proto::Tensor& tensor);
+// Stride, in flat elements, of dim `d` of the tensor's row-major layout.
+int64_t DimStride(const proto::Tensor& tensor, int d);
+
+// Product of the access pattern's counts.
+int64_t ApElements(const proto::AccessPattern& ap);
+
+// Lowest and highest flat element the static part of `ap` reaches.
+struct FlatExtent {
+  int64_t lo;
+  int64_t hi;
+};
+// Validates the dims (count >= 1, few dims, no overflow) and returns the
+// extent of the static pattern, dims starting at `first_dim`.
+absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
+                                        int first_dim = 0);
+
+// Checks the static part of `ap` against `tensor`: in bounds; for on-chip
+// tensors, dim 0 walks whole partitions and the rest stays inside one
+// partition row. Dynamic offsets are bounded at run time.
+absl::Status CheckAccessPattern(const proto::AccessPattern& ap,
+                                const proto::Tensor& tensor);
+
+bool IsOnChip(proto::MemorySpace space);
+bool IsHbm(proto::MemorySpace space);
+
+}  // namespace nkigraph::ops
+
+#endif  // NKIGRAPH_OPS_ACCESS_PATTERN_H_

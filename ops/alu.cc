@@ -1,0 +1,185 @@
+#include "ops/alu.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace nkigraph::ops {
+namespace {
+
+struct AluInfo {
+  Alu op;
+  absl::string_view name;
+};
+
+constexpr AluInfo kAlus[] = {
+    {Alu::kAdd, "add"},
+    {Alu::kSubtract, "subtract"},
+    {Alu::kMultiply, "multiply"},
+    {Alu::kDivide, "divide"},
+    {Alu::kMaximum, "maximum"},
+    {Alu::kMinimum, "minimum"},
+    {Alu::kEqual, "equal"},
+    {Alu::kNotEqual, "not_equal"},
+    {Alu::kGreater, "greater"},
+    {Alu::kGreaterEqual, "greater_equal"},
+    {Alu::kLess, "less"},
+    {Alu::kLessEqual, "less_equal"},
+    {Alu::kPower, "power"},
+    {Alu::kMod, "mod"},
+    {Alu::kAbsMax, "abs_max"},
+    {Alu::kBypass, "bypass"},
+    {Alu::kLogicalAnd, "logical_and"},
+    {Alu::kLogicalOr, "logical_or"},
+    {Alu::kBitwiseAnd, "bitwise_and"},
+    {Alu::kBitwiseOr, "bitwise_or"},
+    {Alu::kBitwiseXor, "bitwise_xor"},
+};
+
+}  // namespace
+
+absl::string_view AluName(Alu op) {
+  for (const AluInfo& info : kAlus) {
+    if (info.op == op) return info.name;
+  }
+  return "invalid_alu";
+}
+
+absl::StatusOr<Alu> ParseAlu(absl::string_view name) {
+  for (const AluInfo& info : kAlus) {
+    if (info.name == name) return info.op;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown ALU operation '", name, "'"));
+}
+
+bool IsBitwise(Alu op) {
+  return op == Alu::kBitwiseAnd || op == Alu::kBitwiseOr ||
+         op == Alu::kBitwiseXor;
+}
+
+absl::StatusOr<float> ReduceIdentity(Alu op) {
+  switch (op) {
+    case Alu::kAdd:
+    case Alu::kSubtract:
+    case Alu::kBitwiseOr:
+    case Alu::kBitwiseXor:
+    case Alu::kLogicalOr:
+    case Alu::kAbsMax:
+      return 0.0f;
+    case Alu::kMultiply:
+    case Alu::kLogicalAnd:
+      return 1.0f;
+    case Alu::kMaximum:
+      return -std::numeric_limits<float>::infinity();
+    case Alu::kMinimum:
+      return std::numeric_limits<float>::infinity();
+    case Alu::kBitwiseAnd:
+      return -1.0f;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", AluName(op), "' cannot reduce"));
+  }
+}
+
+float ApplyAlu(Alu op, float a, float b) {
+  switch (op) {
+    case Alu::kAdd:
+      return a + b;
+    case Alu::kSubtract:
+      return a - b;
+    case Alu::kMultiply:
+      return a * b;
+    case Alu::kDivide:
+      return a / b;
+    case Alu::kMaximum:
+      return std::fmax(a, b);
+    case Alu::kMinimum:
+      return std::fmin(a, b);
+    case Alu::kEqual:
+      return a == b ? 1.0f : 0.0f;
+    case Alu::kNotEqual:
+      return a != b ? 1.0f : 0.0f;
+    case Alu::kGreater:
+      return a > b ? 1.0f : 0.0f;
+    case Alu::kGreaterEqual:
+      return a >= b ? 1.0f : 0.0f;
+    case Alu::kLess:
+      return a < b ? 1.0f : 0.0f;
+    case Alu::kLessEqual:
+      return a <= b ? 1.0f : 0.0f;
+    case Alu::kPower:
+      return std::pow(a, b);
+    case Alu::kMod:
+      return std::fmod(a, b);
+    case Alu::kAbsMax:
+      return std::fmax(std::fabs(a), std::fabs(b));
+    case Alu::kBypass:
+      return a;
+    case Alu::kLogicalAnd:
+      return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;
+    case Alu::kLogicalOr:
+      return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;
+    case Alu::kBitwiseAnd:
+    case Alu::kBitwiseOr:
+    case Alu::kBitwiseXor:
+      return static_cast<float>(ApplyAluInt(op, static_cast<int64_t>(a),
+                                            static_cast<int64_t>(b)));
+  }
+  return 0.0f;
+}
+
+int64_t ApplyAluInt(Alu op, int64_t a, int64_t b) {
+  switch (op) {
+    case Alu::kAdd:
+      return a + b;
+    case Alu::kSubtract:
+      return a - b;
+    case Alu::kMultiply:
+      return a * b;
+    case Alu::kDivide:
+      return b == 0 ? 0 : a / b;
+    case Alu::kMaximum:
+      return a > b ? a : b;
+    case Alu::kMinimum:
+      return a < b ? a : b;
+    case Alu::kEqual:
+      return a == b;
+    case Alu::kNotEqual:
+      return a != b;
+    case Alu::kGreater:
+      return a > b;
+    case Alu::kGreaterEqual:
+      return a >= b;
+    case Alu::kLess:
+      return a < b;
+    case Alu::kLessEqual:
+      return a <= b;
+    case Alu::kPower: {
+      int64_t result = 1;
+      for (int64_t i = 0; i < b && i < 64; ++i) result *= a;
+      return b < 0 ? 0 : result;
+    }
+    case Alu::kMod:
+      return b == 0 ? 0 : a % b;
+    case Alu::kAbsMax:
+      return std::max(a < 0 ? -a : a, b < 0 ? -b : b);
+    case Alu::kBypass:
+      return a;
+    case Alu::kLogicalAnd:
+      return a != 0 && b != 0;
+    case Alu::kLogicalOr:
+      return a != 0 || b != 0;
+    case Alu::kBitwiseAnd:
+      return static_cast<int32_t>(a) & static_cast<int32_t>(b);
+    case Alu::kBitwiseOr:
+      return static_cast<int32_t>(a) | static_cast<int32_t>(b);
+    case Alu::kBitwiseXor:
+      return static_cast<int32_t>(a) ^ static_cast<int32_t>(b);
+  }
+  return 0;
+}
+
+}  // namespace nkigraph::ops

@@ -1,0 +1,32 @@
+#ifndef NKIGRAPH_OPS_DEVICE_PROFILE_H_
+#define NKIGRAPH_OPS_DEVICE_PROFILE_H_
+
+#include <cstdint>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph::ops {
+
+// Sizes and limits of one NeuronCore generation, as the checks and the
+// interpreter's memory model use them.
+struct DeviceProfile {
+  proto::Target target;
+  absl::string_view name;
+  int64_t num_partitions;         // 128
+  int64_t sbuf_partition_bytes;   // 192 / 224 / 256 KiB
+  int64_t psum_partition_bytes;   // 16 KiB
+  int64_t psum_bank_bytes;        // 2 KiB (512 fp32)
+  int64_t matmul_stationary_fmax; // 128
+  int64_t matmul_moving_fmax;     // 512 (4096 fp32 on trn3)
+  float fp8_e4m3_max;             // 240 / 448
+};
+
+// TARGET_UNSPECIFIED reads as trn2, the default.
+const DeviceProfile& ProfileFor(proto::Target target);
+absl::StatusOr<proto::Target> ParseTarget(absl::string_view name);
+
+}  // namespace nkigraph::ops
+
+#endif  // NKIGRAPH_OPS_DEVICE_PROFILE_H_

@@ -1,0 +1,200 @@
+#include "ops/instr_view.h"
+
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "ops/access_pattern.h"
+#include "util/dtype.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::ops {
+
+int64_t OperandInfo::elements() const { return ApElements(*ap); }
+
+absl::string_view SpaceName(proto::MemorySpace space) {
+  switch (space) {
+    case proto::HBM:
+      return "hbm";
+    case proto::SHARED_HBM:
+      return "shared_hbm";
+    case proto::SBUF:
+      return "sbuf";
+    case proto::PSUM:
+      return "psum";
+    default:
+      return "invalid_space";
+  }
+}
+
+std::string SpaceSetName(SpaceSet spaces) {
+  std::vector<absl::string_view> names;
+  for (proto::MemorySpace s :
+       {proto::HBM, proto::SHARED_HBM, proto::SBUF, proto::PSUM}) {
+    if (spaces & Space(s)) names.push_back(SpaceName(s));
+  }
+  return absl::StrJoin(names, " or ");
+}
+
+int InstrView::RoleIndex(absl::string_view role) const {
+  for (int i = 0; i < num_operands_; ++i) {
+    const size_t r = std::min<size_t>(i, def_->roles.size() - 1);
+    if (def_->roles[r].name == role) return i;
+  }
+  return -1;
+}
+
+const OperandInfo* InstrView::Find(absl::string_view role) const {
+  const int i = RoleIndex(role);
+  if (i < 0 || !operands_[i].present()) return nullptr;
+  return &operands_[i];
+}
+
+const proto::Attr* InstrView::FindAttr(absl::string_view name) const {
+  for (const proto::Attr& attr : instr_->attrs()) {
+    if (attr.name() == name) return &attr;
+  }
+  return nullptr;
+}
+
+int64_t InstrView::IntAttr(absl::string_view name, int64_t fallback) const {
+  const proto::Attr* attr = FindAttr(name);
+  return attr != nullptr && attr->has_i() ? attr->i() : fallback;
+}
+
+double InstrView::FloatAttr(absl::string_view name, double fallback) const {
+  const proto::Attr* attr = FindAttr(name);
+  if (attr == nullptr) return fallback;
+  if (attr->has_f()) return attr->f();
+  if (attr->has_i()) return static_cast<double>(attr->i());
+  return fallback;
+}
+
+absl::string_view InstrView::StrAttr(absl::string_view name,
+                                    absl::string_view fallback) const {
+  const proto::Attr* attr = FindAttr(name);
+  return attr != nullptr && attr->has_s() ? absl::string_view(attr->s())
+                                          : fallback;
+}
+
+absl::Span<const int64_t> InstrView::IntsAttr(absl::string_view name) const {
+  const proto::Attr* attr = FindAttr(name);
+  if (attr == nullptr || !attr->has_ints()) return {};
+  return absl::MakeConstSpan(attr->ints().values().data(),
+                             attr->ints().values_size());
+}
+
+namespace {
+
+absl::Status CheckDynamicOffset(const proto::AccessPattern& ap,
+                                const proto::Tensor& indexed,
+                                const TensorTable& tensors) {
+  const proto::DynamicOffset& dyn = ap.dynamic();
+  if (dyn.kind() == proto::DynamicOffset::KIND_UNSPECIFIED) {
+    return absl::OkStatus();
+  }
+  if (!proto::DynamicOffset::Kind_IsValid(dyn.kind()) ||
+      !proto::DynamicOffset::OobMode_IsValid(dyn.oob_mode())) {
+    return absl::InvalidArgumentError("dynamic offset has an unknown kind");
+  }
+  if (dyn.tensor_id() < 1 ||
+      dyn.tensor_id() > static_cast<uint32_t>(tensors.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dynamic offset names tensor id ", dyn.tensor_id(),
+        ", which does not exist"));
+  }
+  const proto::Tensor& index = tensors.Get(dyn.tensor_id() - 1);
+  if (index.dtype() != proto::INT32 && index.dtype() != proto::UINT32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dynamic offset tensor '", index.name(), "' is ",
+        DTypeName(index.dtype()), "; it must be int32 or uint32"));
+  }
+  if (index.space() == proto::PSUM) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dynamic offset tensor '", index.name(), "' is in psum"));
+  }
+  if (dyn.kind() == proto::DynamicOffset::VECTOR && !IsHbm(indexed.space())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a vector dynamic offset indexes an HBM tensor; '", indexed.name(),
+        "' is in ", SpaceName(indexed.space())));
+  }
+  if (dyn.indirect_dim() >= static_cast<uint32_t>(indexed.shape_size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "indirect_dim ", dyn.indirect_dim(), " is not a dim of '",
+        indexed.name(), "' (rank ", indexed.shape_size(), ")"));
+  }
+  int64_t index_elements = 1;
+  for (int64_t d : index.shape()) index_elements *= d;
+  const int64_t entries =
+      dyn.kind() == proto::DynamicOffset::VECTOR ? ap.dims(0).count() : 1;
+  const int64_t stride =
+      dyn.kind() == proto::DynamicOffset::VECTOR ? dyn.offset_stride() : 0;
+  if (stride < 0 || stride > kMaxElements) {
+    return absl::InvalidArgumentError("dynamic offset stride is absurd");
+  }
+  const int64_t last = dyn.offset_element() + stride * (entries - 1);
+  if (dyn.offset_element() < 0 || last >= index_elements) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "dynamic offset reads elements [", dyn.offset_element(), ", ", last,
+        "] of '", index.name(), "', which has ", index_elements));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status MakeInstrView(const proto::Instruction& instr,
+                           const TensorTable& tensors,
+                           const proto::World& world, InstrView* view) {
+  const OpDef* def = FindOp(instr.opcode());
+  if (def == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown opcode ", static_cast<int>(instr.opcode())));
+  }
+  view->instr_ = &instr;
+  view->def_ = def;
+  view->world_ = &world;
+  view->profile_ = &ProfileFor(world.target());
+
+  const int num_roles = static_cast<int>(def->roles.size());
+  const bool variadic = num_roles > 0 && def->roles.back().variadic;
+  const int n = instr.operands_size();
+  if (n > kMaxOperands || (!variadic && n > num_roles)) {
+    return view->Error("has ", n, " operands; at most ",
+                       variadic ? kMaxOperands : num_roles, " allowed");
+  }
+  view->num_operands_ = std::max(n, num_roles);
+  for (int i = 0; i < view->num_operands_; ++i) {
+    const OperandRole& role = def->roles[std::min(i, num_roles - 1)];
+    OperandInfo& info = view->operands_[i];
+    info = OperandInfo{};
+    if (i >= n || instr.operands(i).tensor_id() == 0) {
+      if (!role.optional && i < num_roles) {
+        return view->Error("operand '", role.name, "' is missing");
+      }
+      continue;
+    }
+    const proto::AccessPattern& ap = instr.operands(i);
+    if (ap.tensor_id() > static_cast<uint32_t>(tensors.size())) {
+      return view->Error("operand '", role.name, "' names tensor id ",
+                         ap.tensor_id(), ", which does not exist");
+    }
+    const proto::Tensor& tensor = tensors.Get(ap.tensor_id() - 1);
+    if ((Space(tensor.space()) & role.spaces) == 0) {
+      return view->Error("operand '", role.name, "' ('", tensor.name(),
+                         "') is in ", SpaceName(tensor.space()), "; it must be in ",
+                         SpaceSetName(role.spaces));
+    }
+    if (absl::Status s = CheckAccessPattern(ap, tensor); !s.ok()) {
+      return view->Error("operand '", role.name, "': ", s.message());
+    }
+    if (absl::Status s = CheckDynamicOffset(ap, tensor, tensors); !s.ok()) {
+      return view->Error("operand '", role.name, "': ", s.message());
+    }
+    info.ap = &ap;
+    info.tensor = &tensor;
+  }
+  if (def->check != nullptr) return def->check(*view);
+  return absl::OkStatus();
+}
+
+}  // namespace nkigraph::ops

@@ -1,0 +1,105 @@
+#ifndef NKIGRAPH_OPS_INSTR_VIEW_H_
+#define NKIGRAPH_OPS_INSTR_VIEW_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "ops/device_profile.h"
+#include "ops/op_def.h"
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph::ops {
+
+using TensorTable = google::protobuf::RepeatedPtrField<proto::Tensor>;
+
+// One operand as the checks see it.
+struct OperandInfo {
+  const proto::AccessPattern* ap = nullptr;
+  const proto::Tensor* tensor = nullptr;  // nullptr: absent optional operand
+
+  bool present() const { return tensor != nullptr; }
+  proto::MemorySpace space() const { return tensor->space(); }
+  proto::DType dtype() const { return tensor->dtype(); }
+  int num_dims() const { return ap->dims_size(); }
+  int64_t count(int d) const { return ap->dims(d).count(); }
+  int64_t elements() const;
+  // Partition count (dim 0) and elements per partition (the rest), the
+  // 2-D view the engines work on.
+  int64_t partitions() const { return count(0); }
+  int64_t free_size() const { return elements() / count(0); }
+  bool has_dynamic() const {
+    return ap->dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
+  }
+};
+
+inline constexpr int kMaxOperands = 20;
+
+// An instruction with its op definition, operands resolved to tensors, and
+// attribute accessors. Built only through MakeInstrView, which runs the
+// generic checks.
+class InstrView {
+ public:
+  const proto::Instruction& instr() const { return *instr_; }
+  const OpDef& def() const { return *def_; }
+  const DeviceProfile& profile() const { return *profile_; }
+  const proto::World& world() const { return *world_; }
+  int num_operands() const { return num_operands_; }
+  const OperandInfo& operand(int i) const { return operands_[i]; }
+  // Index of the role named `role` (first match), or -1.
+  int RoleIndex(absl::string_view role) const;
+  const OperandInfo* Find(absl::string_view role) const;
+
+  bool HasAttr(absl::string_view name) const { return FindAttr(name) != nullptr; }
+  int64_t IntAttr(absl::string_view name, int64_t fallback = 0) const;
+  double FloatAttr(absl::string_view name, double fallback = 0.0) const;
+  absl::string_view StrAttr(absl::string_view name,
+                           absl::string_view fallback = "") const;
+  absl::Span<const int64_t> IntsAttr(absl::string_view name) const;
+
+  // An InvalidArgument error prefixed by the op name.
+  template <typename... Args>
+  absl::Status Error(const Args&... args) const {
+    return absl::InvalidArgumentError(absl::StrCat(def_->name, ": ", args...));
+  }
+
+ private:
+  friend absl::Status MakeInstrView(const proto::Instruction&,
+                                    const TensorTable&, const proto::World&,
+                                    InstrView*);
+  const proto::Attr* FindAttr(absl::string_view name) const;
+
+  const proto::Instruction* instr_ = nullptr;
+  const OpDef* def_ = nullptr;
+  const DeviceProfile* profile_ = nullptr;
+  const proto::World* world_ = nullptr;
+  int num_operands_ = 0;
+  std::array<OperandInfo, kMaxOperands> operands_;
+};
+
+// Resolves and checks `instr` against the tensor table and the world:
+// opcode known, operand count and roles, tensor ids, memory spaces, access
+// patterns in bounds, dynamic offsets well formed; then the op's own check.
+// The tensors themselves must already be valid (the builder makes them so;
+// the interpreter's loader checks them first).
+absl::Status MakeInstrView(const proto::Instruction& instr,
+                           const TensorTable& tensors,
+                           const proto::World& world, InstrView* view);
+
+inline absl::Status CheckInstruction(const proto::Instruction& instr,
+                                     const TensorTable& tensors,
+                                     const proto::World& world) {
+  InstrView view;
+  return MakeInstrView(instr, tensors, world, &view);
+}
+
+absl::string_view SpaceName(proto::MemorySpace space);
+std::string SpaceSetName(SpaceSet spaces);
+
+}  // namespace nkigraph::ops
+
+#endif  // NKIGRAPH_OPS_INSTR_VIEW_H_

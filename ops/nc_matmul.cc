@@ -1,0 +1,93 @@
+// nc_matmul: dst[M, N] (+)= stationary[K, M]^T @ moving[K, N] on the tensor
+// engine, SBUF inputs, fp32 accumulation in PSUM.
+#include <cblas.h>
+
+#include "ops/exec_context.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+#include "util/dtype.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::ops {
+namespace {
+
+enum { kDst, kStationary, kMoving };
+
+absl::Status Check(const InstrView& v) {
+  const OperandInfo& dst = v.operand(kDst);
+  const OperandInfo& st = v.operand(kStationary);
+  const OperandInfo& mv = v.operand(kMoving);
+  const DeviceProfile& profile = v.profile();
+  const int64_t k = st.partitions();
+  if (mv.partitions() != k) {
+    return v.Error("stationary and moving must share the contraction "
+                   "(partition) dim: ",
+                   k, " vs ", mv.partitions());
+  }
+  if (k > profile.num_partitions) {
+    return v.Error("contraction dim ", k, " exceeds ", profile.num_partitions);
+  }
+  if (st.free_size() > profile.matmul_stationary_fmax) {
+    return v.Error("stationary free size ", st.free_size(), " exceeds ",
+                   profile.matmul_stationary_fmax);
+  }
+  if (mv.free_size() > profile.matmul_moving_fmax) {
+    return v.Error("moving free size ", mv.free_size(), " exceeds ",
+                   profile.matmul_moving_fmax, " on ", profile.name);
+  }
+  if (dst.partitions() != st.free_size() || dst.free_size() != mv.free_size()) {
+    return v.Error("dst must be [", st.free_size(), ", ", mv.free_size(),
+                   "] (stationary free x moving free), not [",
+                   dst.partitions(), ", ", dst.free_size(), "]");
+  }
+  const bool bf16_dst_ok = profile.target == proto::TARGET_TRN3;
+  if (dst.dtype() != proto::FLOAT32 &&
+      !(bf16_dst_ok && dst.dtype() == proto::BFLOAT16)) {
+    return v.Error("dst must be float32 in psum, not ", DTypeName(dst.dtype()));
+  }
+  if (!IsFloatDType(st.dtype()) || !IsFloatDType(mv.dtype())) {
+    return v.Error("inputs must be floating point, not ",
+                   DTypeName(st.dtype()), " and ", DTypeName(mv.dtype()));
+  }
+  if ((st.dtype() == proto::FLOAT32) != (mv.dtype() == proto::FLOAT32)) {
+    return v.Error("if one input is float32 the other must be too (",
+                   DTypeName(st.dtype()), " x ", DTypeName(mv.dtype()), ")");
+  }
+  NKI_RETURN_IF_ERROR(CheckPartitionStart(v, kStationary));
+  NKI_RETURN_IF_ERROR(CheckPartitionStart(v, kMoving));
+  return absl::OkStatus();
+}
+
+absl::Status Execute(ExecContext& ctx) {
+  const InstrView& v = ctx.view();
+  const int64_t k = v.operand(kStationary).partitions();
+  const int64_t m = v.operand(kStationary).free_size();
+  const int64_t n = v.operand(kMoving).free_size();
+  NKI_ASSIGN_OR_RETURN(absl::Span<const float> st, ctx.ReadFloat(kStationary));
+  NKI_ASSIGN_OR_RETURN(absl::Span<const float> mv, ctx.ReadFloat(kMoving));
+  std::vector<float>& out = ctx.ScratchFloat(0);
+  out.resize(m * n);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), 1.0f, st.data(),
+              static_cast<int>(m), mv.data(), static_cast<int>(n), 0.0f,
+              out.data(), static_cast<int>(n));
+  return ctx.MatmulWrite(kDst, out, v.IntAttr("accumulate", 0) != 0);
+}
+
+}  // namespace
+
+const OpDef& NcMatmulOp() {
+  static const OpDef def{
+      .opcode = proto::NC_MATMUL,
+      .name = "nc_matmul",
+      .engine = Engine::kTensor,
+      .roles = {{"dst", Access::kWrite, kPsum},
+                {"stationary", Access::kRead, kSbuf},
+                {"moving", Access::kRead, kSbuf}},
+      .check = Check,
+      .execute = Execute,
+  };
+  return def;
+}
+
+}  // namespace nkigraph::ops

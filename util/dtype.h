@@ -1,0 +1,53 @@
+#ifndef NKIGRAPH_UTIL_DTYPE_H_
+#define NKIGRAPH_UTIL_DTYPE_H_
+
+#include <cstdint>
+#include <cstring>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph {
+
+using proto::DType;
+
+// Bytes per element; 0 for DTYPE_UNSPECIFIED or an unknown value.
+int DTypeSize(DType dtype);
+bool IsFloatDType(DType dtype);
+bool IsValidDType(int value);
+absl::string_view DTypeName(DType dtype);  // "float32", "bfloat16", ...
+absl::StatusOr<DType> ParseDType(absl::string_view name);
+
+// Largest finite fp8 e4m3 value for a target (240 on trn1/trn2, 448 on
+// trn3), where conversions saturate.
+float Fp8E4m3Max(proto::Target target);
+
+// Round-to-nearest-even conversions. NaN stays NaN.
+uint16_t FloatToBf16(float value);
+float Bf16ToFloat(uint16_t bits);
+uint16_t FloatToFp16(float value);
+float Fp16ToFloat(uint16_t bits);
+// IEEE-like e4m3 (bias 7, with infinities and NaN in the top exponent);
+// finite values saturate at +-max_finite.
+uint8_t FloatToFp8E4m3(float value, float max_finite);
+float Fp8E4m3ToFloat(uint8_t bits);
+
+// Loads one element of `dtype` stored at `src` as a float.
+float LoadAsFloat(DType dtype, const uint8_t* src);
+// Stores `value` at `dst` rounded (floats) or converted with saturation
+// (integers, after rounding to nearest) to `dtype`.
+void StoreFromFloat(DType dtype, float value, uint8_t* dst, float fp8_max);
+
+// Bulk forms of the above, for the interpreter's hot paths.
+void LoadRowAsFloat(DType dtype, const uint8_t* src, int64_t count,
+                    float* dst);
+void StoreRowFromFloat(DType dtype, const float* src, int64_t count,
+                       uint8_t* dst, float fp8_max);
+
+// Rounds a float to the precision of `dtype` (identity for float32).
+float RoundTo(DType dtype, float value, float fp8_max);
+
+}  // namespace nkigraph
+
+#endif  // NKIGRAPH_UTIL_DTYPE_H_

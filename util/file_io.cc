@@ -1,0 +1,69 @@
+#include "util/file_io.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace nkigraph {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path,
+                                     int64_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open '", path, "': ", std::strerror(errno)));
+  }
+  const std::streamoff size = in.tellg();
+  if (size < 0) {
+    return absl::DataLossError(absl::StrCat("cannot size '", path, "'"));
+  }
+  if (size > max_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("'", path, "' is ", size, " bytes, over the limit of ",
+                     max_bytes));
+  }
+  std::string contents(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(contents.data(), size)) {
+    return absl::DataLossError(absl::StrCat("cannot read '", path, "'"));
+  }
+  return contents;
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view contents) {
+  const std::string temp = absl::StrCat(path, ".tmp.", getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "cannot create '", temp, "': ", std::strerror(errno)));
+    }
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::remove(temp.c_str());
+      return absl::DataLossError(absl::StrCat("cannot write '", temp, "'"));
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(temp.c_str());
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot rename '", temp, "' to '", path, "': ", std::strerror(err)));
+  }
+  return absl::OkStatus();
+}
+
+bool EndsWith(absl::string_view text, absl::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.substr(text.size() - suffix.size()) == suffix;
+}
+
+}  // namespace nkigraph

@@ -1,0 +1,26 @@
+#ifndef NKIGRAPH_UTIL_FILE_IO_H_
+#define NKIGRAPH_UTIL_FILE_IO_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace nkigraph {
+
+// Reads a whole file, refusing files larger than `max_bytes`.
+absl::StatusOr<std::string> ReadFile(const std::string& path,
+                                     int64_t max_bytes = int64_t{1} << 32);
+
+// Writes `contents` to a temporary file beside `path`, then renames it over
+// `path`, so a reader never sees a half-written file.
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view contents);
+
+bool EndsWith(absl::string_view text, absl::string_view suffix);
+
+}  // namespace nkigraph
+
+#endif  // NKIGRAPH_UTIL_FILE_IO_H_

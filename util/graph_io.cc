@@ -1,0 +1,88 @@
+#include "util/graph_io.h"
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/text_format.h"
+#include "util/file_io.h"
+#include "util/status_macros.h"
+
+namespace nkigraph {
+namespace {
+
+bool IsTextPath(const std::string& path) { return EndsWith(path, ".pbtxt"); }
+
+}  // namespace
+
+std::string SerializeDeterministic(const google::protobuf::Message& message) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream raw(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
+
+absl::Status WriteMessage(const google::protobuf::Message& message,
+                          const std::string& path) {
+  if (IsTextPath(path)) {
+    std::string text;
+    if (!google::protobuf::TextFormat::PrintToString(message, &text)) {
+      return absl::InternalError("cannot print message as text format");
+    }
+    return WriteFileAtomically(path, text);
+  }
+  return WriteFileAtomically(path, SerializeDeterministic(message));
+}
+
+absl::Status ReadMessage(const std::string& path,
+                         google::protobuf::Message* message) {
+  NKI_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
+  if (IsTextPath(path)) {
+    if (!google::protobuf::TextFormat::ParseFromString(contents, message)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", path, "' is not a valid text-format ",
+                       message->GetTypeName()));
+    }
+    return absl::OkStatus();
+  }
+  if (!message->ParseFromString(contents)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", path, "' is not a valid binary ", message->GetTypeName(),
+        " (truncated or corrupt)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSchemaVersion(const proto::Graph& graph) {
+  const int version = graph.schema_version();
+  if (version > proto::SCHEMA_VERSION_CURRENT) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "graph schema version ", version, " is newer than this nkigraph (",
+        static_cast<int>(proto::SCHEMA_VERSION_CURRENT),
+        "); upgrade nkigraph to read it"));
+  }
+  if (version == proto::SCHEMA_VERSION_UNSPECIFIED) {
+    return absl::InvalidArgumentError(
+        "graph has no schema_version; it was not written by nkigraph");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<proto::Graph> ReadGraph(const std::string& path) {
+  proto::Graph graph;
+  NKI_RETURN_IF_ERROR(ReadMessage(path, &graph));
+  if (absl::Status status = CheckSchemaVersion(graph); !status.ok()) {
+    return absl::Status(status.code(),
+                        absl::StrCat("'", path, "': ", status.message()));
+  }
+  return graph;
+}
+
+absl::Status WriteGraph(const proto::Graph& graph, const std::string& path) {
+  return WriteMessage(graph, path);
+}
+
+}  // namespace nkigraph
