@@ -1,0 +1,105 @@
+#ifndef NKIGRAPH_KERNELS_REGISTRY_H_
+#define NKIGRAPH_KERNELS_REGISTRY_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "builder/tracer.h"
+#include "proto/nkigraph.pb.h"
+#include "util/host_array.h"
+
+namespace nkigraph::kernels {
+
+enum class ParamType { kInt, kFloat, kString, kBool };
+
+struct ParamSpec {
+  std::string name;
+  ParamType type;
+  std::string default_value;  // "" with required = true: must be given
+  std::string help;
+  bool required = false;
+  // kString only: the accepted values (empty: any).
+  std::vector<std::string> choices;
+};
+
+// Parsed parameter values of one trace, every parameter present (defaults
+// filled in). Accessors assume the spec's type; the registry has checked.
+class ParamValues {
+ public:
+  int64_t Int(const std::string& name) const;
+  double Float(const std::string& name) const;
+  bool Bool(const std::string& name) const;
+  const std::string& Str(const std::string& name) const;
+  // True if the user gave the parameter (not its default).
+  bool Given(const std::string& name) const;
+  // name=value pairs in spec order, recorded in the graph.
+  std::vector<std::pair<std::string, std::string>> AsPairs() const;
+
+ private:
+  friend class KernelRegistry;
+  std::vector<ParamSpec> specs_;
+  std::map<std::string, std::string> values_;
+  std::map<std::string, bool> given_;
+};
+
+// One tensor of a kernel's signature, as `list` shows it.
+struct IoSpec {
+  std::string name;
+  std::string shape;  // e.g. "[B, c_in, L]"
+  std::string dtype;  // e.g. "dtype", "float32", "int32"
+};
+
+struct KernelDef {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;
+  std::vector<IoSpec> inputs;
+  std::vector<IoSpec> outputs;
+  // Validates the parameters (messages name the parameter and the limit)
+  // and returns the world and trace configuration.
+  std::function<absl::StatusOr<builder::WorldConfig>(const ParamValues&)>
+      world;
+  // Declares inputs, runs the kernel, publishes outputs.
+  std::function<void(builder::Tracer&, const ParamValues&)> body;
+  // Computes the outputs from the inputs on the host (the oracle), in the
+  // .npy layouts of the contract. Optional.
+  std::function<absl::StatusOr<std::vector<HostArray>>(
+      const ParamValues&, const std::vector<HostArray>& inputs)>
+      reference;
+  // Absolute and relative tolerance for comparing against the reference,
+  // per dtype; the main job uses them.
+  std::function<double(const ParamValues&)> tolerance;
+};
+
+class KernelRegistry {
+ public:
+  // Every kernel of the project (kernels/all_kernels.cc lists them).
+  static const KernelRegistry& Global();
+
+  void Register(KernelDef def);
+  const KernelDef* Find(const std::string& name) const;
+  const std::vector<KernelDef>& kernels() const { return kernels_; }
+
+  // Parses `name=value` settings against the kernel's specs: unknown names,
+  // bad values and missing required parameters are errors naming them.
+  absl::StatusOr<ParamValues> ParseParams(
+      const KernelDef& def,
+      const std::vector<std::pair<std::string, std::string>>& settings) const;
+
+  // Parses, then traces the kernel into a graph.
+  absl::StatusOr<proto::Graph> Trace(
+      const std::string& name,
+      const std::vector<std::pair<std::string, std::string>>& settings) const;
+
+ private:
+  std::vector<KernelDef> kernels_;
+};
+
+}  // namespace nkigraph::kernels
+
+#endif  // NKIGRAPH_KERNELS_REGISTRY_H_

@@ -1,0 +1,30 @@
+#ifndef NKIGRAPH_UTIL_HOST_ARRAY_H_
+#define NKIGRAPH_UTIL_HOST_ARRAY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph {
+
+// A host-side array in the .npy exchange form: float32 for floating
+// tensors (bf16/fp8 included), int32 for integer ones.
+struct HostArray {
+  std::string name;
+  proto::DType dtype = proto::FLOAT32;  // FLOAT32 or INT32
+  std::vector<int64_t> shape;
+  std::vector<float> f32;    // when FLOAT32
+  std::vector<int32_t> i32;  // when INT32
+
+  int64_t num_elements() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+};
+
+}  // namespace nkigraph
+
+#endif  // NKIGRAPH_UTIL_HOST_ARRAY_H_
