@@ -51,7 +51,7 @@ struct ActivationArgs {
   Scalar bias = 0.0f;   // immediate or [P, 1] fp32 column
   Scalar scale = 1.0f;  // immediate or [P, 1] fp32 column
   ReduceCmd reduce_cmd = ReduceCmd::kIdle;
-  Tensor reduce_res;  // [P, 1]: the accumulation registers after this call
+  Tensor reduce_res = Tensor();  // [P, 1]: the accumulation registers after this call
 };
 
 // dst = func(data * scale + bias).

@@ -197,4 +197,31 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
   return absl::OkStatus();
 }
 
+absl::Status BindInstrView(const proto::Instruction& instr,
+                           const TensorTable& tensors,
+                           const proto::World& world, InstrView* view) {
+  const OpDef* def = FindOp(instr.opcode());
+  if (def == nullptr) return absl::InvalidArgumentError("unknown opcode");
+  view->instr_ = &instr;
+  view->def_ = def;
+  view->world_ = &world;
+  view->profile_ = &ProfileFor(world.target());
+  const int num_roles = static_cast<int>(def->roles.size());
+  const int n = instr.operands_size();
+  view->num_operands_ = std::min(std::max(n, num_roles), kMaxOperands);
+  for (int i = 0; i < view->num_operands_; ++i) {
+    OperandInfo& info = view->operands_[i];
+    info = OperandInfo{};
+    if (i >= n) continue;
+    const proto::AccessPattern& ap = instr.operands(i);
+    if (ap.tensor_id() == 0) continue;
+    if (ap.tensor_id() > static_cast<uint32_t>(tensors.size())) {
+      return absl::InvalidArgumentError("operand tensor id out of range");
+    }
+    info.ap = &ap;
+    info.tensor = &tensors.Get(ap.tensor_id() - 1);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace nkigraph::ops

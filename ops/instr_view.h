@@ -71,6 +71,9 @@ class InstrView {
   friend absl::Status MakeInstrView(const proto::Instruction&,
                                     const TensorTable&, const proto::World&,
                                     InstrView*);
+  friend absl::Status BindInstrView(const proto::Instruction&,
+                                    const TensorTable&, const proto::World&,
+                                    InstrView*);
   const proto::Attr* FindAttr(absl::string_view name) const;
 
   const proto::Instruction* instr_ = nullptr;
@@ -87,6 +90,13 @@ class InstrView {
 // The tensors themselves must already be valid (the builder makes them so;
 // the interpreter's loader checks them first).
 absl::Status MakeInstrView(const proto::Instruction& instr,
+                           const TensorTable& tensors,
+                           const proto::World& world, InstrView* view);
+
+// Resolves operands and the op of an instruction that already passed
+// MakeInstrView (the interpreter validates a graph once, then binds views
+// cheaply as it executes). Only guards against ids out of range.
+absl::Status BindInstrView(const proto::Instruction& instr,
                            const TensorTable& tensors,
                            const proto::World& world, InstrView* view);
 

@@ -1,0 +1,113 @@
+#include "interp/device_memory.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "ops/access_pattern.h"
+#include "util/dtype.h"
+
+namespace nkigraph::interp {
+namespace {
+
+struct Extents {
+  int64_t hbm = 0;
+  std::vector<int64_t> sbuf_row;  // per core
+  std::vector<int64_t> psum_row;
+};
+
+Extents Measure(const proto::Graph& graph) {
+  const int cores = std::max<int>(1, graph.world().num_cores());
+  Extents e;
+  e.sbuf_row.assign(cores, 0);
+  e.psum_row.assign(cores, 0);
+  for (const proto::Tensor& t : graph.tensors()) {
+    const int64_t esize = DTypeSize(t.dtype());
+    if (ops::IsOnChip(t.space())) {
+      const int64_t end = t.address() + esize * ops::RowElements(t);
+      auto& rows = t.space() == proto::SBUF ? e.sbuf_row : e.psum_row;
+      if (t.core() < rows.size()) rows[t.core()] = std::max(rows[t.core()], end);
+    } else {
+      int64_t bytes = esize;
+      for (int64_t d : t.shape()) bytes *= d;
+      e.hbm = std::max(e.hbm, t.address() + bytes);
+    }
+  }
+  return e;
+}
+
+constexpr int64_t kPartitions = 128;
+
+}  // namespace
+
+absl::StatusOr<int64_t> DeviceMemory::BytesNeeded(const proto::Graph& graph) {
+  const Extents e = Measure(graph);
+  int64_t per_rank = e.hbm;
+  for (int64_t row : e.sbuf_row) per_rank += row * kPartitions;
+  for (int64_t row : e.psum_row) per_rank += row * kPartitions;
+  // Data plus one shadow byte per byte.
+  return 2 * per_rank * std::max<int64_t>(1, graph.world().num_ranks());
+}
+
+int64_t DeviceMemory::HbmBytes(const proto::Graph& graph) {
+  return Measure(graph).hbm;
+}
+
+absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph,
+                                                  int64_t limit_bytes) {
+  absl::StatusOr<int64_t> needed = BytesNeeded(graph);
+  if (!needed.ok()) return needed.status();
+  if (*needed > limit_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the graph's tensors need ", *needed,
+        " bytes of device memory (with shadow state), over the limit of ",
+        limit_bytes, " (raise it with --memory-limit)"));
+  }
+  const Extents e = Measure(graph);
+  DeviceMemory memory;
+  const int ranks = std::max<int>(1, graph.world().num_ranks());
+  memory.num_cores_ = std::max<int>(1, graph.world().num_cores());
+  memory.hbm_bytes_ = e.hbm;
+  memory.hbm_.resize(ranks);
+  for (Region& r : memory.hbm_) {
+    r.data.assign(e.hbm, 0);
+    r.shadow.assign(e.hbm, 0);
+  }
+  auto make_on_chip = [&](std::vector<Region>& regions,
+                          const std::vector<int64_t>& rows) {
+    regions.resize(static_cast<size_t>(ranks) * memory.num_cores_);
+    for (int r = 0; r < ranks; ++r) {
+      for (int c = 0; c < memory.num_cores_; ++c) {
+        Region& region = regions[r * memory.num_cores_ + c];
+        region.partition_bytes = rows[c];
+        region.data.assign(rows[c] * kPartitions, 0);
+        region.shadow.assign(rows[c] * kPartitions, 0);
+      }
+    }
+  };
+  make_on_chip(memory.sbuf_, e.sbuf_row);
+  make_on_chip(memory.psum_, e.psum_row);
+  return memory;
+}
+
+Region& DeviceMemory::RegionFor(const proto::Tensor& tensor, int rank,
+                                int core) {
+  switch (tensor.space()) {
+    case proto::SBUF:
+      return sbuf_[rank * num_cores_ + core];
+    case proto::PSUM:
+      return psum_[rank * num_cores_ + core];
+    default:
+      return hbm_[rank];
+  }
+}
+
+int64_t DeviceMemory::ByteOffset(const proto::Tensor& tensor, int64_t e,
+                                 int64_t partition_bytes) {
+  const int64_t esize = DTypeSize(tensor.dtype());
+  if (!ops::IsOnChip(tensor.space())) return tensor.address() + e * esize;
+  const int64_t row = ops::RowElements(tensor);
+  return (tensor.partition_offset() + e / row) * partition_bytes +
+         tensor.address() + (e % row) * esize;
+}
+
+}  // namespace nkigraph::interp

@@ -1,0 +1,91 @@
+#ifndef NKIGRAPH_INTERP_INTERPRETER_H_
+#define NKIGRAPH_INTERP_INTERPRETER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/nkigraph.pb.h"
+#include "util/host_array.h"
+
+namespace nkigraph::interp {
+
+struct RunOptions {
+  // Refuse graphs whose memories (with shadow state) need more than this.
+  int64_t memory_limit_bytes = int64_t{8} << 30;
+  // Called after every instruction, once per tensor it wrote.
+  struct WriteEvent {
+    int rank;
+    int core;
+    const proto::Instruction* instr;
+    const proto::Tensor* tensor;
+  };
+  std::function<void(const WriteEvent&)> on_write;
+};
+
+// Device errors (out of bounds at run time, races, deadlocks, reads of
+// memory never written, ...) come back with this code; bad graphs and bad
+// inputs with InvalidArgument.
+inline constexpr absl::StatusCode kDeviceErrorCode = absl::StatusCode::kAborted;
+
+class ProgramState;
+
+// Executes a graph on a memory-model device: num_ranks x num_cores
+// programs, each running its core's instruction stream, synchronising at
+// core_barrier / sendrecv / collectives.
+class Interpreter {
+ public:
+  // Validates the graph (see ValidateGraph) and sizes the device.
+  static absl::StatusOr<std::unique_ptr<Interpreter>> Create(
+      proto::Graph graph, RunOptions options = {});
+  ~Interpreter();
+
+  const proto::Graph& graph() const { return graph_; }
+  // Names of inputs and outputs, in tensor order.
+  std::vector<std::string> InputNames() const;
+  std::vector<std::string> OutputNames() const;
+  // The .npy shape an input or output has: a leading [num_ranks] axis for
+  // per-rank tensors of multi-rank graphs.
+  std::vector<int64_t> HostShape(const proto::Tensor& tensor) const;
+  const proto::Tensor* FindInput(const std::string& name) const;
+  const proto::Tensor* FindOutput(const std::string& name) const;
+
+  // Loads an input (float32 rounded to the declared dtype; int32 for
+  // integer tensors); errors name the input and the expected shape.
+  absl::Status SetInput(const HostArray& array);
+  // Fills every input not yet set with deterministic random values:
+  // floats uniform in [-1, 1), integers in [0, 2^31) unless they index
+  // (callers set those explicitly).
+  void FillRandomInputs(uint64_t seed);
+  std::vector<std::string> MissingInputs() const;
+
+  // Runs every program to completion.
+  absl::Status Run();
+
+  // Reads an output (all ranks stacked for per-rank outputs).
+  absl::StatusOr<HostArray> GetOutput(const std::string& name) const;
+  // Reads any tensor as one program sees it; elements never written read
+  // as NaN (floats) or 0.
+  absl::StatusOr<HostArray> ReadTensor(uint32_t tensor_id, int rank,
+                                       int core) const;
+
+  int64_t instructions_executed() const { return instructions_executed_; }
+
+ private:
+  Interpreter();
+  friend class ProgramState;
+
+  proto::Graph graph_;
+  RunOptions options_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int64_t instructions_executed_ = 0;
+};
+
+}  // namespace nkigraph::interp
+
+#endif  // NKIGRAPH_INTERP_INTERPRETER_H_

@@ -1,0 +1,491 @@
+#include "interp/program_state.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ops/access_pattern.h"
+#include "util/dtype.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::interp {
+namespace {
+
+int64_t LoadInt(proto::DType dtype, const uint8_t* src) {
+  switch (dtype) {
+    case proto::INT32: {
+      int32_t v;
+      std::memcpy(&v, src, 4);
+      return v;
+    }
+    case proto::UINT32: {
+      uint32_t v;
+      std::memcpy(&v, src, 4);
+      return v;
+    }
+    case proto::INT16: {
+      int16_t v;
+      std::memcpy(&v, src, 2);
+      return v;
+    }
+    case proto::UINT16: {
+      uint16_t v;
+      std::memcpy(&v, src, 2);
+      return v;
+    }
+    case proto::INT8:
+      return static_cast<int8_t>(*src);
+    case proto::UINT8:
+      return *src;
+    default: {
+      const float f = LoadAsFloat(dtype, src);
+      return std::isfinite(f) ? static_cast<int64_t>(std::nearbyint(f)) : 0;
+    }
+  }
+}
+
+template <typename T>
+void StoreClamped(int64_t v, uint8_t* dst) {
+  const int64_t lo = std::numeric_limits<T>::min();
+  const int64_t hi = static_cast<int64_t>(std::numeric_limits<T>::max());
+  const T t = static_cast<T>(v < lo ? lo : (v > hi ? hi : v));
+  std::memcpy(dst, &t, sizeof(T));
+}
+
+void StoreInt(proto::DType dtype, int64_t v, uint8_t* dst, float fp8_max) {
+  switch (dtype) {
+    case proto::INT32:
+      return StoreClamped<int32_t>(v, dst);
+    case proto::UINT32:
+      return StoreClamped<uint32_t>(v, dst);
+    case proto::INT16:
+      return StoreClamped<int16_t>(v, dst);
+    case proto::UINT16:
+      return StoreClamped<uint16_t>(v, dst);
+    case proto::INT8:
+      return StoreClamped<int8_t>(v, dst);
+    case proto::UINT8:
+      return StoreClamped<uint8_t>(v, dst);
+    default:
+      StoreFromFloat(dtype, static_cast<float>(v), dst, fp8_max);
+  }
+}
+
+std::string ElementString(const proto::Tensor& t, int64_t flat) {
+  std::vector<int64_t> index(t.shape_size());
+  for (int d = t.shape_size() - 1; d >= 0; --d) {
+    index[d] = flat % t.shape(d);
+    flat /= t.shape(d);
+  }
+  return absl::StrCat("[", absl::StrJoin(index, ", "), "]");
+}
+
+}  // namespace
+
+ProgramState::ProgramState(const proto::Graph& graph, DeviceMemory& memory,
+                           RaceDetector& race, int rank, int core)
+    : graph_(graph),
+      stream_(&graph.streams(core)),
+      memory_(memory),
+      race_(race),
+      rank_(rank),
+      core_(core),
+      fp8_max_(ops::ProfileFor(graph.world().target()).fp8_e4m3_max) {}
+
+absl::Status ProgramState::Bind(const proto::Instruction& instr) {
+  any_skipped_ = false;
+  return ops::BindInstrView(instr, graph_.tensors(), graph_.world(), &view_);
+}
+
+absl::Status ProgramState::AccessError(absl::string_view what,
+                                       const proto::Tensor& t,
+                                       int64_t flat) const {
+  return absl::Status(absl::StatusCode::kAborted,
+                      absl::StrCat(what, " ", ops::SpaceName(t.space()),
+                                   " tensor '", t.name(), "' element ",
+                                   ElementString(t, flat)));
+}
+
+void ProgramState::MarkSkipped(int64_t position, int64_t count) {
+  const int64_t needed = position + count;
+  if (static_cast<int64_t>(skipped_.size()) < needed) skipped_.resize(needed);
+  if (!any_skipped_) std::fill(skipped_.begin(), skipped_.end(), 0);
+  any_skipped_ = true;
+  std::fill(skipped_.begin() + position, skipped_.begin() + needed, 1);
+}
+
+absl::StatusOr<int64_t> ProgramState::ReadIndex(uint32_t tensor_id,
+                                                int64_t flat) {
+  const proto::Tensor& t = graph_.tensors(static_cast<int>(tensor_id) - 1);
+  Region& region = memory_.RegionFor(t, rank_, core_);
+  const int64_t byte =
+      DeviceMemory::ByteOffset(t, flat, region.partition_bytes);
+  const int64_t esize = DTypeSize(t.dtype());
+  for (int64_t b = 0; b < esize; ++b) {
+    if (!(region.shadow[byte + b] & kInitialized)) {
+      return AccessError("dynamic offset reads never-written", t, flat);
+    }
+  }
+  const Run run{0, 1, flat, 1, byte, esize};
+  NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+  return LoadInt(t.dtype(), &region.data[byte]);
+}
+
+absl::Status ProgramState::CheckInitialized(const proto::Tensor& t,
+                                            const Region& region,
+                                            const Run& run) {
+  const int64_t esize = DTypeSize(t.dtype());
+  for (int64_t k = 0; k < run.count; ++k) {
+    if (Skipped(run.position + k)) continue;
+    const uint8_t* shadow = &region.shadow[run.byte + k * run.byte_stride];
+    for (int64_t b = 0; b < esize; ++b) {
+      if (!(shadow[b] & kInitialized)) {
+        return AccessError("reads never-written", t,
+                           run.flat + k * run.flat_stride);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
+                                     bool write) {
+  if (!race_.enabled() || t.space() != proto::SHARED_HBM) {
+    return absl::OkStatus();
+  }
+  const int64_t esize = DTypeSize(t.dtype());
+  const bool contiguous = run.byte_stride == esize;
+  const int64_t pieces = contiguous ? 1 : run.count;
+  const int64_t length = contiguous ? run.count * esize : esize;
+  const uint32_t instr = view_.instr().id();
+  for (int64_t k = 0; k < pieces; ++k) {
+    if (auto conflict = race_.Access(rank_, core_, run.byte + k * run.byte_stride,
+                                     length, write, instr)) {
+      int64_t other_pos = -1;
+      const proto::Stream& other = graph_.streams(conflict->other_core);
+      for (int p = 0; p < other.instructions_size(); ++p) {
+        if (other.instructions(p).id() == conflict->other_instr) other_pos = p;
+      }
+      std::string other_desc =
+          other_pos >= 0 ? absl::StrCat("instruction #", conflict->other_instr)
+                         : "an earlier instruction";
+      if (other_pos >= 0) {
+        const proto::Instruction& o = other.instructions(other_pos);
+        if (o.file() < static_cast<uint32_t>(graph_.files_size())) {
+          absl::StrAppend(&other_desc, " at ", graph_.files(o.file()), ":",
+                          o.line());
+        }
+      }
+      return absl::Status(
+          absl::StatusCode::kAborted,
+          absl::StrCat("data race on shared_hbm tensor '", t.name(),
+                       "' element ",
+                       ElementString(t, run.flat + (contiguous ? 0 : k) *
+                                                       run.flat_stride),
+                       ": this ", write ? "write" : "read", " on core ",
+                       core_, " and a ",
+                       conflict->other_was_write ? "write" : "read",
+                       " on core ", conflict->other_core, " by ", other_desc,
+                       " are not ordered by any core_barrier, sendrecv or "
+                       "collective"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename RunFn>
+absl::Status ProgramState::Walk(int i, RunFn&& fn) {
+  const ops::OperandInfo& op = view_.operand(i);
+  const proto::Tensor& t = *op.tensor;
+  const proto::AccessPattern& ap = *op.ap;
+  Region& region = memory_.RegionFor(t, rank_, core_);
+  const int64_t esize = DTypeSize(t.dtype());
+  constexpr int kMaxWalkDims = ops::kMaxDims + 1;
+  int64_t stride[kMaxWalkDims];
+  int64_t count[kMaxWalkDims];
+  int nd = ap.dims_size();
+  for (int d = 0; d < nd; ++d) {
+    stride[d] = ap.dims(d).stride();
+    count[d] = ap.dims(d).count();
+  }
+  if (nd == 1) {  // a single dim walks as outer x 1 so the loop below is uniform
+    stride[1] = 1;
+    count[1] = 1;
+    nd = 2;
+  }
+  int64_t numel = 1;
+  for (int64_t d : t.shape()) numel *= d;
+  int64_t base = ap.offset();
+
+  const proto::DynamicOffset& dyn = ap.dynamic();
+  const bool has_dynamic = dyn.kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
+  const bool vector = dyn.kind() == proto::DynamicOffset::VECTOR;
+  const bool skip_oob = dyn.oob_mode() == proto::DynamicOffset::OOB_SKIP;
+  int64_t dim_stride = 0, dim_size = 0, lo = 0, hi = 0;
+  if (has_dynamic) {
+    dim_stride = ops::DimStride(t, static_cast<int>(dyn.indirect_dim()));
+    dim_size = t.shape(static_cast<int>(dyn.indirect_dim()));
+    // Extent of the static pattern (for VECTOR: of one dim-0 row).
+    for (int d = vector ? 1 : 0; d < nd; ++d) {
+      const int64_t reach = stride[d] * (count[d] - 1);
+      (reach < 0 ? lo : hi) += reach;
+    }
+  }
+  const int64_t total = ops::ApElements(ap);
+  if (has_dynamic && !vector) {
+    NKI_ASSIGN_OR_RETURN(const int64_t v,
+                         ReadIndex(dyn.tensor_id(), dyn.offset_element()));
+    const int64_t shifted = base + v * dim_stride;
+    if (v < 0 || v >= dim_size || shifted + lo < 0 || shifted + hi >= numel) {
+      if (skip_oob) {
+        MarkSkipped(0, total);
+        return absl::OkStatus();
+      }
+      return absl::Status(
+          absl::StatusCode::kAborted,
+          absl::StrCat("out-of-bounds dynamic offset: index ", v,
+                       " along dim ", dyn.indirect_dim(), " of '", t.name(),
+                       "' (size ", dim_size, ")"));
+    }
+    base = shifted;
+  }
+
+  int64_t idx[kMaxWalkDims] = {0};
+  const int64_t inner_count = count[nd - 1];
+  const int64_t inner_stride = stride[nd - 1];
+  const int64_t outer = total / inner_count;
+  int64_t row_delta = 0;
+  int64_t current_row = -1;
+  bool row_skipped = false;
+  int64_t position = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    if (vector && idx[0] != current_row) {
+      current_row = idx[0];
+      NKI_ASSIGN_OR_RETURN(
+          const int64_t v,
+          ReadIndex(dyn.tensor_id(),
+                    dyn.offset_element() + current_row * dyn.offset_stride()));
+      const int64_t row_base = base + current_row * stride[0] + v * dim_stride;
+      row_skipped = v < 0 || v >= dim_size || row_base + lo < 0 ||
+                    row_base + hi >= numel;
+      if (row_skipped && !skip_oob) {
+        return absl::Status(
+            absl::StatusCode::kAborted,
+            absl::StrCat("out-of-bounds dynamic offset: row ", current_row,
+                         " has index ", v, " along dim ", dyn.indirect_dim(),
+                         " of '", t.name(), "' (size ", dim_size, ")"));
+      }
+      row_delta = v * dim_stride;
+    }
+    if (row_skipped) {
+      MarkSkipped(position, inner_count);
+    } else {
+      int64_t flat = base + row_delta;
+      for (int d = 0; d < nd - 1; ++d) flat += idx[d] * stride[d];
+      const Run run{position,
+                    inner_count,
+                    flat,
+                    inner_stride,
+                    DeviceMemory::ByteOffset(t, flat, region.partition_bytes),
+                    inner_stride * esize};
+      NKI_RETURN_IF_ERROR(fn(t, region, run));
+    }
+    position += inner_count;
+    for (int d = nd - 2; d >= 0; --d) {
+      if (++idx[d] < count[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {
+  const ops::OperandInfo& op = view_.operand(i);
+  const int64_t esize = DTypeSize(op.dtype());
+  std::vector<uint8_t>& out = raws_[i];
+  out.assign(op.elements() * esize, 0);
+  NKI_RETURN_IF_ERROR(Walk(i, [&](const proto::Tensor& t, Region& region,
+                                  const Run& run) -> absl::Status {
+    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+    uint8_t* dst = &out[run.position * esize];
+    if (run.byte_stride == esize) {
+      std::memcpy(dst, &region.data[run.byte], run.count * esize);
+    } else {
+      for (int64_t k = 0; k < run.count; ++k) {
+        std::memcpy(dst + k * esize, &region.data[run.byte + k * run.byte_stride],
+                    esize);
+      }
+    }
+    return absl::OkStatus();
+  }));
+  if (any_skipped_) {
+    for (int64_t p = 0; p < op.elements(); ++p) {
+      if (Skipped(p)) std::memset(&out[p * esize], 0, esize);
+    }
+  }
+  return absl::MakeConstSpan(out);
+}
+
+absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
+  const ops::OperandInfo& op = view_.operand(i);
+  const int64_t esize = DTypeSize(op.dtype());
+  std::vector<float>& out = floats_[i];
+  out.resize(op.elements());
+  NKI_RETURN_IF_ERROR(Walk(i, [&](const proto::Tensor& t, Region& region,
+                                  const Run& run) -> absl::Status {
+    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+    float* dst = &out[run.position];
+    if (run.byte_stride == esize) {
+      LoadRowAsFloat(t.dtype(), &region.data[run.byte], run.count, dst);
+    } else {
+      for (int64_t k = 0; k < run.count; ++k) {
+        dst[k] = LoadAsFloat(t.dtype(), &region.data[run.byte + k * run.byte_stride]);
+      }
+    }
+    return absl::OkStatus();
+  }));
+  if (any_skipped_) {
+    for (int64_t p = 0; p < op.elements(); ++p) {
+      if (Skipped(p)) out[p] = 0.0f;
+    }
+  }
+  return absl::MakeConstSpan(out);
+}
+
+absl::StatusOr<absl::Span<const int64_t>> ProgramState::ReadInt(int i) {
+  const ops::OperandInfo& op = view_.operand(i);
+  std::vector<int64_t>& out = ints_[i];
+  out.assign(op.elements(), 0);
+  NKI_RETURN_IF_ERROR(Walk(i, [&](const proto::Tensor& t, Region& region,
+                                  const Run& run) -> absl::Status {
+    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+    for (int64_t k = 0; k < run.count; ++k) {
+      out[run.position + k] =
+          LoadInt(t.dtype(), &region.data[run.byte + k * run.byte_stride]);
+    }
+    return absl::OkStatus();
+  }));
+  if (any_skipped_) {
+    for (int64_t p = 0; p < op.elements(); ++p) {
+      if (Skipped(p)) out[p] = 0;
+    }
+  }
+  return absl::MakeConstSpan(out);
+}
+
+template <typename StoreRun, typename StoreOne>
+absl::Status ProgramState::WriteWalk(int i, StoreRun&& store_run,
+                                     StoreOne&& store_one) {
+  return Walk(i, [&](const proto::Tensor& t, Region& region,
+                     const Run& run) -> absl::Status {
+    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/true));
+    const int64_t esize = DTypeSize(t.dtype());
+    if (run.byte_stride == esize && !any_skipped_) {
+      store_run(t.dtype(), &region.data[run.byte], run.position, run.count);
+      std::memset(&region.shadow[run.byte], kInitialized, run.count * esize);
+      return absl::OkStatus();
+    }
+    for (int64_t k = 0; k < run.count; ++k) {
+      const int64_t position = run.position + k;
+      if (Skipped(position)) continue;
+      const int64_t byte = run.byte + k * run.byte_stride;
+      store_one(t.dtype(), &region.data[byte], position);
+      std::memset(&region.shadow[byte], kInitialized, esize);
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ProgramState::WriteFloat(int i, absl::Span<const float> values) {
+  if (static_cast<int64_t>(values.size()) != view_.operand(i).elements()) {
+    return absl::InternalError("WriteFloat: wrong element count");
+  }
+  return WriteWalk(
+      i,
+      [&](proto::DType dtype, uint8_t* dst, int64_t position, int64_t n) {
+        StoreRowFromFloat(dtype, &values[position], n, dst, fp8_max_);
+      },
+      [&](proto::DType dtype, uint8_t* dst, int64_t position) {
+        StoreFromFloat(dtype, values[position], dst, fp8_max_);
+      });
+}
+
+absl::Status ProgramState::WriteInt(int i, absl::Span<const int64_t> values) {
+  if (static_cast<int64_t>(values.size()) != view_.operand(i).elements()) {
+    return absl::InternalError("WriteInt: wrong element count");
+  }
+  return WriteWalk(
+      i,
+      [&](proto::DType dtype, uint8_t* dst, int64_t position, int64_t n) {
+        const int64_t esize = DTypeSize(dtype);
+        for (int64_t k = 0; k < n; ++k) {
+          StoreInt(dtype, values[position + k], dst + k * esize, fp8_max_);
+        }
+      },
+      [&](proto::DType dtype, uint8_t* dst, int64_t position) {
+        StoreInt(dtype, values[position], dst, fp8_max_);
+      });
+}
+
+absl::Status ProgramState::WriteRaw(int i, absl::Span<const uint8_t> bytes) {
+  const int64_t esize = DTypeSize(view_.operand(i).dtype());
+  if (static_cast<int64_t>(bytes.size()) !=
+      view_.operand(i).elements() * esize) {
+    return absl::InternalError("WriteRaw: wrong byte count");
+  }
+  return WriteWalk(
+      i,
+      [&](proto::DType, uint8_t* dst, int64_t position, int64_t n) {
+        std::memcpy(dst, &bytes[position * esize], n * esize);
+      },
+      [&](proto::DType, uint8_t* dst, int64_t position) {
+        std::memcpy(dst, &bytes[position * esize], esize);
+      });
+}
+
+absl::Status ProgramState::MatmulWrite(int i, absl::Span<const float> values,
+                                       bool accumulate) {
+  if (static_cast<int64_t>(values.size()) != view_.operand(i).elements()) {
+    return absl::InternalError("MatmulWrite: wrong element count");
+  }
+  return Walk(i, [&](const proto::Tensor& t, Region& region,
+                     const Run& run) -> absl::Status {
+    const int64_t esize = DTypeSize(t.dtype());
+    for (int64_t k = 0; k < run.count; ++k) {
+      const int64_t byte = run.byte + k * run.byte_stride;
+      uint8_t* dst = &region.data[byte];
+      float value = values[run.position + k];
+      if (accumulate) {
+        if (!(region.shadow[byte] & kMatmulGroup)) {
+          return AccessError(
+              "accumulates (accumulate=true) into psum that no matmul "
+              "started: ",
+              t, run.flat + k * run.flat_stride);
+        }
+        value += LoadAsFloat(t.dtype(), dst);
+      }
+      StoreFromFloat(t.dtype(), value, dst, fp8_max_);
+      std::memset(&region.shadow[byte], kInitialized | kMatmulGroup, esize);
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Span<float> ProgramState::ReduceRegisters(ops::Engine engine) {
+  return absl::MakeSpan(reduce_registers_[static_cast<int>(engine)]);
+}
+
+std::vector<float>& ProgramState::ScratchFloat(int slot) {
+  return scratch_float_[slot];
+}
+
+std::vector<int64_t>& ProgramState::ScratchInt(int slot) {
+  return scratch_int_[slot];
+}
+
+}  // namespace nkigraph::interp

@@ -1,0 +1,105 @@
+#ifndef NKIGRAPH_INTERP_PROGRAM_STATE_H_
+#define NKIGRAPH_INTERP_PROGRAM_STATE_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "interp/device_memory.h"
+#include "interp/race_detector.h"
+#include "ops/exec_context.h"
+#include "ops/instr_view.h"
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph::interp {
+
+// One program (rank, core): its position in its stream, its engines'
+// accumulation registers, and the ExecContext its instructions execute
+// against. Every operand access goes through Walk, which enforces bounds of
+// dynamic offsets, initialisation, PSUM accumulation groups and races.
+class ProgramState : public ops::ExecContext {
+ public:
+  ProgramState(const proto::Graph& graph, DeviceMemory& memory,
+               RaceDetector& race, int rank, int core);
+
+  int pc() const { return pc_; }
+  void Advance() { ++pc_; }
+  bool done() const { return pc_ >= stream_->instructions_size(); }
+  const proto::Instruction& current() const {
+    return stream_->instructions(pc_);
+  }
+
+  // Prepares to execute `instr` (resolves its operands, clears
+  // per-instruction state).
+  absl::Status Bind(const proto::Instruction& instr);
+
+  // ops::ExecContext
+  const ops::InstrView& view() const override { return view_; }
+  int rank() const override { return rank_; }
+  int core() const override { return core_; }
+  absl::StatusOr<absl::Span<const float>> ReadFloat(int i) override;
+  absl::StatusOr<absl::Span<const int64_t>> ReadInt(int i) override;
+  absl::StatusOr<absl::Span<const uint8_t>> ReadRaw(int i) override;
+  absl::Status WriteFloat(int i, absl::Span<const float> values) override;
+  absl::Status WriteInt(int i, absl::Span<const int64_t> values) override;
+  absl::Status WriteRaw(int i, absl::Span<const uint8_t> bytes) override;
+  absl::Status MatmulWrite(int i, absl::Span<const float> values,
+                           bool accumulate) override;
+  absl::Span<float> ReduceRegisters(ops::Engine engine) override;
+  std::vector<float>& ScratchFloat(int slot) override;
+  std::vector<int64_t>& ScratchInt(int slot) override;
+
+ private:
+  // A run of equally spaced elements of one operand.
+  struct Run {
+    int64_t position;  // index of the first element in operand order
+    int64_t count;
+    int64_t flat;  // the first element's flat index in the tensor
+    int64_t flat_stride;
+    int64_t byte;  // the first element's byte offset in its region
+    int64_t byte_stride;
+  };
+
+  template <typename RunFn>
+  absl::Status Walk(int i, RunFn&& fn);
+  // Walks operand `i` for a write: store_run(dtype, dst, position, n) for
+  // contiguous runs, store_one(dtype, dst, position) per element otherwise;
+  // positions dropped by an OOB_SKIP offset are not written.
+  template <typename StoreRun, typename StoreOne>
+  absl::Status WriteWalk(int i, StoreRun&& store_run, StoreOne&& store_one);
+  absl::StatusOr<int64_t> ReadIndex(uint32_t tensor_id, int64_t flat);
+  absl::Status CheckInitialized(const proto::Tensor& t, const Region& region,
+                                const Run& run);
+  absl::Status CheckRace(const proto::Tensor& t, const Run& run, bool write);
+  void MarkSkipped(int64_t position, int64_t count);
+  bool Skipped(int64_t position) const {
+    return any_skipped_ && skipped_[position];
+  }
+  absl::Status AccessError(absl::string_view what, const proto::Tensor& t,
+                           int64_t flat) const;
+
+  const proto::Graph& graph_;
+  const proto::Stream* stream_;
+  DeviceMemory& memory_;
+  RaceDetector& race_;
+  const int rank_;
+  const int core_;
+  int pc_ = 0;
+  float fp8_max_;
+
+  ops::InstrView view_;
+  bool any_skipped_ = false;
+  std::vector<uint8_t> skipped_;
+  std::array<std::vector<float>, ops::kMaxOperands> floats_;
+  std::array<std::vector<int64_t>, ops::kMaxOperands> ints_;
+  std::array<std::vector<uint8_t>, ops::kMaxOperands> raws_;
+  std::array<std::vector<float>, 4> scratch_float_;
+  std::array<std::vector<int64_t>, 4> scratch_int_;
+  std::array<std::array<float, 128>, 8> reduce_registers_{};
+};
+
+}  // namespace nkigraph::interp
+
+#endif  // NKIGRAPH_INTERP_PROGRAM_STATE_H_

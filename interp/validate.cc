@@ -1,0 +1,277 @@
+#include "interp/validate.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ops/access_pattern.h"
+#include "ops/device_profile.h"
+#include "ops/instr_view.h"
+#include "util/dtype.h"
+
+namespace nkigraph::interp {
+namespace {
+
+constexpr int kMaxRanks = 4096;
+
+void CheckWorld(const proto::World& world, std::vector<std::string>* errors) {
+  if (!proto::Target_IsValid(world.target())) {
+    errors->push_back(absl::StrCat("world: unknown target ",
+                                   static_cast<int>(world.target())));
+  }
+  if (world.num_ranks() < 1 || world.num_ranks() > kMaxRanks) {
+    errors->push_back(absl::StrCat("world: num_ranks ", world.num_ranks(),
+                                   " is not in [1, ", kMaxRanks, "]"));
+  }
+  if (world.num_cores() < 1 || world.num_cores() > 2) {
+    errors->push_back(absl::StrCat("world: num_cores ", world.num_cores(),
+                                   " is not 1 or 2"));
+  }
+  if (world.replica_groups_size() == 0) return;
+  std::vector<int> seen(std::min<uint32_t>(world.num_ranks(), kMaxRanks), 0);
+  const int size = world.replica_groups(0).ranks_size();
+  for (int g = 0; g < world.replica_groups_size(); ++g) {
+    const proto::ReplicaGroup& group = world.replica_groups(g);
+    if (group.ranks_size() != size || size == 0) {
+      errors->push_back(absl::StrCat("world: replica group ", g, " has ",
+                                     group.ranks_size(),
+                                     " ranks; every group must have ", size));
+    }
+    for (uint32_t rank : group.ranks()) {
+      if (rank >= seen.size()) {
+        errors->push_back(absl::StrCat("world: replica group ", g,
+                                       " names rank ", rank,
+                                       ", outside the world"));
+      } else if (seen[rank]++) {
+        errors->push_back(absl::StrCat("world: rank ", rank,
+                                       " is in more than one replica group"));
+      }
+    }
+  }
+  for (size_t r = 0; r < seen.size(); ++r) {
+    if (!seen[r]) {
+      errors->push_back(
+          absl::StrCat("world: rank ", r, " is in no replica group"));
+    }
+  }
+}
+
+void CheckTensor(const proto::Graph& graph, int index,
+                 std::vector<std::string>* errors) {
+  const proto::Tensor& t = graph.tensors(index);
+  const std::string where = absl::StrCat("tensor ", index + 1, " ('",
+                                         t.name().substr(0, 80), "')");
+  auto error = [&](auto&&... parts) {
+    errors->push_back(absl::StrCat(where, ": ", parts...));
+  };
+  if (t.id() != static_cast<uint32_t>(index + 1)) {
+    error("id ", t.id(), " does not match its position (", index + 1, ")");
+  }
+  if (!IsValidDType(t.dtype())) {
+    error("unknown dtype ", static_cast<int>(t.dtype()));
+    return;
+  }
+  if (!proto::MemorySpace_IsValid(t.space()) ||
+      t.space() == proto::MEMORY_SPACE_UNSPECIFIED) {
+    error("unknown memory space ", static_cast<int>(t.space()));
+    return;
+  }
+  if (!proto::TensorRole_IsValid(t.role())) {
+    error("unknown role ", static_cast<int>(t.role()));
+  }
+  absl::StatusOr<int64_t> elements = ops::ShapeElements(t.shape());
+  if (!elements.ok()) {
+    error(elements.status().message());
+    return;
+  }
+  if (t.core() >= std::max<uint32_t>(graph.world().num_cores(), 1)) {
+    error("belongs to core ", t.core(), ", which does not exist");
+  }
+  const int64_t esize = DTypeSize(t.dtype());
+  if (t.address() < 0) error("negative address ", t.address());
+  if (ops::IsOnChip(t.space())) {
+    const ops::DeviceProfile& profile = ops::ProfileFor(graph.world().target());
+    const int64_t capacity = t.space() == proto::SBUF
+                                 ? profile.sbuf_partition_bytes
+                                 : profile.psum_partition_bytes;
+    const int64_t row_bytes = esize * ops::RowElements(t);
+    if (t.partition_offset() + t.shape(0) > profile.num_partitions) {
+      error("spans partitions [", t.partition_offset(), ", ",
+            t.partition_offset() + t.shape(0), "); the device has ",
+            profile.num_partitions);
+    }
+    if (t.address() + row_bytes > capacity) {
+      error(ops::SpaceName(t.space()), " capacity exceeded: bytes [",
+            t.address(), ", ", t.address() + row_bytes,
+            ") of each partition, which holds ", capacity, " on ",
+            profile.name);
+    }
+    if (t.role() != proto::ROLE_INTERNAL) {
+      error("an input or output must live in HBM");
+    }
+  } else if (t.address() > ops::kMaxElements) {
+    error("address ", t.address(), " is absurd");
+  }
+  if (t.role() != proto::ROLE_INTERNAL && t.space() == proto::HBM &&
+      graph.world().num_cores() > 1) {
+    error("an input or output of a multi-core graph must be in shared_hbm");
+  }
+}
+
+// On-chip tensors of one core and space whose lifetimes and bytes overlap:
+// the second allocation would clobber the first while it is live.
+void CheckOnChipOverlaps(const proto::Graph& graph,
+                         std::vector<std::string>* errors) {
+  struct Alloc {
+    const proto::Tensor* t;
+    int64_t byte_begin, byte_end;
+  };
+  std::vector<Alloc> allocs;
+  for (const proto::Tensor& t : graph.tensors()) {
+    if (!ops::IsOnChip(t.space()) || !IsValidDType(t.dtype())) continue;
+    if (!ops::ShapeElements(t.shape()).ok()) continue;
+    allocs.push_back(Alloc{&t, t.address(),
+                           t.address() + DTypeSize(t.dtype()) *
+                                             ops::RowElements(t)});
+  }
+  std::sort(allocs.begin(), allocs.end(), [](const Alloc& a, const Alloc& b) {
+    return std::make_tuple(a.t->core(), a.t->space(), a.t->live_begin()) <
+           std::make_tuple(b.t->core(), b.t->space(), b.t->live_begin());
+  });
+  int reported = 0;
+  for (size_t i = 0; i < allocs.size() && reported < 20; ++i) {
+    const Alloc& a = allocs[i];
+    for (size_t j = i + 1; j < allocs.size(); ++j) {
+      const Alloc& b = allocs[j];
+      if (b.t->core() != a.t->core() || b.t->space() != a.t->space()) break;
+      if (b.t->live_begin() >= a.t->live_end()) continue;
+      const bool bytes = a.byte_begin < b.byte_end && b.byte_begin < a.byte_end;
+      const bool parts =
+          a.t->partition_offset() < b.t->partition_offset() + b.t->shape(0) &&
+          b.t->partition_offset() < a.t->partition_offset() + a.t->shape(0);
+      if (bytes && parts && b.t->live_begin() < b.t->live_end()) {
+        errors->push_back(absl::StrCat(
+            "tensor ", b.t->id(), " ('", b.t->name(), "'): allocated at ",
+            ops::SpaceName(b.t->space()), " bytes [", b.byte_begin, ", ",
+            b.byte_end, ") over live tensor ", a.t->id(), " ('", a.t->name(),
+            "', bytes [", a.byte_begin, ", ", a.byte_end,
+            ")); it would clobber it"));
+        ++reported;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string DescribeInstruction(const proto::Graph& graph,
+                                const proto::Instruction& instr) {
+  const ops::OpDef* def = ops::FindOp(instr.opcode());
+  std::string text = absl::StrCat(
+      "instruction #", instr.id(), " ",
+      def != nullptr ? def->name : absl::string_view("(unknown opcode)"));
+  if (instr.file() < static_cast<uint32_t>(graph.files_size())) {
+    absl::StrAppend(&text, " at ", graph.files(instr.file()), ":",
+                    instr.line());
+  }
+  if (instr.scope() > 0 &&
+      instr.scope() < static_cast<uint32_t>(graph.scopes_size())) {
+    absl::StrAppend(&text, " (", graph.scopes(instr.scope()), ")");
+  }
+  return text;
+}
+
+std::vector<std::string> ValidateGraph(const proto::Graph& graph) {
+  std::vector<std::string> errors;
+  if (graph.schema_version() > proto::SCHEMA_VERSION_CURRENT) {
+    errors.push_back(absl::StrCat("graph schema version ",
+                                  static_cast<int>(graph.schema_version()),
+                                  " is newer than this nkigraph reads"));
+    return errors;
+  }
+  if (graph.schema_version() == proto::SCHEMA_VERSION_UNSPECIFIED) {
+    errors.push_back("graph has no schema_version");
+  }
+  CheckWorld(graph.world(), &errors);
+  if (!errors.empty()) return errors;  // nothing else can be judged
+  const size_t tensor_errors_before = errors.size();
+  for (int i = 0; i < graph.tensors_size(); ++i) CheckTensor(graph, i, &errors);
+  if (errors.size() > tensor_errors_before) return errors;
+  CheckOnChipOverlaps(graph, &errors);
+
+  const int num_cores = static_cast<int>(graph.world().num_cores());
+  if (graph.streams_size() != num_cores) {
+    errors.push_back(absl::StrCat("graph has ", graph.streams_size(),
+                                  " instruction streams for ", num_cores,
+                                  " cores"));
+    return errors;
+  }
+  absl::flat_hash_set<uint32_t> ids;
+  for (int c = 0; c < num_cores; ++c) {
+    const proto::Stream& stream = graph.streams(c);
+    if (stream.core() != static_cast<uint32_t>(c)) {
+      errors.push_back(absl::StrCat("stream ", c, " claims core ",
+                                    stream.core()));
+    }
+    for (int pos = 0; pos < stream.instructions_size(); ++pos) {
+      if (errors.size() > 1000) return errors;
+      const proto::Instruction& instr = stream.instructions(pos);
+      const std::string where = DescribeInstruction(graph, instr);
+      if (!ids.insert(instr.id()).second) {
+        errors.push_back(absl::StrCat(where, ": duplicate instruction id"));
+      }
+      if (instr.file() >= static_cast<uint32_t>(std::max(graph.files_size(), 1)) ||
+          instr.scope() >= static_cast<uint32_t>(std::max(graph.scopes_size(), 1))) {
+        errors.push_back(
+            absl::StrCat(where, ": source file or scope index out of range"));
+      }
+      ops::InstrView view;
+      if (absl::Status s =
+              ops::MakeInstrView(instr, graph.tensors(), graph.world(), &view);
+          !s.ok()) {
+        errors.push_back(absl::StrCat(where, ": ", s.message()));
+        continue;
+      }
+      auto check_owner = [&](const proto::Tensor& t, absl::string_view what) {
+        if (t.space() != proto::SHARED_HBM && static_cast<int>(t.core()) != c) {
+          errors.push_back(absl::StrCat(where, ": ", what, " '", t.name(),
+                                        "' belongs to core ", t.core(),
+                                        ", not to this stream's core ", c));
+        } else if (ops::IsOnChip(t.space()) &&
+                   (pos < static_cast<int>(t.live_begin()) ||
+                    pos >= static_cast<int>(t.live_end()))) {
+          errors.push_back(absl::StrCat(
+              where, ": uses ", ops::SpaceName(t.space()), " tensor '",
+              t.name(), "' outside its lifetime (instructions [",
+              t.live_begin(), ", ", t.live_end(), ") of the stream)"));
+        }
+      };
+      for (int i = 0; i < view.num_operands(); ++i) {
+        const ops::OperandInfo& op = view.operand(i);
+        if (!op.present()) continue;
+        check_owner(*op.tensor, "operand");
+        if (op.has_dynamic()) {
+          check_owner(graph.tensors(op.ap->dynamic().tensor_id() - 1),
+                      "dynamic offset tensor");
+        }
+      }
+    }
+  }
+  return errors;
+}
+
+absl::Status CheckGraph(const proto::Graph& graph, int max_listed) {
+  std::vector<std::string> errors = ValidateGraph(graph);
+  if (errors.empty()) return absl::OkStatus();
+  const size_t total = errors.size();
+  if (static_cast<int>(errors.size()) > max_listed) errors.resize(max_listed);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "invalid graph (", total, total == 1 ? " problem" : " problems",
+      "):\n  ", absl::StrJoin(errors, "\n  "),
+      total > errors.size() ? absl::StrCat("\n  … and ", total - errors.size(),
+                                           " more")
+                            : ""));
+}
+
+}  // namespace nkigraph::interp

@@ -1,0 +1,30 @@
+#ifndef NKIGRAPH_INTERP_VALIDATE_H_
+#define NKIGRAPH_INTERP_VALIDATE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph::interp {
+
+// Checks an untrusted graph against the schema and its device profile
+// before anything runs: world, every tensor (ids, dtype, space, shape,
+// address inside capacity, ownership), every instruction (ids, source and
+// scope indexes, and the op's own checks on its operands), on-chip
+// lifetimes (no use outside a tensor's lifetime, no live tensor overlapped
+// by another allocation). Returns every problem found, each naming the
+// tensor or instruction; empty when the graph is valid.
+std::vector<std::string> ValidateGraph(const proto::Graph& graph);
+
+// OK, or InvalidArgument listing the problems (at most `max_listed`).
+absl::Status CheckGraph(const proto::Graph& graph, int max_listed = 20);
+
+// "instruction #12 nc_matmul at kernels/x.cc:40 (scope)" for messages.
+std::string DescribeInstruction(const proto::Graph& graph,
+                                const proto::Instruction& instr);
+
+}  // namespace nkigraph::interp
+
+#endif  // NKIGRAPH_INTERP_VALIDATE_H_

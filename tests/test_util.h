@@ -1,0 +1,77 @@
+#ifndef NKIGRAPH_TESTS_TEST_UTIL_H_
+#define NKIGRAPH_TESTS_TEST_UTIL_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "builder/isa.h"
+#include "builder/tracer.h"
+#include "interp/interpreter.h"
+#include "proto/nkigraph.pb.h"
+#include "util/host_array.h"
+
+namespace nkigraph::testing {
+
+// Traces `body` in a world of `num_ranks` x `num_cores`.
+inline absl::StatusOr<proto::Graph> TraceWorld(
+    int num_ranks, int num_cores,
+    const std::function<void(builder::Tracer&)>& body,
+    proto::Target target = proto::TARGET_TRN2) {
+  builder::WorldConfig world;
+  world.num_ranks = num_ranks;
+  world.num_cores = num_cores;
+  world.target = target;
+  builder::Tracer tracer(builder::TraceConfig{"test", {}, world});
+  return tracer.Trace(body);
+}
+
+inline absl::StatusOr<proto::Graph> Trace1(
+    const std::function<void(builder::Tracer&)>& body) {
+  return TraceWorld(1, 1, body);
+}
+
+inline HostArray Floats(const std::string& name, std::vector<int64_t> shape,
+                        std::vector<float> values) {
+  HostArray a;
+  a.name = name;
+  a.dtype = proto::FLOAT32;
+  a.shape = std::move(shape);
+  a.f32 = std::move(values);
+  return a;
+}
+
+inline HostArray Ints(const std::string& name, std::vector<int64_t> shape,
+                      std::vector<int32_t> values) {
+  HostArray a;
+  a.name = name;
+  a.dtype = proto::INT32;
+  a.shape = std::move(shape);
+  a.i32 = std::move(values);
+  return a;
+}
+
+// Runs `graph` with `inputs`; returns every output by name.
+inline absl::StatusOr<std::map<std::string, HostArray>> RunGraph(
+    const proto::Graph& graph, const std::vector<HostArray>& inputs) {
+  absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
+      interp::Interpreter::Create(graph);
+  if (!interp.ok()) return interp.status();
+  for (const HostArray& input : inputs) {
+    if (absl::Status s = (*interp)->SetInput(input); !s.ok()) return s;
+  }
+  if (absl::Status s = (*interp)->Run(); !s.ok()) return s;
+  std::map<std::string, HostArray> outputs;
+  for (const std::string& name : (*interp)->OutputNames()) {
+    absl::StatusOr<HostArray> out = (*interp)->GetOutput(name);
+    if (!out.ok()) return out.status();
+    outputs[name] = *std::move(out);
+  }
+  return outputs;
+}
+
+}  // namespace nkigraph::testing
+
+#endif  // NKIGRAPH_TESTS_TEST_UTIL_H_
