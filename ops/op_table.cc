@@ -10,10 +10,27 @@ namespace {
 std::vector<const OpDef*> BuildTable() {
   const OpDef* const ops[] = {
       &NcMatmulOp(),
+      &NcTransposeOp(),
       &ActivationOp(),
+      &TensorTensorOp(),
+      &TensorScalarOp(),
+      &TensorReduceOp(),
       &TensorCopyOp(),
+      &IotaOp(),
       &MemsetOp(),
+      &AffineSelectOp(),
       &DmaCopyOp(),
+      &DmaTransposeOp(),
+      &DmaComputeOp(),
+      &NcFindIndex8Op(),
+      &Max8Op(),
+      &NcStreamShuffleOp(),
+      &SendRecvOp(),
+      &CoreBarrierOp(),
+      &AllGatherOp(),
+      &AllReduceOp(),
+      &CollectivePermuteImplicitOp(),
+      &CollectivePermuteImplicitCurrentProcessingRankIdOp(),
   };
   std::vector<const OpDef*> table(proto::Opcode_ARRAYSIZE, nullptr);
   for (const OpDef* op : ops) table[op->opcode] = op;

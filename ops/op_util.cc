@@ -1,7 +1,10 @@
 #include "ops/op_util.h"
 
-#include "ops/access_pattern.h"
+#include <algorithm>
+#include <limits>
+
 #include "absl/strings/str_cat.h"
+#include "ops/access_pattern.h"
 #include "util/dtype.h"
 
 namespace nkigraph::ops {
@@ -21,12 +24,12 @@ absl::Status CheckPartitionStart(const InstrView& view, int operand) {
     ok = start % 32 == 0;
   }
   if (!ok) {
-    return view.Error("operand '", view.def().roles[operand].name,
-                      "' spans ", count, " partitions starting at partition ",
-                      start, "; ", count,
-                      count > 64   ? " partitions must start at 0"
-                      : count > 32 ? " partitions must start at 0 or 64"
-                                   : " partitions must start at 0, 32, 64 or 96");
+    return view.Error(
+        "operand '", view.def().roles[operand].name, "' spans ", count,
+        " partitions starting at partition ", start, "; ", count,
+        count > 64   ? " partitions must start at 0"
+        : count > 32 ? " partitions must start at 0 or 64"
+                     : " partitions must start at 0, 32, 64 or 96");
   }
   return absl::OkStatus();
 }
@@ -78,7 +81,9 @@ absl::Status CheckPartitions(const InstrView& view, int operand) {
 
 absl::StatusOr<Alu> AluAttr(const InstrView& view, absl::string_view name) {
   absl::StatusOr<Alu> op = ParseAlu(view.StrAttr(name));
-  if (!op.ok()) return view.Error("attribute '", name, "': ", op.status().message());
+  if (!op.ok()) {
+    return view.Error("attribute '", name, "': ", op.status().message());
+  }
   return op;
 }
 
@@ -99,6 +104,97 @@ absl::Status CopyOperand(ExecContext& ctx, int dst, int src) {
   absl::StatusOr<absl::Span<const float>> values = ctx.ReadFloat(src);
   if (!values.ok()) return values.status();
   return ctx.WriteFloat(dst, *values);
+}
+
+absl::Span<uint8_t> ScratchBytes(ExecContext& ctx, int slot, int64_t size) {
+  std::vector<int64_t>& storage = ctx.ScratchInt(slot);
+  storage.resize((size + 7) / 8);
+  return absl::MakeSpan(reinterpret_cast<uint8_t*>(storage.data()),
+                        static_cast<size_t>(size));
+}
+
+absl::Status CheckAffinePattern(const InstrView& view, int operand) {
+  const OperandInfo& info = view.operand(operand);
+  const absl::Span<const int64_t> pattern = view.IntsAttr("pattern");
+  if (pattern.empty() || pattern.size() % 2 != 0 || pattern.size() > 8) {
+    return view.Error(
+        "attribute 'pattern' must hold 1 to 4 [step, num] pairs; ", "it has ",
+        pattern.size(), " values");
+  }
+  // Bound |value| by |offset| + |channel_multiplier| * (P - 1) +
+  // sum(|step_d| * (num_d - 1)); if the bound fits, every value does.
+  const auto magnitude = [](int64_t x, int64_t* out) {
+    if (x == std::numeric_limits<int64_t>::min()) return false;
+    *out = x < 0 ? -x : x;
+    return true;
+  };
+  constexpr int64_t kLimit = int64_t{1} << 62;
+  int64_t bound = 0;
+  int64_t term = 0;
+  bool ok = magnitude(view.IntAttr("offset"), &bound) &&
+            magnitude(view.IntAttr("channel_multiplier"), &term) &&
+            !__builtin_mul_overflow(term, info.partitions() - 1, &term) &&
+            !__builtin_add_overflow(bound, term, &bound);
+  int64_t product = 1;
+  for (size_t d = 0; d < pattern.size(); d += 2) {
+    const int64_t step = pattern[d];
+    const int64_t num = pattern[d + 1];
+    if (num < 1 || num > info.free_size()) {
+      return view.Error("pattern pair ", d / 2, " has num ", num, "; 1 to ",
+                        info.free_size(), " ('", view.def().roles[operand].name,
+                        "' free size) allowed");
+    }
+    if (num > info.free_size() / product) {  // the product would exceed it
+      return view.Error("pattern covers more than ", info.free_size(),
+                        " elements per partition, the free size of '",
+                        view.def().roles[operand].name, "'");
+    }
+    product *= num;
+    ok = ok && magnitude(step, &term) &&
+         !__builtin_mul_overflow(term, num - 1, &term) &&
+         !__builtin_add_overflow(bound, term, &bound);
+  }
+  if (product != info.free_size()) {
+    return view.Error(
+        "pattern covers ", product, " elements per partition but '",
+        view.def().roles[operand].name, "' has ", info.free_size());
+  }
+  if (!ok || bound > kLimit) {
+    return view.Error("pattern, offset and channel_multiplier give values ",
+                      "beyond 2^62");
+  }
+  return absl::OkStatus();
+}
+
+void AffineValues(const InstrView& view, int operand,
+                  std::vector<int64_t>& values) {
+  const OperandInfo& info = view.operand(operand);
+  const absl::Span<const int64_t> pattern = view.IntsAttr("pattern");
+  const int dims = static_cast<int>(pattern.size() / 2);
+  const int64_t offset = view.IntAttr("offset");
+  const int64_t multiplier = view.IntAttr("channel_multiplier");
+  const int64_t p_count = info.partitions();
+  const int64_t f_count = info.free_size();
+  values.resize(p_count * f_count);
+  int64_t index[4] = {0, 0, 0, 0};
+  for (int64_t p = 0; p < p_count; ++p) {
+    int64_t value = offset + p * multiplier;
+    for (int d = 0; d < dims; ++d) index[d] = 0;
+    for (int64_t f = 0; f < f_count; ++f) {
+      values[p * f_count + f] = value;
+      // Advance the odometer over the pattern dims, innermost last.
+      for (int d = dims - 1; d >= 0; --d) {
+        const int64_t step = pattern[2 * d];
+        const int64_t num = pattern[2 * d + 1];
+        if (++index[d] < num) {
+          value += step;
+          break;
+        }
+        value -= step * (num - 1);
+        index[d] = 0;
+      }
+    }
+  }
 }
 
 absl::StatusOr<GroupPosition> GroupOf(const proto::World& world, int rank) {

@@ -35,6 +35,23 @@ absl::StatusOr<Alu> AluAttr(const InstrView& view, absl::string_view name);
 // bit-exact when the dtypes match, through fp32 otherwise.
 absl::Status CopyOperand(ExecContext& ctx, int dst, int src);
 
+// A byte buffer of `size` bytes for raw-element ops, carved from the
+// context's integer scratch slot `slot` so hot paths do not allocate. Valid
+// until that slot is used again.
+absl::Span<uint8_t> ScratchBytes(ExecContext& ctx, int slot, int64_t size);
+
+// The affine value of iota and affine_select, from the attributes "pattern"
+// (flattened [step, num] pairs, 1 to 4 of them, outermost first), "offset"
+// and "channel_multiplier": for partition p (0-based within the operand)
+// and pattern index (i_0, ...), offset + p * channel_multiplier +
+// sum(step_d * i_d). Checks the pattern covers operand `operand`'s free
+// size and that no value overflows int64.
+absl::Status CheckAffinePattern(const InstrView& view, int operand);
+// The affine values of every element of `operand` in element order
+// ([p][f]); requires CheckAffinePattern to have passed.
+void AffineValues(const InstrView& view, int operand,
+                  std::vector<int64_t>& values);
+
 // The replica group holding `rank`, in ring order, and the rank's position
 // in it. The world's replica_groups partition its ranks; a world that names
 // none has one group of all ranks.

@@ -1,0 +1,116 @@
+// dma_transpose: dst = src with its access-pattern dims permuted by `axes`
+// ((1, 0), (2, 1, 0) or (3, 1, 2, 0)), moved bit-exactly by the DMA engines
+// into SBUF. 2-byte dtypes only.
+#include <cstring>
+
+#include "absl/strings/str_join.h"
+#include "ops/exec_context.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+#include "util/dtype.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::ops {
+namespace {
+
+enum { kDst, kSrc };
+
+constexpr int kMaxRank = 4;
+
+bool AllowedAxes(absl::Span<const int64_t> axes) {
+  static constexpr int64_t k2d[] = {1, 0};
+  static constexpr int64_t k3d[] = {2, 1, 0};
+  static constexpr int64_t k4d[] = {3, 1, 2, 0};
+  return axes == absl::MakeConstSpan(k2d) || axes == absl::MakeConstSpan(k3d) ||
+         axes == absl::MakeConstSpan(k4d);
+}
+
+absl::Status Check(const InstrView& v) {
+  const OperandInfo& dst = v.operand(kDst);
+  const OperandInfo& src = v.operand(kSrc);
+  const absl::Span<const int64_t> axes = v.IntsAttr("axes");
+  if (!AllowedAxes(axes)) {
+    return v.Error("axes (", absl::StrJoin(axes, ", "),
+                   ") not supported; (1, 0), (2, 1, 0) or (3, 1, 2, 0) "
+                   "allowed");
+  }
+  if (src.num_dims() != static_cast<int>(axes.size())) {
+    return v.Error("'src' has ", src.num_dims(), " access-pattern dims but ",
+                   "axes permutes ", axes.size());
+  }
+  for (int i : {kDst, kSrc}) {
+    if (DTypeSize(v.operand(i).dtype()) != 2) {
+      return v.Error("'", v.def().roles[i].name, "' is ",
+                     DTypeName(v.operand(i).dtype()),
+                     "; only 2-byte dtypes (bfloat16, float16, int16, uint16) "
+                     "allowed");
+    }
+  }
+  if (dst.dtype() != src.dtype()) {
+    return v.Error("'dst' is ", DTypeName(dst.dtype()), " but 'src' is ",
+                   DTypeName(src.dtype()), "; they must match");
+  }
+  NKI_RETURN_IF_ERROR(CheckPartitions(v, kDst));
+  NKI_RETURN_IF_ERROR(CheckSameElements(v, kDst, kSrc));
+  const int64_t lead = src.count(static_cast<int>(axes[0]));
+  if (dst.partitions() != lead) {
+    return v.Error("'dst' spans ", dst.partitions(),
+                   " partitions but the permuted 'src' leads with dim ",
+                   axes[0], " of count ", lead);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Execute(ExecContext& ctx) {
+  const InstrView& v = ctx.view();
+  const OperandInfo& src = v.operand(kSrc);
+  const absl::Span<const int64_t> axes = v.IntsAttr("axes");
+  const int rank = static_cast<int>(axes.size());
+  const int64_t size = DTypeSize(src.dtype());
+  const int64_t n = src.elements();
+  // Row-major strides of src's counts, then the permuted walk over them.
+  int64_t src_stride[kMaxRank];
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    src_stride[d] = stride;
+    stride *= src.count(d);
+  }
+  int64_t count[kMaxRank], step[kMaxRank], index[kMaxRank];
+  for (int k = 0; k < rank; ++k) {
+    count[k] = src.count(static_cast<int>(axes[k]));
+    step[k] = src_stride[axes[k]];
+    index[k] = 0;
+  }
+  NKI_ASSIGN_OR_RETURN(absl::Span<const uint8_t> in, ctx.ReadRaw(kSrc));
+  absl::Span<uint8_t> out = ScratchBytes(ctx, 0, n * size);
+  int64_t from = 0;  // src element of the current dst element
+  for (int64_t o = 0; o < n; ++o) {
+    std::memcpy(&out[o * size], &in[from * size], size);
+    for (int k = rank - 1; k >= 0; --k) {
+      if (++index[k] < count[k]) {
+        from += step[k];
+        break;
+      }
+      from -= step[k] * (count[k] - 1);
+      index[k] = 0;
+    }
+  }
+  return ctx.WriteRaw(kDst, out);
+}
+
+}  // namespace
+
+const OpDef& DmaTransposeOp() {
+  static const OpDef def{
+      .opcode = proto::DMA_TRANSPOSE,
+      .name = "dma_transpose",
+      .engine = Engine::kDma,
+      .roles = {{"dst", Access::kWrite, kSbuf},
+                {"src", Access::kRead, kSbufOrHbm}},
+      .check = Check,
+      .execute = Execute,
+  };
+  return def;
+}
+
+}  // namespace nkigraph::ops

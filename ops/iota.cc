@@ -1,0 +1,40 @@
+// iota: dst[p, i...] = offset + p * channel_multiplier + sum(step_d * i_d)
+// over a pattern of up to 4 [step, num] dims, on the gpsimd engine; the
+// integer is converted to dst's dtype.
+#include "ops/exec_context.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::ops {
+namespace {
+
+enum { kDst };
+
+absl::Status Check(const InstrView& v) {
+  NKI_RETURN_IF_ERROR(CheckPartitions(v, kDst));
+  NKI_RETURN_IF_ERROR(CheckAffinePattern(v, kDst));
+  return absl::OkStatus();
+}
+
+absl::Status Execute(ExecContext& ctx) {
+  std::vector<int64_t>& values = ctx.ScratchInt(0);
+  AffineValues(ctx.view(), kDst, values);
+  return ctx.WriteInt(kDst, values);
+}
+
+}  // namespace
+
+const OpDef& IotaOp() {
+  static const OpDef def{
+      .opcode = proto::IOTA,
+      .name = "iota",
+      .engine = Engine::kGpSimd,
+      .roles = {{"dst", Access::kWrite, kSbuf}},
+      .check = Check,
+      .execute = Execute,
+  };
+  return def;
+}
+
+}  // namespace nkigraph::ops

@@ -1,0 +1,86 @@
+// nc_transpose: dst[F, P] = data[P, F]^T, bit-exact. The tensor engine
+// takes up to 128 x 128 from SBUF into PSUM (a matmul against identity);
+// the vector engine up to 32 x 32 in SBUF or PSUM.
+#include <cstring>
+
+#include "ops/exec_context.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+#include "util/dtype.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::ops {
+namespace {
+
+enum { kDst, kData };
+
+absl::Status Check(const InstrView& v) {
+  const OperandInfo& dst = v.operand(kDst);
+  const OperandInfo& data = v.operand(kData);
+  const absl::string_view engine = v.StrAttr("engine", "tensor");
+  const int64_t p = data.partitions();
+  const int64_t f = data.free_size();
+  if (engine == "tensor") {
+    if (data.space() != proto::SBUF || dst.space() != proto::PSUM) {
+      return v.Error(
+          "on the tensor engine 'data' must be in sbuf and 'dst' in psum, ",
+          "not ", SpaceName(data.space()), " and ", SpaceName(dst.space()));
+    }
+    if (p > v.profile().num_partitions || f > v.profile().num_partitions) {
+      return v.Error("on the tensor engine 'data' is [", p, ", ", f,
+                     "]; at most [", v.profile().num_partitions, ", ",
+                     v.profile().num_partitions, "] allowed");
+    }
+    NKI_RETURN_IF_ERROR(CheckPartitionStart(v, kData));
+  } else if (engine == "vector") {
+    if (p > 32 || f > 32) {
+      return v.Error("on the vector engine 'data' is [", p, ", ", f,
+                     "]; at most [32, 32] allowed");
+    }
+  } else {
+    return v.Error("engine must be tensor or vector, not '", engine, "'");
+  }
+  if (dst.partitions() != f || dst.free_size() != p) {
+    return v.Error("'dst' must be [", f, ", ", p,
+                   "] ('data' transposed), not [", dst.partitions(), ", ",
+                   dst.free_size(), "]");
+  }
+  if (dst.dtype() != data.dtype()) {
+    return v.Error("'dst' is ", DTypeName(dst.dtype()), " but 'data' is ",
+                   DTypeName(data.dtype()), "; they must match");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Execute(ExecContext& ctx) {
+  const OperandInfo& data = ctx.view().operand(kData);
+  const int64_t p = data.partitions();
+  const int64_t f = data.free_size();
+  const int64_t size = DTypeSize(data.dtype());
+  NKI_ASSIGN_OR_RETURN(absl::Span<const uint8_t> in, ctx.ReadRaw(kData));
+  absl::Span<uint8_t> out = ScratchBytes(ctx, 0, p * f * size);
+  for (int64_t i = 0; i < p; ++i) {
+    for (int64_t j = 0; j < f; ++j) {
+      std::memcpy(&out[(j * p + i) * size], &in[(i * f + j) * size], size);
+    }
+  }
+  return ctx.WriteRaw(kDst, out);
+}
+
+}  // namespace
+
+const OpDef& NcTransposeOp() {
+  static const OpDef def{
+      .opcode = proto::NC_TRANSPOSE,
+      .name = "nc_transpose",
+      .engine = Engine::kTensor,
+      // Both engines' spaces; Check enforces each engine's own.
+      .roles = {{"dst", Access::kWrite, kOnChip},
+                {"data", Access::kRead, kOnChip}},
+      .check = Check,
+      .execute = Execute,
+  };
+  return def;
+}
+
+}  // namespace nkigraph::ops

@@ -1,0 +1,87 @@
+// tensor_reduce: reduces the last num_axes dims of data's access pattern
+// with an ALU op on the vector engine, in fp32 and in element order from
+// the op's identity, optionally negating the result. The partition dim
+// cannot be reduced.
+#include "ops/exec_context.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::ops {
+namespace {
+
+enum { kDst, kData };
+
+// Elements of data reduced into each dst element.
+int64_t GroupSize(const OperandInfo& data, int64_t num_axes) {
+  int64_t group = 1;
+  for (int d = data.num_dims() - static_cast<int>(num_axes);
+       d < data.num_dims(); ++d) {
+    group *= data.count(d);
+  }
+  return group;
+}
+
+absl::Status Check(const InstrView& v) {
+  const OperandInfo& dst = v.operand(kDst);
+  const OperandInfo& data = v.operand(kData);
+  NKI_RETURN_IF_ERROR(CheckPartitions(v, kData));
+  NKI_ASSIGN_OR_RETURN(const Alu op, AluAttr(v, "op"));
+  if (absl::StatusOr<float> id = ReduceIdentity(op); !id.ok()) {
+    return v.Error(id.status().message());
+  }
+  const int64_t num_axes = v.IntAttr("num_axes", 1);
+  if (num_axes < 1 || num_axes > data.num_dims() - 1) {
+    return v.Error("num_axes is ", num_axes, "; 'data' has ", data.num_dims(),
+                   " dims and its first (partition) dim cannot be reduced, ",
+                   "so 1 to ", data.num_dims() - 1, " allowed");
+  }
+  const int64_t group = GroupSize(data, num_axes);
+  if (dst.partitions() != data.partitions() ||
+      dst.elements() != data.elements() / group) {
+    return v.Error("'dst' must have ", data.partitions(), " partitions and ",
+                   data.elements() / group, " elements ('data' reduced over ",
+                   "its last ", num_axes, " dims), not ", dst.partitions(),
+                   " and ", dst.elements());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Execute(ExecContext& ctx) {
+  const InstrView& v = ctx.view();
+  const Alu op = *AluAttr(v, "op");
+  const float identity = *ReduceIdentity(op);
+  const bool negate = v.IntAttr("negate", 0) != 0;
+  const OperandInfo& data = v.operand(kData);
+  const int64_t group = GroupSize(data, v.IntAttr("num_axes", 1));
+  const int64_t outputs = data.elements() / group;
+  NKI_ASSIGN_OR_RETURN(absl::Span<const float> in, ctx.ReadFloat(kData));
+  std::vector<float>& out = ctx.ScratchFloat(0);
+  out.resize(outputs);
+  // The reduced dims are the innermost, so each group is contiguous in
+  // element order.
+  for (int64_t k = 0; k < outputs; ++k) {
+    float acc = identity;
+    const float* x = &in[k * group];
+    for (int64_t j = 0; j < group; ++j) acc = ApplyAlu(op, acc, x[j]);
+    out[k] = negate ? -acc : acc;
+  }
+  return ctx.WriteFloat(kDst, out);
+}
+
+}  // namespace
+
+const OpDef& TensorReduceOp() {
+  static const OpDef def{
+      .opcode = proto::TENSOR_REDUCE,
+      .name = "tensor_reduce",
+      .engine = Engine::kVector,
+      .roles = {{"dst", Access::kWrite, kOnChip},
+                {"data", Access::kRead, kOnChip}},
+      .check = Check,
+      .execute = Execute,
+  };
+  return def;
+}
+
+}  // namespace nkigraph::ops

@@ -1,0 +1,159 @@
+// tensor_scalar: dst = (data op0 operand0) op1 operand1 on the vector
+// engine. Each operand is an immediate (scalar0 / scalar1) or a [P, 1]
+// column broadcast along the free dims; reverseN swaps op N's sides. Exact
+// integer math when data, dst and the operands are integral, fp32
+// otherwise.
+#include <cmath>
+
+#include "ops/exec_context.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+#include "util/dtype.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::ops {
+namespace {
+
+enum { kDst, kData, kOperand0, kOperand1 };
+
+// An immediate the integer path can use exactly.
+bool IsIntegral(double value) {
+  return std::isfinite(value) && value == std::nearbyint(value) &&
+         std::fabs(value) <= 9007199254740992.0;  // 2^53
+}
+
+// Whether an op's operand (the column `operand` if present, else the
+// immediate attribute `scalar`) is integral.
+bool OperandIsIntegral(const InstrView& v, int operand,
+                       absl::string_view scalar) {
+  if (v.operand(operand).present()) {
+    return !IsFloatDType(v.operand(operand).dtype());
+  }
+  return IsIntegral(v.FloatAttr(scalar, 0.0));
+}
+
+bool UseIntegers(const InstrView& v) {
+  if (IsFloatDType(v.operand(kDst).dtype()) ||
+      IsFloatDType(v.operand(kData).dtype())) {
+    return false;
+  }
+  if (!OperandIsIntegral(v, kOperand0, "scalar0")) return false;
+  return !v.HasAttr("op1") || OperandIsIntegral(v, kOperand1, "scalar1");
+}
+
+absl::Status Check(const InstrView& v) {
+  NKI_RETURN_IF_ERROR(CheckPartitions(v, kData));
+  NKI_RETURN_IF_ERROR(CheckSameTile(v, kDst, kData));
+  const int64_t p = v.operand(kData).partitions();
+  NKI_RETURN_IF_ERROR(CheckColumn(v, kOperand0, p));
+  NKI_RETURN_IF_ERROR(CheckColumn(v, kOperand1, p));
+  NKI_ASSIGN_OR_RETURN(const Alu op0, AluAttr(v, "op0"));
+  if (!v.HasAttr("op1")) {
+    if (v.operand(kOperand1).present()) {
+      return v.Error("'operand1' is given but attribute 'op1' is not");
+    }
+    return absl::OkStatus();
+  }
+  NKI_ASSIGN_OR_RETURN(const Alu op1, AluAttr(v, "op1"));
+  if (IsBitwise(op0) != IsBitwise(op1)) {
+    return v.Error("op0 '", AluName(op0), "' and op1 '", AluName(op1),
+                   "' must both be bitwise or both arithmetic");
+  }
+  return absl::OkStatus();
+}
+
+inline float Apply(Alu op, float a, float b) { return ApplyAlu(op, a, b); }
+inline int64_t Apply(Alu op, int64_t a, int64_t b) {
+  return ApplyAluInt(op, a, b);
+}
+
+// One op and its operand: an immediate, or a per-partition column.
+template <typename T>
+struct Stage {
+  Alu op;
+  bool reverse;
+  T immediate;
+  absl::Span<const T> column;  // empty: use the immediate
+
+  T operator()(T x, int64_t partition) const {
+    const T s = column.empty() ? immediate : column[partition];
+    return reverse ? Apply(op, s, x) : Apply(op, x, s);
+  }
+};
+
+template <typename T>
+void Compute(absl::Span<const T> data, int64_t p, int64_t f, const Stage<T>& s0,
+             const Stage<T>* s1, std::vector<T>& out) {
+  out.resize(p * f);
+  for (int64_t i = 0; i < p; ++i) {
+    for (int64_t j = 0; j < f; ++j) {
+      T value = s0(data[i * f + j], i);
+      if (s1 != nullptr) value = (*s1)(value, i);
+      out[i * f + j] = value;
+    }
+  }
+}
+
+absl::Status Execute(ExecContext& ctx) {
+  const InstrView& v = ctx.view();
+  const int64_t p = v.operand(kData).partitions();
+  const int64_t f = v.operand(kData).free_size();
+  const bool has_op1 = v.HasAttr("op1");
+  const Alu op0 = *AluAttr(v, "op0");
+  const Alu op1 = has_op1 ? *AluAttr(v, "op1") : Alu::kBypass;
+  const bool reverse0 = v.IntAttr("reverse0", 0) != 0;
+  const bool reverse1 = v.IntAttr("reverse1", 0) != 0;
+  const double scalar0 = v.FloatAttr("scalar0", 0.0);
+  const double scalar1 = v.FloatAttr("scalar1", 0.0);
+  const bool column0 = v.operand(kOperand0).present();
+  const bool column1 = has_op1 && v.operand(kOperand1).present();
+
+  if (UseIntegers(v)) {
+    // UseIntegers guarantees the immediates in use are integral.
+    const int64_t imm0 = column0 ? 0 : std::llround(scalar0);
+    const int64_t imm1 = column1 || !has_op1 ? 0 : std::llround(scalar1);
+    Stage<int64_t> s0{op0, reverse0, imm0, {}};
+    Stage<int64_t> s1{op1, reverse1, imm1, {}};
+    if (column0) {
+      NKI_ASSIGN_OR_RETURN(s0.column, ctx.ReadInt(kOperand0));
+    }
+    if (column1) {
+      NKI_ASSIGN_OR_RETURN(s1.column, ctx.ReadInt(kOperand1));
+    }
+    NKI_ASSIGN_OR_RETURN(absl::Span<const int64_t> data, ctx.ReadInt(kData));
+    std::vector<int64_t>& out = ctx.ScratchInt(0);
+    Compute<int64_t>(data, p, f, s0, has_op1 ? &s1 : nullptr, out);
+    return ctx.WriteInt(kDst, out);
+  }
+  Stage<float> s0{op0, reverse0, static_cast<float>(scalar0), {}};
+  Stage<float> s1{op1, reverse1, static_cast<float>(scalar1), {}};
+  if (column0) {
+    NKI_ASSIGN_OR_RETURN(s0.column, ctx.ReadFloat(kOperand0));
+  }
+  if (column1) {
+    NKI_ASSIGN_OR_RETURN(s1.column, ctx.ReadFloat(kOperand1));
+  }
+  NKI_ASSIGN_OR_RETURN(absl::Span<const float> data, ctx.ReadFloat(kData));
+  std::vector<float>& out = ctx.ScratchFloat(0);
+  Compute<float>(data, p, f, s0, has_op1 ? &s1 : nullptr, out);
+  return ctx.WriteFloat(kDst, out);
+}
+
+}  // namespace
+
+const OpDef& TensorScalarOp() {
+  static const OpDef def{
+      .opcode = proto::TENSOR_SCALAR,
+      .name = "tensor_scalar",
+      .engine = Engine::kVector,
+      .roles = {{"dst", Access::kWrite, kOnChip},
+                {"data", Access::kRead, kOnChip},
+                {"operand0", Access::kRead, kSbuf, /*optional=*/true},
+                {"operand1", Access::kRead, kSbuf, /*optional=*/true}},
+      .check = Check,
+      .execute = Execute,
+  };
+  return def;
+}
+
+}  // namespace nkigraph::ops
