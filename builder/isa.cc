@@ -81,21 +81,18 @@ std::vector<int64_t> Flatten(const Pattern& pattern) {
 
 Instr nc_matmul(const Tensor& dst, const Tensor& stationary,
                 const Tensor& moving, bool accumulate, Loc loc) {
-  return Emitter(proto::NC_MATMUL, dst, loc)
-      .Operand(dst)
-      .Operand(stationary)
-      .Operand(moving)
-      .Int("accumulate", accumulate ? 1 : 0)
-      .Finish();
+  Emitter e(proto::NC_MATMUL, dst, loc);
+  e.Operand(dst).Operand(stationary).Operand(moving);
+  if (accumulate) e.Int("accumulate", 1);
+  return e.Finish();
 }
 
 Instr nc_transpose(const Tensor& dst, const Tensor& data, Engine engine,
                    Loc loc) {
-  return Emitter(proto::NC_TRANSPOSE, dst, loc)
-      .Operand(dst)
-      .Operand(data)
-      .Str("engine", ops::EngineName(engine))
-      .Finish();
+  Emitter e(proto::NC_TRANSPOSE, dst, loc);
+  e.Operand(dst).Operand(data);
+  if (engine != Engine::kTensor) e.Str("engine", ops::EngineName(engine));
+  return e.Finish();
 }
 
 Instr activation(const Tensor& dst, ActFunc func, const Tensor& data,
@@ -151,19 +148,18 @@ Instr tensor_scalar(const Tensor& dst, const Tensor& data, Alu op0,
 Instr tensor_reduce(const Tensor& dst, Alu op, const Tensor& data,
                     int num_axes, bool negate, Loc loc) {
   Emitter e(proto::TENSOR_REDUCE, dst, loc);
-  e.Operand(dst).Operand(data).Str("op", ops::AluName(op)).Int("num_axes",
-                                                                num_axes);
+  e.Operand(dst).Operand(data).Str("op", ops::AluName(op));
+  if (num_axes != 1) e.Int("num_axes", num_axes);
   if (negate) e.Int("negate", 1);
   return e.Finish();
 }
 
 Instr tensor_copy(const Tensor& dst, const Tensor& src, Engine engine,
                   Loc loc) {
-  return Emitter(proto::TENSOR_COPY, dst, loc)
-      .Operand(dst)
-      .Operand(src)
-      .Str("engine", ops::EngineName(engine))
-      .Finish();
+  Emitter e(proto::TENSOR_COPY, dst, loc);
+  e.Operand(dst).Operand(src);
+  if (engine != Engine::kVector) e.Str("engine", ops::EngineName(engine));
+  return e.Finish();
 }
 
 Instr iota(const Tensor& dst, const Pattern& pattern, int64_t offset,
@@ -177,11 +173,10 @@ Instr iota(const Tensor& dst, const Pattern& pattern, int64_t offset,
 }
 
 Instr memset(const Tensor& dst, float value, Engine engine, Loc loc) {
-  return Emitter(proto::MEMSET, dst, loc)
-      .Operand(dst)
-      .Float("value", value)
-      .Str("engine", ops::EngineName(engine))
-      .Finish();
+  Emitter e(proto::MEMSET, dst, loc);
+  e.Operand(dst).Float("value", value);
+  if (engine != Engine::kVector) e.Str("engine", ops::EngineName(engine));
+  return e.Finish();
 }
 
 Instr affine_select(const Tensor& dst, const Pattern& pattern,

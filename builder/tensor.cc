@@ -261,10 +261,11 @@ Tensor Tensor::WithVectorOffset(const Tensor& index, int indirect_dim,
 void Tensor::ToAccessPattern(proto::AccessPattern* ap) const {
   ap->set_tensor_id(id_);
   ap->set_offset(offset_);
+  auto* pattern = ap->mutable_pattern();
+  pattern->Reserve(2 * static_cast<int>(dims_.size()));
   for (const Dim& dim : dims_) {
-    proto::Dim* d = ap->add_dims();
-    d->set_stride(dim.stride);
-    d->set_count(dim.count);
+    pattern->AddAlreadyReserved(dim.stride);
+    pattern->AddAlreadyReserved(dim.count);
   }
   if (dynamic_.kind != proto::DynamicOffset::KIND_UNSPECIFIED) {
     proto::DynamicOffset* dyn = ap->mutable_dynamic();

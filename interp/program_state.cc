@@ -205,10 +205,10 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
   constexpr int kMaxWalkDims = ops::kMaxDims + 1;
   int64_t stride[kMaxWalkDims];
   int64_t count[kMaxWalkDims];
-  int nd = ap.dims_size();
+  int nd = ops::NumDims(ap);
   for (int d = 0; d < nd; ++d) {
-    stride[d] = ap.dims(d).stride();
-    count[d] = ap.dims(d).count();
+    stride[d] = ops::Stride(ap, d);
+    count[d] = ops::Count(ap, d);
   }
   if (nd == 1) {  // a single dim walks as outer x 1 so the loop below is uniform
     stride[1] = 1;

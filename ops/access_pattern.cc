@@ -47,35 +47,40 @@ int64_t DimStride(const proto::Tensor& tensor, int d) {
 
 int64_t ApElements(const proto::AccessPattern& ap) {
   int64_t elements = 1;
-  for (const proto::Dim& dim : ap.dims()) elements *= dim.count();
+  for (int d = 0; d < NumDims(ap); ++d) elements *= Count(ap, d);
   return elements;
 }
 
 absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
                                         int first_dim) {
-  if (ap.dims_size() < 1 || ap.dims_size() > kMaxDims) {
+  if (ap.pattern_size() % 2 != 0) {
+    return absl::InvalidArgumentError(
+        "access pattern is not a list of [stride, count] pairs");
+  }
+  if (NumDims(ap) < 1 || NumDims(ap) > kMaxDims) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "access pattern has ", ap.dims_size(), " dims (1 to ", kMaxDims,
+        "access pattern has ", NumDims(ap), " dims (1 to ", kMaxDims,
         " allowed)"));
   }
   FlatExtent extent{ap.offset(), ap.offset()};
   int64_t elements = 1;
-  for (int d = 0; d < ap.dims_size(); ++d) {
-    const proto::Dim& dim = ap.dims(d);
-    if (dim.count() < 1 || dim.count() > kMaxElements) {
+  for (int d = 0; d < NumDims(ap); ++d) {
+    const int64_t count = Count(ap, d);
+    const int64_t stride = Stride(ap, d);
+    if (count < 1 || count > kMaxElements) {
       return absl::InvalidArgumentError(
-          absl::StrCat("access pattern dim ", d, " has count ", dim.count()));
+          absl::StrCat("access pattern dim ", d, " has count ", count));
     }
-    if (dim.stride() < -kMaxElements || dim.stride() > kMaxElements) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "access pattern dim ", d, " has stride ", dim.stride()));
+    if (stride < -kMaxElements || stride > kMaxElements) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("access pattern dim ", d, " has stride ", stride));
     }
-    if (__builtin_mul_overflow(elements, dim.count(), &elements) ||
+    if (__builtin_mul_overflow(elements, count, &elements) ||
         elements > kMaxElements) {
       return absl::InvalidArgumentError("access pattern has too many elements");
     }
     if (d < first_dim) continue;
-    const int64_t reach = dim.stride() * (dim.count() - 1);  // both < 2^40
+    const int64_t reach = stride * (count - 1);  // both < 2^40
     if (reach < 0) {
       extent.lo += reach;
     } else {
@@ -109,31 +114,31 @@ absl::Status CheckAccessPattern(const proto::AccessPattern& ap,
 
   // On chip: dim 0 walks partitions, the other dims stay in one row.
   const int64_t row = RowElements(tensor);
-  const proto::Dim& pdim = ap.dims(0);
-  if (pdim.count() > 1 && pdim.stride() != row) {
+  const int64_t pcount = Count(ap, 0);
+  if (pcount > 1 && Stride(ap, 0) != row) {
     return absl::InvalidArgumentError(absl::StrCat(
         "on-chip access pattern of '", tensor.name(),
         "' must walk partitions in its first dim (stride ", row, "), not ",
-        pdim.stride()));
+        Stride(ap, 0)));
   }
   const int64_t first_partition = ap.offset() / row;
-  if (first_partition + pdim.count() > tensor.shape(0)) {
-    return out_of_bounds(first_partition, first_partition + pdim.count() - 1,
+  if (first_partition + pcount > tensor.shape(0)) {
+    return out_of_bounds(first_partition, first_partition + pcount - 1,
                          tensor.shape(0), "partitions");
   }
   int64_t free_lo = ap.offset() % row;
   int64_t free_hi = free_lo;
-  for (int d = 1; d < ap.dims_size(); ++d) {
-    const int64_t reach = ap.dims(d).stride() * (ap.dims(d).count() - 1);
+  for (int d = 1; d < NumDims(ap); ++d) {
+    const int64_t reach = Stride(ap, d) * (Count(ap, d) - 1);
     (reach < 0 ? free_lo : free_hi) += reach;
   }
   if (free_lo < 0 || free_hi >= row) {
     return out_of_bounds(free_lo, free_hi, row, "elements of a partition row");
   }
-  if (ap.dims_size() > 5) {
+  if (NumDims(ap) > 5) {
     return absl::InvalidArgumentError(absl::StrCat(
         "on-chip access pattern of '", tensor.name(), "' has ",
-        ap.dims_size() - 1, " free dims (the hardware allows 4)"));
+        NumDims(ap) - 1, " free dims (the hardware allows 4)"));
   }
   return absl::OkStatus();
 }

@@ -21,6 +21,17 @@ int64_t RowElements(const proto::Tensor& tensor);
 // Stride, in flat elements, of dim `d` of the tensor's row-major layout.
 int64_t DimStride(const proto::Tensor& tensor, int d);
 
+// The [stride, count] pairs of an access pattern's `pattern` field.
+inline int NumDims(const proto::AccessPattern& ap) {
+  return ap.pattern_size() / 2;
+}
+inline int64_t Stride(const proto::AccessPattern& ap, int d) {
+  return ap.pattern(2 * d);
+}
+inline int64_t Count(const proto::AccessPattern& ap, int d) {
+  return ap.pattern(2 * d + 1);
+}
+
 // Product of the access pattern's counts.
 int64_t ApElements(const proto::AccessPattern& ap);
 

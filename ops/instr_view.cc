@@ -125,7 +125,7 @@ absl::Status CheckDynamicOffset(const proto::AccessPattern& ap,
   int64_t index_elements = 1;
   for (int64_t d : index.shape()) index_elements *= d;
   const int64_t entries =
-      dyn.kind() == proto::DynamicOffset::VECTOR ? ap.dims(0).count() : 1;
+      dyn.kind() == proto::DynamicOffset::VECTOR ? Count(ap, 0) : 1;
   const int64_t stride =
       dyn.kind() == proto::DynamicOffset::VECTOR ? dyn.offset_stride() : 0;
   if (stride < 0 || stride > kMaxElements) {

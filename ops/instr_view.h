@@ -25,8 +25,8 @@ struct OperandInfo {
   bool present() const { return tensor != nullptr; }
   proto::MemorySpace space() const { return tensor->space(); }
   proto::DType dtype() const { return tensor->dtype(); }
-  int num_dims() const { return ap->dims_size(); }
-  int64_t count(int d) const { return ap->dims(d).count(); }
+  int num_dims() const { return ap->pattern_size() / 2; }
+  int64_t count(int d) const { return ap->pattern(2 * d + 1); }
   int64_t elements() const;
   // Partition count (dim 0) and elements per partition (the rest), the
   // 2-D view the engines work on.
