@@ -1,0 +1,46 @@
+#ifndef NKIGRAPH_KERNELS_EPILOGUE_H_
+#define NKIGRAPH_KERNELS_EPILOGUE_H_
+
+// The matmul epilogue the kernels share: evacuate a PSUM result into SBUF
+// with a per-partition bias and an activation fused into one scalar-engine
+// instruction. The device form (EvacuatePsum) and the reference form
+// (ReferenceActivation) sit side by side so they stay in step.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "builder/isa.h"
+#include "builder/tensor.h"
+#include "kernels/registry.h"
+#include "ops/activation_functions.h"
+
+namespace nkigraph::kernels {
+
+// The `activation` parameter of the contract's matmul-style kernels.
+enum class Activation { kNone, kRelu, kSilu, kGeluTanh };
+
+// `activation` ∈ {none, relu, silu, gelu_tanh}, default none.
+ParamSpec ActivationParam();
+absl::StatusOr<Activation> ParseActivation(absl::string_view name);
+absl::string_view ActivationName(Activation activation);
+
+// The scalar-engine function computing `activation`: copy, relu, silu,
+// gelu_apprx_tanh.
+ops::ActFunc DeviceActFunc(Activation activation);
+
+// The exact function, for references: x, max(x, 0), x·sigmoid(x),
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+double ReferenceActivation(Activation activation, double x);
+
+// dst = act(psum + bias_column): PSUM → SBUF in one activation instruction.
+// `bias_column` is an SBUF [P, 1] float32 column (one bias per partition),
+// or an invalid Tensor for no bias.
+builder::Instr EvacuatePsum(const builder::Tensor& dst,
+                            const builder::Tensor& psum, Activation activation,
+                            const builder::Tensor& bias_column,
+                            builder::Loc loc = builder::Loc::current());
+
+}  // namespace nkigraph::kernels
+
+#endif  // NKIGRAPH_KERNELS_EPILOGUE_H_

@@ -1,0 +1,235 @@
+#include "kernels/registry.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "kernels/all_kernels.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::kernels {
+namespace {
+
+const ParamSpec* FindSpec(const std::vector<ParamSpec>& specs,
+                          const std::string& name) {
+  for (const ParamSpec& spec : specs) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+bool HasSpace(absl::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    return std::isspace(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+absl::StatusOr<int64_t> ParseInt(absl::string_view text) {
+  int64_t value = 0;
+  if (text.empty() || HasSpace(text) || !absl::SimpleAtoi(text, &value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not an integer"));
+  }
+  return value;
+}
+
+absl::StatusOr<double> ParseFloat(absl::string_view text) {
+  double value = 0.0;
+  if (text.empty() || HasSpace(text) || !absl::SimpleAtod(text, &value) ||
+      !std::isfinite(value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a finite number"));
+  }
+  return value;
+}
+
+absl::StatusOr<bool> ParseBool(absl::string_view text) {
+  if (text == "1" || text == "true") return true;
+  if (text == "0" || text == "false") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", text, "' is not a boolean (0, 1, true or false)"));
+}
+
+// Checks `text` against the spec and returns the value as recorded in the
+// graph: integers and booleans in canonical spelling, so `m=0256` and
+// `m=256` trace the same graph.
+absl::StatusOr<std::string> Canonicalize(const ParamSpec& spec,
+                                         const std::string& text) {
+  switch (spec.type) {
+    case ParamType::kInt: {
+      NKI_ASSIGN_OR_RETURN(int64_t value, ParseInt(text));
+      return absl::StrCat(value);
+    }
+    case ParamType::kFloat: {
+      NKI_RETURN_IF_ERROR(ParseFloat(text).status());
+      return text;
+    }
+    case ParamType::kBool: {
+      NKI_ASSIGN_OR_RETURN(bool value, ParseBool(text));
+      return std::string(value ? "1" : "0");
+    }
+    case ParamType::kString:
+      if (!spec.choices.empty() &&
+          std::find(spec.choices.begin(), spec.choices.end(), text) ==
+              spec.choices.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "'", text, "' is not one of ", absl::StrJoin(spec.choices, ", ")));
+      }
+      return text;
+  }
+  return absl::InternalError("unknown parameter type");
+}
+
+std::string KernelNames(const std::vector<KernelDef>& kernels) {
+  return absl::StrJoin(
+      kernels, ", ",
+      [](std::string* out, const KernelDef& def) { out->append(def.name); });
+}
+
+}  // namespace
+
+// --- ParamValues ---------------------------------------------------------
+
+int64_t ParamValues::Int(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return 0;
+  absl::StatusOr<int64_t> value = ParseInt(it->second);
+  return value.ok() ? *value : 0;
+}
+
+double ParamValues::Float(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return 0.0;
+  absl::StatusOr<double> value = ParseFloat(it->second);
+  return value.ok() ? *value : 0.0;
+}
+
+bool ParamValues::Bool(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return false;
+  absl::StatusOr<bool> value = ParseBool(it->second);
+  return value.ok() && *value;
+}
+
+const std::string& ParamValues::Str(const std::string& name) const {
+  static const std::string* const kEmpty = new std::string;
+  auto it = values_.find(name);
+  return it == values_.end() ? *kEmpty : it->second;
+}
+
+bool ParamValues::Given(const std::string& name) const {
+  auto it = given_.find(name);
+  return it != given_.end() && it->second;
+}
+
+std::vector<std::pair<std::string, std::string>> ParamValues::AsPairs() const {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const ParamSpec& spec : specs_) {
+    auto it = values_.find(spec.name);
+    // An optional parameter without a default that was not given has no
+    // value to record.
+    if (it == values_.end()) continue;
+    pairs.emplace_back(spec.name, it->second);
+  }
+  return pairs;
+}
+
+// --- KernelRegistry ------------------------------------------------------
+
+const KernelRegistry& KernelRegistry::Global() {
+  static const KernelRegistry* const registry = [] {
+    auto* r = new KernelRegistry;
+    RegisterAllKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void KernelRegistry::Register(KernelDef def) {
+  kernels_.push_back(std::move(def));
+}
+
+const KernelDef* KernelRegistry::Find(const std::string& name) const {
+  for (const KernelDef& def : kernels_) {
+    if (def.name == name) return &def;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<ParamValues> KernelRegistry::ParseParams(
+    const KernelDef& def,
+    const std::vector<std::pair<std::string, std::string>>& settings) const {
+  ParamValues values;
+  values.specs_ = def.params;
+  for (const auto& [name, text] : settings) {
+    const ParamSpec* spec = FindSpec(def.params, name);
+    if (spec == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown parameter '", name, "' for kernel '", def.name, "' (known: ",
+          absl::StrJoin(def.params, ", ",
+                        [](std::string* out, const ParamSpec& s) {
+                          out->append(s.name);
+                        }),
+          ")"));
+    }
+    if (values.given_[name]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter '", name, "' is given more than once"));
+    }
+    absl::StatusOr<std::string> value = Canonicalize(*spec, text);
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter '", name, "': ", value.status().message()));
+    }
+    values.values_[name] = *std::move(value);
+    values.given_[name] = true;
+  }
+  for (const ParamSpec& spec : def.params) {
+    if (values.given_[spec.name]) continue;
+    values.given_[spec.name] = false;
+    if (spec.required) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "missing required parameter '", spec.name, "' for kernel '", def.name,
+          "'", spec.help.empty() ? "" : absl::StrCat(" (", spec.help, ")")));
+    }
+    if (spec.default_value.empty()) continue;  // optional, no default
+    // A default that does not parse is a bug in the kernel's definition.
+    absl::StatusOr<std::string> value = Canonicalize(spec, spec.default_value);
+    if (!value.ok()) {
+      return absl::InternalError(
+          absl::StrCat("kernel '", def.name, "': default of parameter '",
+                       spec.name, "': ", value.status().message()));
+    }
+    values.values_[spec.name] = *std::move(value);
+  }
+  return values;
+}
+
+absl::StatusOr<proto::Graph> KernelRegistry::Trace(
+    const std::string& name,
+    const std::vector<std::pair<std::string, std::string>>& settings) const {
+  const KernelDef* def = Find(name);
+  if (def == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("unknown kernel '", name,
+                     "' (registered: ", KernelNames(kernels_), ")"));
+  }
+  if (!def->body) {
+    return absl::InternalError(absl::StrCat("kernel '", name, "' has no body"));
+  }
+  NKI_ASSIGN_OR_RETURN(ParamValues values, ParseParams(*def, settings));
+  builder::WorldConfig world;
+  if (def->world) {
+    NKI_ASSIGN_OR_RETURN(world, def->world(values));
+  }
+  builder::Tracer tracer(
+      builder::TraceConfig{name, values.AsPairs(), std::move(world)});
+  return tracer.Trace([&](builder::Tracer& t) { def->body(t, values); });
+}
+
+}  // namespace nkigraph::kernels

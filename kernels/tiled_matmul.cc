@@ -1,0 +1,213 @@
+// tiled_matmul: out = act(lhs @ rhs + bias), tiled for the tensor engine.
+//
+//   for each n tile (<= 128, the PSUM partitions):
+//     bias_col = bias[n tile] as a [n_t, 1] column
+//     for each m tile (<= 512, the moving free size):
+//       for each k tile (<= 128, the contraction partitions):
+//         psum[n_t, m_t] += rhs[k tile, n tile]^T @ lhs[m tile, k tile]^T
+//       out_T = act(psum + bias_col)          # one PSUM -> SBUF evacuation
+//       out[m tile, n tile] = out_T^T         # DMA through a transposed view
+#include "kernels/tiled_matmul.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "builder/isa.h"
+#include "builder/jit.h"
+#include "builder/tiling.h"
+#include "builder/tracer.h"
+#include "kernels/params.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::kernels {
+namespace {
+
+namespace isa = builder::isa;
+using builder::Buffer;
+using builder::CeilDiv;
+using builder::Scope;
+using builder::Tensor;
+using builder::Tile;
+using builder::TiledRange;
+
+constexpr int64_t kMaxDim = 65536;
+// A trace holds about 3 instructions and 2 tensors per matmul tile; 2^19
+// tiles (m = k = n = 16384) trace in about 1.6 GB and serialize to about
+// 150 MB. Larger problems are refused rather than exhausting memory.
+constexpr int64_t kMaxMatmulTiles = int64_t{1} << 19;
+
+// Tile sizes. The kernel computes out^T: n on the PSUM partitions, m on the
+// moving free axis, k on the SBUF partitions it contracts over.
+constexpr int64_t kNTile = 128;  // stationary free size = PSUM partitions
+constexpr int64_t kMTile = 512;  // moving free size = one 2 KiB fp32 bank
+constexpr int64_t kKTile = 128;  // contraction (partition) dim
+
+// bias[n tile] as an SBUF [n_t, 1] float32 column: one bias per output
+// partition of out^T.
+Tensor LoadBiasColumn(const Tensor& bias, const Tile& n_tile) {
+  Tensor bias_col = builder::ndarray({n_tile.size, 1}, proto::FLOAT32,
+                                     Buffer::kSbuf, "bias_col");
+  isa::dma_copy(
+      bias_col,
+      bias.Slice(0, n_tile.offset, n_tile.size).Reshape({n_tile.size, 1}));
+  return bias_col;
+}
+
+// psum[n_t, m_t] = (lhs[m tile, :] @ rhs[:, n tile])^T, accumulated over the
+// k tiles: stationary = rhs tile [k_t, n_t], moving = lhs^T tile [k_t, m_t].
+void AccumulateOutTransposed(const Tensor& psum, const Tensor& lhs,
+                             const Tensor& rhs, const Tile& n_tile,
+                             const Tile& m_tile,
+                             const TiledMatmulParams& params) {
+  for (const Tile k_tile : TiledRange(params.k, kKTile)) {
+    Scope scope("k_tile");
+    Tensor stationary = builder::ndarray(
+        {k_tile.size, n_tile.size}, params.dtype, Buffer::kSbuf, "rhs_tile");
+    isa::dma_copy(stationary, rhs.Slice(0, k_tile.offset, k_tile.size)
+                                  .Slice(1, n_tile.offset, n_tile.size));
+    Tensor moving = builder::ndarray({k_tile.size, m_tile.size}, params.dtype,
+                                     Buffer::kSbuf, "lhs_T_tile");
+    isa::dma_copy(moving, lhs.Slice(0, m_tile.offset, m_tile.size)
+                              .Slice(1, k_tile.offset, k_tile.size)
+                              .Permute({1, 0}));
+    isa::nc_matmul(psum, stationary, moving,
+                   /*accumulate=*/k_tile.index > 0);
+  }
+}
+
+// out[m tile, n tile] = out_t^T, written through the transposed HBM view.
+void StoreOutTransposed(const Tensor& out, const Tensor& out_t,
+                        const Tile& n_tile, const Tile& m_tile) {
+  isa::dma_copy(out.Slice(0, m_tile.offset, m_tile.size)
+                    .Slice(1, n_tile.offset, n_tile.size)
+                    .Permute({1, 0}),
+                out_t);
+}
+
+builder::WorldConfig TiledMatmulWorld() {
+  builder::WorldConfig world;
+  world.num_ranks = 1;
+  world.num_cores = 1;
+  return world;
+}
+
+void TraceTiledMatmul(builder::Tracer& tracer, const ParamValues& values) {
+  absl::StatusOr<TiledMatmulParams> params = TiledMatmulParamsFrom(values);
+  if (!params.ok()) {
+    tracer.RecordError(params.status().message(), builder::Loc::current());
+    return;
+  }
+  const TiledMatmulParams& p = *params;
+  Tensor lhs = tracer.Input("lhs", {p.m, p.k}, p.dtype);
+  Tensor rhs = tracer.Input("rhs", {p.k, p.n}, p.dtype);
+  Tensor bias;
+  if (p.bias) bias = tracer.Input("bias", {p.n}, proto::FLOAT32);
+  Tensor out = builder::ndarray({p.m, p.n}, p.dtype, Buffer::kSharedHbm, "out");
+  builder::jit("tiled_matmul", TiledMatmul)(lhs, rhs, bias, out, p);
+  tracer.Output("out", out);
+}
+
+}  // namespace
+
+absl::Status ValidateTiledMatmulParams(const TiledMatmulParams& params) {
+  for (const auto& [name, value] :
+       {std::pair<const char*, int64_t>{"m", params.m},
+        {"k", params.k},
+        {"n", params.n}}) {
+    if (value < 1 || value > kMaxDim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter '", name, "' is ", value,
+                       "; it must be between 1 and ", kMaxDim));
+    }
+  }
+  if (params.dtype != proto::FLOAT32 && params.dtype != proto::BFLOAT16) {
+    return absl::InvalidArgumentError(
+        "parameter 'dtype' must be float32 or bfloat16");
+  }
+  const int64_t tiles = CeilDiv(params.n, kNTile) * CeilDiv(params.m, kMTile) *
+                        CeilDiv(params.k, kKTile);
+  if (tiles > kMaxMatmulTiles) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameters m=", params.m, ", k=", params.k, ", n=", params.n, " need ",
+        tiles, " matmul tiles; tiled_matmul traces at most ", kMaxMatmulTiles,
+        " (reduce m, k or n)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TiledMatmulParams> TiledMatmulParamsFrom(
+    const ParamValues& values) {
+  TiledMatmulParams params;
+  params.m = values.Int("m");
+  params.k = values.Int("k");
+  params.n = values.Int("n");
+  NKI_RETURN_IF_ERROR(CheckIntRange(values, "bias", 0, 1));
+  params.bias = values.Int("bias") == 1;
+  NKI_ASSIGN_OR_RETURN(params.activation,
+                       ParseActivation(values.Str("activation")));
+  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
+  NKI_RETURN_IF_ERROR(ValidateTiledMatmulParams(params));
+  return params;
+}
+
+void TiledMatmul(const Tensor& lhs, const Tensor& rhs, const Tensor& bias,
+                 const Tensor& out, const TiledMatmulParams& params) {
+  for (const Tile n_tile : TiledRange(params.n, kNTile)) {
+    Scope n_scope("n_tile");
+    Tensor bias_col;
+    if (params.bias) bias_col = LoadBiasColumn(bias, n_tile);
+    for (const Tile m_tile : TiledRange(params.m, kMTile)) {
+      Scope m_scope("m_tile");
+      Tensor psum = builder::ndarray({n_tile.size, m_tile.size}, proto::FLOAT32,
+                                     Buffer::kPsum, "out_T_psum");
+      AccumulateOutTransposed(psum, lhs, rhs, n_tile, m_tile, params);
+      Tensor out_t = builder::ndarray({n_tile.size, m_tile.size}, params.dtype,
+                                      Buffer::kSbuf, "out_T_tile");
+      EvacuatePsum(out_t, psum, params.activation, bias_col);
+      StoreOutTransposed(out, out_t, n_tile, m_tile);
+    }
+  }
+}
+
+void RegisterTiledMatmul(KernelRegistry& registry) {
+  registry.Register(KernelDef{
+      .name = "tiled_matmul",
+      .summary = "out = act(lhs @ rhs + bias), tiled 128 (n) x 512 (m) x 128 "
+                 "(k), bias and activation fused into the PSUM evacuation",
+      .params =
+          {
+              IntParam("m", 256, "rows of lhs and out"),
+              IntParam("k", 256,
+                       "contraction size: columns of lhs, rows of rhs"),
+              IntParam("n", 256, "columns of rhs and out"),
+              IntParam("bias", 1, "1: add the float32 bias [n]; 0: no bias"),
+              ActivationParam(),
+              DTypeParam(),
+          },
+      .inputs =
+          {
+              {"lhs", "[m, k]", "dtype"},
+              {"rhs", "[k, n]", "dtype"},
+              {"bias", "[n]", "float32 (only when bias=1)"},
+          },
+      .outputs = {{"out", "[m, n]", "dtype"}},
+      .world = [](const ParamValues& values)
+          -> absl::StatusOr<builder::WorldConfig> {
+        NKI_RETURN_IF_ERROR(TiledMatmulParamsFrom(values).status());
+        return TiledMatmulWorld();
+      },
+      .body = TraceTiledMatmul,
+      .reference = [](const ParamValues& values,
+                      const std::vector<HostArray>& inputs)
+          -> absl::StatusOr<std::vector<HostArray>> {
+        NKI_ASSIGN_OR_RETURN(TiledMatmulParams params,
+                             TiledMatmulParamsFrom(values));
+        return TiledMatmulReference(params, inputs);
+      },
+      .tolerance = [](const ParamValues& values) -> double {
+        return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
+      },
+  });
+}
+
+}  // namespace nkigraph::kernels

@@ -1,0 +1,257 @@
+// The nkigraph command line, run as a separate process. NKIGRAPH_CLI_PATH
+// (set by CMake) is the built binary.
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/nkigraph.pb.h"
+#include "util/graph_io.h"
+
+#ifndef NKIGRAPH_CLI_PATH
+#error "NKIGRAPH_CLI_PATH must name the nkigraph binary"
+#endif
+
+namespace nkigraph {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "/cli_test_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
+  }
+
+  std::string Path(const std::string& name) const {
+    return absl::StrCat(dir_, "/", name);
+  }
+
+  // Runs `nkigraph <args>` (args are shell words, already quoted as needed).
+  Result Run(const std::string& args) {
+    const std::string out = Path("stdout.txt");
+    const std::string err = Path("stderr.txt");
+    const std::string command =
+        absl::StrCat("'", NKIGRAPH_CLI_PATH, "' ", args, " >'", out, "' 2>'",
+                     err, "' </dev/null");
+    const int status = std::system(command.c_str());
+    Result result;
+    if (status != -1 && WIFEXITED(status)) {
+      result.exit_code = WEXITSTATUS(status);
+    }
+    result.out = Slurp(out);
+    result.err = Slurp(err);
+    return result;
+  }
+
+  // Expects exit code 2, nothing on stdout, and exactly one stderr line
+  // starting with "nkigraph <verb>: error: " and containing `fragment`.
+  void ExpectUsageError(const std::string& args, const std::string& verb,
+                        const std::string& fragment) {
+    SCOPED_TRACE(args);
+    const Result r = Run(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    const std::vector<std::string> lines = Lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_THAT(lines[0],
+                StartsWith(absl::StrCat("nkigraph ", verb, ": error: ")));
+    EXPECT_THAT(lines[0], HasSubstr(fragment));
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CliTest, HelpGoesToStdoutWithExitZeroEverywhere) {
+  for (const std::string args :
+       {"--help", "-h", "help", "list --help", "trace --help", "trace -h",
+        "info --help", "help trace"}) {
+    SCOPED_TRACE(args);
+    const Result r = Run(args);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_THAT(r.out, HasSubstr("usage: nkigraph"));
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+TEST_F(CliTest, TraceHelpWithAKernelShowsItsParameters) {
+  const Result r = Run("trace tiled_matmul --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("activation"));
+  EXPECT_THAT(r.out, HasSubstr("gelu_tanh"));
+}
+
+TEST_F(CliTest, NoCommandOrUnknownCommandIsAOneLineErrorWithExitTwo) {
+  const Result none = Run("");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(Lines(none.err).size(), 1u);
+  EXPECT_THAT(none.err, StartsWith("nkigraph: error: "));
+  ExpectUsageError("frobnicate", "frobnicate", "unknown command 'frobnicate'");
+}
+
+TEST_F(CliTest, ListShowsTiledMatmulParametersAndInterface) {
+  const Result r = Run("list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("tiled_matmul"));
+  for (const char* fragment :
+       {"default: 256", "default: bfloat16", "{none, relu, silu, gelu_tanh}",
+        "{float32, bfloat16}", "lhs", "[m, k]", "rhs", "[k, n]", "out",
+        "[m, n]"}) {
+    EXPECT_THAT(r.out, HasSubstr(fragment));
+  }
+  const Result one = Run("list tiled_matmul");
+  EXPECT_EQ(one.exit_code, 0);
+  EXPECT_EQ(one.out, r.out);  // the only kernel so far
+  ExpectUsageError("list no_such_kernel", "list", "'no_such_kernel'");
+}
+
+TEST_F(CliTest, TraceWritesBinaryAndTextGraphs) {
+  const std::string pb = Path("g.pb");
+  const Result r = Run(absl::StrCat(
+      "trace tiled_matmul --set m=600 --set k=300 --set n=200 -o '", pb, "'"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  ASSERT_EQ(Lines(r.out).size(), 1u) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("46 instructions"));
+  EXPECT_THAT(r.out, HasSubstr(pb));
+  absl::StatusOr<proto::Graph> graph = ReadGraph(pb);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->kernel_name(), "tiled_matmul");
+
+  const std::string pbtxt = Path("g.pbtxt");
+  ASSERT_EQ(Run(absl::StrCat("trace tiled_matmul --set=m=600 -s k=300 "
+                             "--set n=200 --output '",
+                             pbtxt, "'"))
+                .exit_code,
+            0);
+  EXPECT_THAT(Slurp(pbtxt), HasSubstr("kernel_name: \"tiled_matmul\""));
+  absl::StatusOr<proto::Graph> text = ReadGraph(pbtxt);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(SerializeDeterministic(*text), SerializeDeterministic(*graph));
+}
+
+TEST_F(CliTest, TracingTwiceWritesIdenticalBytes) {
+  const std::string a = Path("a.pb"), b = Path("b.pb");
+  ASSERT_EQ(
+      Run(absl::StrCat("trace tiled_matmul --set activation=silu -o '", a, "'"))
+          .exit_code,
+      0);
+  ASSERT_EQ(
+      Run(absl::StrCat("trace tiled_matmul --set activation=silu -o '", b, "'"))
+          .exit_code,
+      0);
+  EXPECT_FALSE(Slurp(a).empty());
+  EXPECT_EQ(Slurp(a), Slurp(b));
+}
+
+TEST_F(CliTest, TraceUsageErrorsAreOneLineWithExitTwo) {
+  const std::string out = absl::StrCat("-o '", Path("x.pb"), "'");
+  ExpectUsageError(absl::StrCat("trace no_such_kernel ", out), "trace",
+                   "unknown kernel 'no_such_kernel' (registered: ");
+  ExpectUsageError(absl::StrCat("trace tiled_matmul --set q=1 ", out), "trace",
+                   "unknown parameter 'q' for kernel 'tiled_matmul'");
+  ExpectUsageError(absl::StrCat("trace tiled_matmul --set m=abc ", out),
+                   "trace", "parameter 'm': 'abc' is not an integer");
+  ExpectUsageError(absl::StrCat("trace tiled_matmul --set n=0 ", out), "trace",
+                   "parameter 'n'");
+  ExpectUsageError(absl::StrCat("trace tiled_matmul --set dtype=fp8 ", out),
+                   "trace", "parameter 'dtype'");
+  ExpectUsageError(absl::StrCat("trace tiled_matmul --set m ", out), "trace",
+                   "NAME=VALUE");
+  ExpectUsageError("trace tiled_matmul", "trace", "-o");
+  ExpectUsageError("trace tiled_matmul -o", "trace", "needs a value");
+  ExpectUsageError(absl::StrCat("trace ", out), "trace", "no kernel");
+  ExpectUsageError(absl::StrCat("trace tiled_matmul --frob ", out), "trace",
+                   "unknown option '--frob'");
+  ExpectUsageError(absl::StrCat("trace tiled_matmul -o '", Path("x.json"), "'"),
+                   "trace", ".pbtxt");
+  ExpectUsageError(
+      absl::StrCat("trace tiled_matmul -o '", Path("no/such/dir/x.pb"), "'"),
+      "trace", "cannot write");
+  // Nothing was written by the failed traces.
+  EXPECT_EQ(Slurp(Path("x.pb")), "");
+}
+
+TEST_F(CliTest, InfoSummarizesATracedGraph) {
+  const std::string pb = Path("g.pb");
+  ASSERT_EQ(Run(absl::StrCat("trace tiled_matmul --set m=600 --set k=300 "
+                             "--set n=200 --set dtype=float32 -o '",
+                             pb, "'"))
+                .exit_code,
+            0);
+  const Result r = Run(absl::StrCat("info '", pb, "'"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("kernel: tiled_matmul"));
+  EXPECT_THAT(r.out, HasSubstr("m=600 k=300 n=200 bias=1 activation=none "
+                               "dtype=float32"));
+  EXPECT_THAT(r.out, HasSubstr("1 rank(s), 1 core(s)"));
+  EXPECT_THAT(r.out, HasSubstr("instructions: 46"));
+  EXPECT_THAT(r.out, HasSubstr("core 0: 46 instructions"));
+  // Count lines are "  <name>  <count>".
+  auto count_of = [&](const std::string& name) -> std::string {
+    for (const std::string& line : Lines(r.out)) {
+      std::vector<std::string> words =
+          absl::StrSplit(line, ' ', absl::SkipEmpty());
+      if (words.size() == 2 && words[0] == name) return words[1];
+    }
+    return "absent";
+  };
+  EXPECT_EQ(count_of("nc_matmul"), "12");
+  EXPECT_EQ(count_of("activation"), "4");
+  EXPECT_EQ(count_of("dma_copy"), "30");
+  EXPECT_EQ(count_of("tensor"), "12");
+  EXPECT_EQ(count_of("scalar"), "4");
+  EXPECT_EQ(count_of("psum"), "16");  // 12 matmul dsts + 4 evacuation reads
+  // fp32: rhs tile 128x128 at 64 (512 B), lhs^T tile 128x512 after it.
+  EXPECT_THAT(r.out, HasSubstr("core 0: sbuf 2624, psum 2048"));
+  EXPECT_THAT(r.out, HasSubstr("lhs"));
+  EXPECT_THAT(r.out, HasSubstr("[600, 300]"));
+  // Deterministic: the same file gives the same text.
+  EXPECT_EQ(Run(absl::StrCat("info '", pb, "'")).out, r.out);
+}
+
+TEST_F(CliTest, InfoOnMissingOrCorruptFilesIsAOneLineError) {
+  ExpectUsageError(absl::StrCat("info '", Path("absent.pb"), "'"), "info",
+                   "absent.pb");
+  const std::string junk = Path("junk.pb");
+  std::ofstream(junk) << "\xff\xff\xff not a graph";
+  ExpectUsageError(absl::StrCat("info '", junk, "'"), "info", "junk.pb");
+  ExpectUsageError("info", "info", "no graph file");
+}
+
+}  // namespace
+}  // namespace nkigraph

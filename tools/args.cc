@@ -1,0 +1,106 @@
+// Argument parsing and error reporting shared by the verbs.
+#include <algorithm>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "tools/commands.h"
+
+namespace nkigraph::tools {
+
+int ReportError(absl::string_view verb, absl::string_view message) {
+  std::string line = absl::StrReplaceAll(
+      message, {{"\r\n", "; "}, {"\n", "; "}, {"\r", "; "}});
+  std::cerr << "nkigraph" << (verb.empty() ? "" : " ") << verb
+            << ": error: " << line << std::endl;
+  return kExitError;
+}
+
+int ReportError(absl::string_view verb, const absl::Status& status) {
+  return ReportError(verb, status.message());
+}
+
+std::string ParsedArgs::Get(const std::string& name,
+                            const std::string& fallback) const {
+  auto it = flags.find(name);
+  if (it == flags.end() || it->second.empty()) return fallback;
+  return it->second.back();
+}
+
+std::vector<std::string> ParsedArgs::All(const std::string& name) const {
+  auto it = flags.find(name);
+  return it == flags.end() ? std::vector<std::string>{} : it->second;
+}
+
+absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
+                                     const std::vector<FlagSpec>& flags) {
+  ParsedArgs parsed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      parsed.positionals.insert(parsed.positionals.end(), args.begin() + i + 1,
+                                args.end());
+      break;
+    }
+    if (arg == "-h" || arg == "--help") {
+      parsed.help = true;
+      continue;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      parsed.positionals.push_back(arg);
+      continue;
+    }
+    // --name=value
+    std::string name = arg;
+    std::string value;
+    bool inline_value = false;
+    if (arg.rfind("--", 0) == 0) {
+      const size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        name = arg.substr(0, eq);
+        value = arg.substr(eq + 1);
+        inline_value = true;
+      }
+    }
+    auto spec =
+        std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) {
+          return f.name == name || (!f.alias.empty() && f.alias == name);
+        });
+    if (spec == flags.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown option '", name, "' (see --help)"));
+    }
+    if (spec->takes_value) {
+      if (!inline_value) {
+        if (i + 1 >= args.size()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("option '", name, "' needs a value"));
+        }
+        value = args[++i];
+      }
+    } else if (inline_value) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '", name, "' takes no value"));
+    }
+    std::vector<std::string>& values = parsed.flags[spec->name];
+    if (!values.empty() && !spec->repeated) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '", spec->name, "' is given more than once"));
+    }
+    values.push_back(value);
+  }
+  return parsed;
+}
+
+absl::StatusOr<std::pair<std::string, std::string>> SplitKeyValue(
+    absl::string_view text, absl::string_view what) {
+  const size_t eq = text.find('=');
+  if (eq == absl::string_view::npos || eq == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " expects NAME=VALUE, not '", text, "'"));
+  }
+  return std::make_pair(std::string(text.substr(0, eq)),
+                        std::string(text.substr(eq + 1)));
+}
+
+}  // namespace nkigraph::tools

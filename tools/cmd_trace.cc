@@ -1,0 +1,97 @@
+// nkigraph trace NAME [--set k=v]... -o FILE: traces a registered kernel.
+#include <iostream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/registry.h"
+#include "tools/commands.h"
+#include "util/file_io.h"
+#include "util/graph_io.h"
+
+namespace nkigraph::tools {
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: nkigraph trace NAME [--set PARAM=VALUE]... -o FILE
+
+Traces the registered kernel NAME with the given parameters (defaults for
+the rest) and writes the instruction graph to FILE: binary protobuf for
+.pb, text format for .pbtxt. Prints a one-line summary.
+
+options:
+  -s, --set PARAM=VALUE   set a kernel parameter (repeatable)
+  -o, --output FILE       the graph file to write (.pb or .pbtxt)
+  -h, --help              show this help; with NAME, also the kernel's
+                          parameters
+
+Run `nkigraph list` for the kernels and their parameters.
+)";
+
+}  // namespace
+
+int RunTrace(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedArgs> parsed =
+      ParseArgs(args, {{"--set", "-s", /*takes_value=*/true, /*repeated=*/true},
+                       {"--output", "-o", /*takes_value=*/true,
+                        /*repeated=*/false}});
+  if (!parsed.ok()) return ReportError("trace", parsed.status());
+  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
+  if (parsed->help) {
+    std::cout << kUsage;
+    for (const std::string& name : parsed->positionals) {
+      if (const kernels::KernelDef* def = registry.Find(name)) {
+        std::cout << "\n";
+        PrintKernel(*def, std::cout);
+      }
+    }
+    return kExitOk;
+  }
+  if (parsed->positionals.empty()) {
+    return ReportError("trace",
+                       "no kernel named (usage: nkigraph trace NAME "
+                       "[--set PARAM=VALUE]... -o FILE)");
+  }
+  if (parsed->positionals.size() > 1) {
+    return ReportError(
+        "trace", absl::StrCat("unexpected argument '", parsed->positionals[1],
+                              "'; trace takes one kernel name"));
+  }
+  const std::string& name = parsed->positionals[0];
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (const std::string& setting : parsed->All("--set")) {
+    absl::StatusOr<std::pair<std::string, std::string>> kv =
+        SplitKeyValue(setting, "--set");
+    if (!kv.ok()) return ReportError("trace", kv.status());
+    settings.push_back(*std::move(kv));
+  }
+  if (!parsed->Has("--output")) {
+    return ReportError("trace",
+                       "missing -o FILE (the graph to write, .pb or "
+                       ".pbtxt)");
+  }
+  const std::string output = parsed->Get("--output");
+  if (!EndsWith(output, ".pb") && !EndsWith(output, ".pbtxt")) {
+    return ReportError("trace",
+                       absl::StrCat("output '", output,
+                                    "' must end in .pb (binary) or .pbtxt "
+                                    "(text format)"));
+  }
+
+  absl::StatusOr<proto::Graph> graph = registry.Trace(name, settings);
+  if (!graph.ok()) return ReportError("trace", graph.status());
+  if (absl::Status status = WriteGraph(*graph, output); !status.ok()) {
+    return ReportError("trace", absl::StrCat("cannot write '", output,
+                                             "': ", status.message()));
+  }
+  int64_t instructions = 0;
+  for (const proto::Stream& stream : graph->streams()) {
+    instructions += stream.instructions_size();
+  }
+  std::cout << "traced " << name << ": " << instructions << " instructions, "
+            << graph->tensors_size() << " tensors, "
+            << graph->world().num_ranks() << " rank(s) x "
+            << graph->world().num_cores() << " core(s) -> " << output << "\n";
+  return kExitOk;
+}
+
+}  // namespace nkigraph::tools

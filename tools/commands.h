@@ -1,0 +1,75 @@
+#ifndef NKIGRAPH_TOOLS_COMMANDS_H_
+#define NKIGRAPH_TOOLS_COMMANDS_H_
+
+// The verbs of the `nkigraph` command. Each lives in its own cmd_<verb>.cc
+// and is listed once in main.cc's command table. A verb gets its arguments
+// after the verb name and returns the process exit code.
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "kernels/registry.h"
+
+namespace nkigraph::tools {
+
+// Exit codes shared by every verb.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // the command ran; the answer is "no"
+inline constexpr int kExitError = 2;    // usage error or unusable input
+
+int RunList(const std::vector<std::string>& args);
+int RunTrace(const std::vector<std::string>& args);
+int RunInfo(const std::vector<std::string>& args);
+
+// Prints `nkigraph <verb>: error: <message>` as one line on stderr
+// (newlines in the message become "; ") and returns kExitError.
+int ReportError(absl::string_view verb, absl::string_view message);
+int ReportError(absl::string_view verb, const absl::Status& status);
+
+// --- Argument parsing shared by the verbs --------------------------------
+
+struct FlagSpec {
+  std::string name;   // "--output"
+  std::string alias;  // "-o", or empty
+  bool takes_value = true;
+  bool repeated = false;
+};
+
+struct ParsedArgs {
+  bool help = false;  // -h or --help anywhere
+  std::vector<std::string> positionals;
+  // Values by FlagSpec::name, in command-line order; a flag without a value
+  // records "".
+  std::map<std::string, std::vector<std::string>> flags;
+
+  bool Has(const std::string& name) const { return flags.count(name) > 0; }
+  // The flag's value, or `fallback` when it was not given.
+  std::string Get(const std::string& name,
+                  const std::string& fallback = "") const;
+  std::vector<std::string> All(const std::string& name) const;
+};
+
+// Accepts `--name value`, `--name=value`, `-o value`, `--` (the rest is
+// positional) and `-` as a positional. Unknown flags, missing values and
+// non-repeated flags given twice are errors.
+absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
+                                     const std::vector<FlagSpec>& flags);
+
+// Splits `key=value` (the value may be empty or contain '='); `what` names
+// the flag in the error.
+absl::StatusOr<std::pair<std::string, std::string>> SplitKeyValue(
+    absl::string_view text, absl::string_view what);
+
+// --- Shared printing -----------------------------------------------------
+
+// A kernel's summary, parameters, inputs and outputs, as `list` shows them.
+void PrintKernel(const kernels::KernelDef& def, std::ostream& out);
+
+}  // namespace nkigraph::tools
+
+#endif  // NKIGRAPH_TOOLS_COMMANDS_H_

@@ -1,0 +1,94 @@
+// nkigraph: trace, inspect and check NKI-style kernel graphs.
+//
+// `nkigraph <command> [args...]`; each command lives in tools/cmd_<name>.cc
+// and is listed once in kCommands below.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "tools/commands.h"
+
+namespace nkigraph::tools {
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+constexpr Command kCommands[] = {
+    {"list",
+     "list the registered kernels, their parameters, inputs and "
+     "outputs",
+     RunList},
+    {"trace", "trace a registered kernel into a graph file (.pb or .pbtxt)",
+     RunTrace},
+    {"info", "summarize a graph file", RunInfo},
+};
+
+void PrintUsage(std::ostream& out) {
+  out << "usage: nkigraph <command> [args...]\n\n"
+         "Traces NKI-style kernels into instruction graphs and inspects "
+         "them.\n\ncommands:\n";
+  for (const Command& command : kCommands) {
+    out << absl::StrFormat("  %-7s %s\n", command.name, command.summary);
+  }
+  out << "\nRun 'nkigraph <command> --help' for a command's arguments.\n";
+}
+
+std::string CommandNames() {
+  std::vector<std::string> names;
+  for (const Command& command : kCommands) names.push_back(command.name);
+  return absl::StrJoin(names, ", ");
+}
+
+const Command* FindCommand(const std::string& name) {
+  for (const Command& command : kCommands) {
+    if (name == command.name) return &command;
+  }
+  return nullptr;
+}
+
+int Main(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    return ReportError("", "no command given (commands: " + CommandNames() +
+                               "; see nkigraph --help)");
+  }
+  const std::string& verb = args[0];
+  if (verb == "-h" || verb == "--help") {
+    PrintUsage(std::cout);
+    return kExitOk;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (verb == "help") {
+    if (rest.empty()) {
+      PrintUsage(std::cout);
+      return kExitOk;
+    }
+    const Command* command = FindCommand(rest[0]);
+    if (command == nullptr) {
+      return ReportError("help",
+                         absl::StrCat("unknown command '", rest[0],
+                                      "' (commands: ", CommandNames(), ")"));
+    }
+    return command->run({"--help"});
+  }
+  const Command* command = FindCommand(verb);
+  if (command == nullptr) {
+    return ReportError(verb, absl::StrCat("unknown command '", verb,
+                                          "' (commands: ", CommandNames(),
+                                          "; see nkigraph --help)"));
+  }
+  return command->run(rest);
+}
+
+}  // namespace
+}  // namespace nkigraph::tools
+
+int main(int argc, char** argv) {
+  return nkigraph::tools::Main(std::vector<std::string>(argv + 1, argv + argc));
+}
