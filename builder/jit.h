@@ -22,7 +22,8 @@ struct IsJitKernel<JitKernel<Fn>> : std::true_type {};
 // A kernel wrapped for tracing. Called while a trace is active, it is
 // inlined into the current graph under a scope named after the kernel (no
 // nested trace, no second graph). A kernel that calls itself, or a kernel
-// wrapped twice, records a clear error instead of recursing.
+// wrapped twice, records a clear error instead of recursing; the error
+// names the kernel source line where the kernel was wrapped by jit.
 //
 // To trace a kernel into a graph, run it inside Tracer::Trace, or wrap a
 // composer (a plain function calling jit kernels) the same way: its C++
@@ -30,8 +31,9 @@ struct IsJitKernel<JitKernel<Fn>> : std::true_type {};
 template <typename Fn>
 class JitKernel {
  public:
-  JitKernel(std::string name, Fn fn)
-      : state_(std::make_shared<State>(State{std::move(name), std::move(fn)})) {}
+  JitKernel(std::string name, Fn fn, Loc loc = Loc::current())
+      : state_(std::make_shared<State>(
+            State{std::move(name), std::move(fn), loc})) {}
 
   const std::string& name() const { return state_->name; }
 
@@ -45,12 +47,12 @@ class JitKernel {
             absl::StrCat("kernel '", state_->fn.name(),
                          "' is wrapped by jit twice (as '", state_->name,
                          "'); wrap a kernel once"),
-            Loc::current());
+            state_->loc);
       }
       return Result();
     } else {
       if (tracer == nullptr ||
-          !tracer->EnterKernel(state_.get(), state_->name, Loc::current())) {
+          !tracer->EnterKernel(state_.get(), state_->name, state_->loc)) {
         return Result();
       }
       struct Exit {
@@ -65,13 +67,16 @@ class JitKernel {
   struct State {
     std::string name;
     Fn fn;
+    Loc loc;  // where the kernel was wrapped, for errors about it
   };
   std::shared_ptr<const State> state_;
 };
 
 template <typename Fn>
-JitKernel<std::decay_t<Fn>> jit(std::string name, Fn&& fn) {
-  return JitKernel<std::decay_t<Fn>>(std::move(name), std::forward<Fn>(fn));
+JitKernel<std::decay_t<Fn>> jit(std::string name, Fn&& fn,
+                                Loc loc = Loc::current()) {
+  return JitKernel<std::decay_t<Fn>>(std::move(name), std::forward<Fn>(fn),
+                                     loc);
 }
 
 }  // namespace nkigraph::builder

@@ -272,11 +272,17 @@ void Tracer::Output(const std::string& name, const Tensor& tensor, Loc loc) {
                 loc);
     return;
   }
-  if (tensor.num_elements() != [&] {
-        int64_t n = 1;
-        for (int64_t d : t->shape()) n *= d;
-        return n;
-      }() || tensor.offset() != 0) {
+  // The view must be the tensor itself, each element once in row-major
+  // order; a permuted or broadcast view of the same size is not.
+  const Tensor whole = Tensor::FullView(this, tensor.id());
+  bool is_whole =
+      tensor.offset() == 0 && tensor.rank() == whole.rank() &&
+      tensor.dynamic_.kind == proto::DynamicOffset::KIND_UNSPECIFIED;
+  for (int d = 0; is_whole && d < whole.rank(); ++d) {
+    is_whole = tensor.dims()[d].stride == whole.dims()[d].stride &&
+               tensor.dims()[d].count == whole.dims()[d].count;
+  }
+  if (!is_whole) {
     RecordError(absl::StrCat("output '", name,
                              "' must be a whole tensor, not a view"),
                 loc);
