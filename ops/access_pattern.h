@@ -25,11 +25,13 @@ int64_t DimStride(const proto::Tensor& tensor, int d);
 inline int NumDims(const proto::AccessPattern& ap) {
   return ap.pattern_size() / 2;
 }
+// (Through data(): RepeatedField<int64_t>::Get is not inlined across the
+// protobuf library boundary, and these sit on the tracer's hot path.)
 inline int64_t Stride(const proto::AccessPattern& ap, int d) {
-  return ap.pattern(2 * d);
+  return ap.pattern().data()[2 * d];
 }
 inline int64_t Count(const proto::AccessPattern& ap, int d) {
-  return ap.pattern(2 * d + 1);
+  return ap.pattern().data()[2 * d + 1];
 }
 
 // Product of the access pattern's counts.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace nkigraph::ops {
@@ -61,9 +62,15 @@ absl::string_view ActFuncName(ActFunc func) {
 }
 
 absl::StatusOr<ActFunc> ParseActFunc(absl::string_view name) {
-  for (const ActInfo& info : kActs) {
-    if (info.name == name) return info.func;
-  }
+  // Checked for every traced and executed instruction: a hash lookup, not a
+  // scan of the table.
+  static const auto* by_name = [] {
+    auto* map = new absl::flat_hash_map<absl::string_view, ActFunc>;
+    for (const ActInfo& info : kActs) map->emplace(info.name, info.func);
+    return map;
+  }();
+  auto it = by_name->find(name);
+  if (it != by_name->end()) return it->second;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown activation function '", name, "'"));
 }

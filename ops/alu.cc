@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace nkigraph::ops {
@@ -48,9 +49,15 @@ absl::string_view AluName(Alu op) {
 }
 
 absl::StatusOr<Alu> ParseAlu(absl::string_view name) {
-  for (const AluInfo& info : kAlus) {
-    if (info.name == name) return info.op;
-  }
+  // Checked for every traced and executed instruction: a hash lookup, not a
+  // scan of the table.
+  static const auto* by_name = [] {
+    auto* map = new absl::flat_hash_map<absl::string_view, Alu>;
+    for (const AluInfo& info : kAlus) map->emplace(info.name, info.op);
+    return map;
+  }();
+  auto it = by_name->find(name);
+  if (it != by_name->end()) return it->second;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown ALU operation '", name, "'"));
 }

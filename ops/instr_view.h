@@ -26,7 +26,7 @@ struct OperandInfo {
   proto::MemorySpace space() const { return tensor->space(); }
   proto::DType dtype() const { return tensor->dtype(); }
   int num_dims() const { return ap->pattern_size() / 2; }
-  int64_t count(int d) const { return ap->pattern(2 * d + 1); }
+  int64_t count(int d) const { return ap->pattern().data()[2 * d + 1]; }
   int64_t elements() const;
   // Partition count (dim 0) and elements per partition (the rest), the
   // 2-D view the engines work on.
