@@ -23,7 +23,9 @@ Extents Measure(const proto::Graph& graph) {
   for (const proto::Tensor& t : graph.tensors()) {
     const int64_t esize = DTypeSize(t.dtype());
     if (ops::IsOnChip(t.space())) {
-      const int64_t end = t.address() + esize * ops::RowElements(t);
+      // Rows start 64-byte aligned, like the tensors inside them.
+      const int64_t end =
+          (t.address() + esize * ops::RowElements(t) + 63) / 64 * 64;
       auto& rows = t.space() == proto::SBUF ? e.sbuf_row : e.psum_row;
       if (t.core() < rows.size()) rows[t.core()] = std::max(rows[t.core()], end);
     } else {

@@ -137,6 +137,13 @@ absl::Status ProgramState::CheckInitialized(const proto::Tensor& t,
                                             const Region& region,
                                             const Run& run) {
   const int64_t esize = DTypeSize(t.dtype());
+  if (run.byte_stride == esize && !any_skipped_) {
+    // Contiguous: one vectorizable pass, and a slow search only on failure.
+    const uint8_t* shadow = &region.shadow[run.byte];
+    uint8_t all = kInitialized;
+    for (int64_t b = 0; b < run.count * esize; ++b) all &= shadow[b];
+    if (all & kInitialized) return absl::OkStatus();
+  }
   for (int64_t k = 0; k < run.count; ++k) {
     if (Skipped(run.position + k)) continue;
     const uint8_t* shadow = &region.shadow[run.byte + k * run.byte_stride];
@@ -456,19 +463,35 @@ absl::Status ProgramState::MatmulWrite(int i, absl::Span<const float> values,
   return Walk(i, [&](const proto::Tensor& t, Region& region,
                      const Run& run) -> absl::Status {
     const int64_t esize = DTypeSize(t.dtype());
+    // Every element of the run must belong to an open accumulation group.
+    if (accumulate) {
+      for (int64_t k = 0; k < run.count; ++k) {
+        if (!(region.shadow[run.byte + k * run.byte_stride] & kMatmulGroup)) {
+          return AccessError(
+              "accumulates (accumulate=true) into psum that no matmul "
+              "started:",
+              t, run.flat + k * run.flat_stride);
+        }
+      }
+    }
+    const float* src = &values[run.position];
+    if (t.dtype() == proto::FLOAT32 && run.byte_stride == 4) {
+      // The common case: a contiguous fp32 PSUM row.
+      float* dst = reinterpret_cast<float*>(&region.data[run.byte]);
+      if (accumulate) {
+        for (int64_t k = 0; k < run.count; ++k) dst[k] += src[k];
+      } else {
+        std::memcpy(dst, src, run.count * 4);
+      }
+      std::memset(&region.shadow[run.byte], kInitialized | kMatmulGroup,
+                  run.count * 4);
+      return absl::OkStatus();
+    }
     for (int64_t k = 0; k < run.count; ++k) {
       const int64_t byte = run.byte + k * run.byte_stride;
       uint8_t* dst = &region.data[byte];
-      float value = values[run.position + k];
-      if (accumulate) {
-        if (!(region.shadow[byte] & kMatmulGroup)) {
-          return AccessError(
-              "accumulates (accumulate=true) into psum that no matmul "
-              "started: ",
-              t, run.flat + k * run.flat_stride);
-        }
-        value += LoadAsFloat(t.dtype(), dst);
-      }
+      float value = src[k];
+      if (accumulate) value += LoadAsFloat(t.dtype(), dst);
       StoreFromFloat(t.dtype(), value, dst, fp8_max_);
       std::memset(&region.shadow[byte], kInitialized | kMatmulGroup, esize);
     }

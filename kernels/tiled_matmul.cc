@@ -1,14 +1,16 @@
 // tiled_matmul: out = act(lhs @ rhs + bias), tiled for the tensor engine.
 //
-//   for each n tile (<= 128, the PSUM partitions):
-//     bias_col = bias[n tile] as a [n_t, 1] column
-//     for each m tile (<= 512, the moving free size):
+//   for each m tile (<= 512, the moving free size):
+//     lhs_T = lhs[m tile, :]^T, all k tiles, loaded once
+//     for each n tile (<= 128, the PSUM partitions):
+//       bias_col = bias[n tile] as a [n_t, 1] column
 //       for each k tile (<= 128, the contraction partitions):
-//         psum[n_t, m_t] += rhs[k tile, n tile]^T @ lhs[m tile, k tile]^T
+//         psum[n_t, m_t] += rhs[k tile, n tile]^T @ lhs_T[k tile]
 //       out_T = act(psum + bias_col)          # one PSUM -> SBUF evacuation
 //       out[m tile, n tile] = out_T^T         # DMA through a transposed view
 #include "kernels/tiled_matmul.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +19,7 @@
 #include "builder/tiling.h"
 #include "builder/tracer.h"
 #include "kernels/params.h"
+#include "util/dtype.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
@@ -41,6 +44,18 @@ constexpr int64_t kMaxMatmulTiles = int64_t{1} << 19;
 constexpr int64_t kNTile = 128;  // stationary free size = PSUM partitions
 constexpr int64_t kMTile = 512;  // moving free size = one 2 KiB fp32 bank
 constexpr int64_t kKTile = 128;  // contraction (partition) dim
+// SBUF bytes per partition given to the transposed lhs tiles of one m tile;
+// the rest is left for the rhs, bias and output tiles.
+constexpr int64_t kLhsTBudgetBytes = 128 * 1024;
+
+// The m tile: a full 512-wide moving tile unless k is so large that all its
+// k tiles of lhs^T would not fit the budget.
+int64_t MTileSize(const TiledMatmulParams& params) {
+  const int64_t bytes_per_column =
+      CeilDiv(params.k, kKTile) * DTypeSize(params.dtype);
+  return std::max<int64_t>(
+      1, std::min(kMTile, kLhsTBudgetBytes / bytes_per_column));
+}
 
 // bias[n tile] as an SBUF [n_t, 1] float32 column: one bias per output
 // partition of out^T.
@@ -53,24 +68,36 @@ Tensor LoadBiasColumn(const Tensor& bias, const Tile& n_tile) {
   return bias_col;
 }
 
+// lhs[m tile, :]^T as k tiles side by side: lhs_t[k, kt, m_t] holds
+// lhs[m tile, kt * 128 + k]. Loaded once per m tile and reused by every n
+// tile, so the transposing DMA reads each lhs element once per kernel.
+Tensor LoadLhsTransposed(const Tensor& lhs, const Tile& m_tile,
+                         const TiledMatmulParams& params) {
+  const int64_t k_tiles = CeilDiv(params.k, kKTile);
+  Tensor lhs_t =
+      builder::ndarray({std::min(params.k, kKTile), k_tiles, m_tile.size},
+                       params.dtype, Buffer::kSbuf, "lhs_T_tiles");
+  for (const Tile k_tile : TiledRange(params.k, kKTile)) {
+    isa::dma_copy(lhs_t.Slice(0, 0, k_tile.size).Select(1, k_tile.index),
+                  lhs.Slice(0, m_tile.offset, m_tile.size)
+                      .Slice(1, k_tile.offset, k_tile.size)
+                      .Permute({1, 0}));
+  }
+  return lhs_t;
+}
+
 // psum[n_t, m_t] = (lhs[m tile, :] @ rhs[:, n tile])^T, accumulated over the
 // k tiles: stationary = rhs tile [k_t, n_t], moving = lhs^T tile [k_t, m_t].
-void AccumulateOutTransposed(const Tensor& psum, const Tensor& lhs,
-                             const Tensor& rhs, const Tile& n_tile,
-                             const Tile& m_tile,
-                             const TiledMatmulParams& params) {
-  for (const Tile k_tile : TiledRange(params.k, kKTile)) {
+void AccumulateOutTransposed(const Tensor& psum, const Tensor& lhs_t,
+                             const Tensor& rhs, const Tile& n_tile) {
+  for (const Tile k_tile : TiledRange(rhs.dim(0), kKTile)) {
     Scope scope("k_tile");
     Tensor stationary = builder::ndarray(
-        {k_tile.size, n_tile.size}, params.dtype, Buffer::kSbuf, "rhs_tile");
+        {k_tile.size, n_tile.size}, rhs.dtype(), Buffer::kSbuf, "rhs_tile");
     isa::dma_copy(stationary, rhs.Slice(0, k_tile.offset, k_tile.size)
                                   .Slice(1, n_tile.offset, n_tile.size));
-    Tensor moving = builder::ndarray({k_tile.size, m_tile.size}, params.dtype,
-                                     Buffer::kSbuf, "lhs_T_tile");
-    isa::dma_copy(moving, lhs.Slice(0, m_tile.offset, m_tile.size)
-                              .Slice(1, k_tile.offset, k_tile.size)
-                              .Permute({1, 0}));
-    isa::nc_matmul(psum, stationary, moving,
+    isa::nc_matmul(psum, stationary,
+                   lhs_t.Slice(0, 0, k_tile.size).Select(1, k_tile.index),
                    /*accumulate=*/k_tile.index > 0);
   }
 }
@@ -124,7 +151,8 @@ absl::Status ValidateTiledMatmulParams(const TiledMatmulParams& params) {
     return absl::InvalidArgumentError(
         "parameter 'dtype' must be float32 or bfloat16");
   }
-  const int64_t tiles = CeilDiv(params.n, kNTile) * CeilDiv(params.m, kMTile) *
+  const int64_t tiles = CeilDiv(params.n, kNTile) *
+                        CeilDiv(params.m, MTileSize(params)) *
                         CeilDiv(params.k, kKTile);
   if (tiles > kMaxMatmulTiles) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -152,15 +180,16 @@ absl::StatusOr<TiledMatmulParams> TiledMatmulParamsFrom(
 
 void TiledMatmul(const Tensor& lhs, const Tensor& rhs, const Tensor& bias,
                  const Tensor& out, const TiledMatmulParams& params) {
-  for (const Tile n_tile : TiledRange(params.n, kNTile)) {
-    Scope n_scope("n_tile");
-    Tensor bias_col;
-    if (params.bias) bias_col = LoadBiasColumn(bias, n_tile);
-    for (const Tile m_tile : TiledRange(params.m, kMTile)) {
-      Scope m_scope("m_tile");
+  for (const Tile m_tile : TiledRange(params.m, MTileSize(params))) {
+    Scope m_scope("m_tile");
+    Tensor lhs_t = LoadLhsTransposed(lhs, m_tile, params);
+    for (const Tile n_tile : TiledRange(params.n, kNTile)) {
+      Scope n_scope("n_tile");
+      Tensor bias_col;
+      if (params.bias) bias_col = LoadBiasColumn(bias, n_tile);
       Tensor psum = builder::ndarray({n_tile.size, m_tile.size}, proto::FLOAT32,
                                      Buffer::kPsum, "out_T_psum");
-      AccumulateOutTransposed(psum, lhs, rhs, n_tile, m_tile, params);
+      AccumulateOutTransposed(psum, lhs_t, rhs, n_tile);
       Tensor out_t = builder::ndarray({n_tile.size, m_tile.size}, params.dtype,
                                       Buffer::kSbuf, "out_T_tile");
       EvacuatePsum(out_t, psum, params.activation, bias_col);

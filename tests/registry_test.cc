@@ -383,9 +383,9 @@ TEST(TiledMatmulTest, NoDmaTouchesPsum) {
       TraceTiledMatmul({{"m", "600"}, {"k", "300"}, {"n", "200"}});
   ASSERT_TRUE(graph.ok()) << graph.status();
   const auto dmas = InstructionsOf(*graph, proto::DMA_COPY);
-  // Per n tile one bias load; per matmul two operand loads; per output tile
-  // one store.
-  EXPECT_EQ(dmas.size(), 2u + 2u * 12u + 4u);
+  // Per m tile (2) one transposed lhs load per k tile (3); per output tile
+  // (4) one bias load and one store; per matmul (12) one rhs load.
+  EXPECT_EQ(dmas.size(), 2u * 3u + 4u + 4u + 12u);
   for (const proto::Instruction* dma : dmas) {
     EXPECT_NE(OperandTensor(*graph, *dma, 0).space(), proto::PSUM);
     EXPECT_NE(OperandTensor(*graph, *dma, 1).space(), proto::PSUM);
