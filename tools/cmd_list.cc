@@ -11,13 +11,14 @@
 namespace nkigraph::tools {
 namespace {
 
-constexpr char kUsage[] = R"(usage: nkigraph list [NAME...]
+constexpr char kUsage[] = R"(usage: nkigraph list [--names] [NAME...]
 
 Lists the registered kernels (or only the named ones): summary, parameters
 with type, default, choices and help, and the inputs and outputs with their
 shapes and dtypes. Parameters are set with `nkigraph trace NAME --set k=v`.
 
 options:
+  --names      print only the kernel names, one per line
   -h, --help   show this help
 )";
 
@@ -87,7 +88,8 @@ void PrintKernel(const kernels::KernelDef& def, std::ostream& out) {
 }
 
 int RunList(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {});
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(
+      args, {{"--names", "", /*takes_value=*/false, /*repeated=*/false}});
   if (!parsed.ok()) return ReportError("list", parsed.status());
   if (parsed->help) {
     std::cout << kUsage;
@@ -114,6 +116,11 @@ int RunList(const std::vector<std::string>& args) {
       }
       selected.push_back(def);
     }
+  }
+  if (parsed->Has("--names")) {  // one name per line, for scripts
+    for (const kernels::KernelDef* def : selected)
+      std::cout << def->name << "\n";
+    return kExitOk;
   }
   for (size_t i = 0; i < selected.size(); ++i) {
     if (i > 0) std::cout << "\n";

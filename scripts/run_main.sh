@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The main job: set up, build, then for every registered kernel at its
+# default parameters trace it to out/<kernel>.pb, replay it on the
+# interpreter against its C++ reference (inputs, outputs and reference
+# outputs under out/<kernel>/), and render its dataflow and barrier
+# diagrams to out/<kernel>.svg and out/<kernel>.barrier.svg.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+nkigraph=build/tools/nkigraph
+out=${1:-out}
+mkdir -p "$out"
+
+status=0
+"$nkigraph" verify --all --out-dir "$out" || status=$?
+for kernel in $("$nkigraph" list --names); do
+  "$nkigraph" dot "$out/$kernel.pb" -o "$out/$kernel.svg" || status=1
+  "$nkigraph" dot "$out/$kernel.pb" --view barrier -o "$out/$kernel.barrier.svg" \
+    || status=1
+done
+echo "main: outputs in $out/ ($(ls "$out" | wc -l) entries)"
+exit "$status"
