@@ -1,6 +1,7 @@
 #include "util/graph_io.h"
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "util/file_io.h"
 #include "util/status_macros.h"
@@ -37,17 +38,29 @@ absl::Status ReadMessage(const std::string& path,
                          google::protobuf::Message* message) {
   NKI_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
   if (IsTextPath(path)) {
-    if (!google::protobuf::TextFormat::ParseFromString(contents, message)) {
+    // Collects the parser's complaint into the status instead of letting
+    // protobuf log it to stderr.
+    class FirstError : public google::protobuf::io::ErrorCollector {
+     public:
+      void AddError(int line, int column, const std::string& message) override {
+        if (text.empty())
+          text = absl::StrCat(line + 1, ":", column + 1, ": ", message);
+      }
+      std::string text;
+    } errors;
+    google::protobuf::TextFormat::Parser parser;
+    parser.RecordErrorsTo(&errors);
+    if (!parser.ParseFromString(contents, message)) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", path, "' is not a valid text-format ",
-                       message->GetTypeName()));
+                       message->GetTypeName(), " (", errors.text, ")"));
     }
     return absl::OkStatus();
   }
   if (!message->ParseFromString(contents)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", path, "' is not a valid binary ", message->GetTypeName(),
-        " (truncated or corrupt)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is not a valid binary ",
+                     message->GetTypeName(), " (truncated or corrupt)"));
   }
   return absl::OkStatus();
 }
