@@ -210,7 +210,7 @@ absl::StatusOr<ParamValues> KernelRegistry::ParseParams(
   return values;
 }
 
-absl::StatusOr<proto::Graph> KernelRegistry::Trace(
+absl::StatusOr<KernelRegistry::Prepared> KernelRegistry::Prepare(
     const std::string& name,
     const std::vector<std::pair<std::string, std::string>>& settings) const {
   const KernelDef* def = Find(name);
@@ -222,14 +222,38 @@ absl::StatusOr<proto::Graph> KernelRegistry::Trace(
   if (!def->body) {
     return absl::InternalError(absl::StrCat("kernel '", name, "' has no body"));
   }
-  NKI_ASSIGN_OR_RETURN(ParamValues values, ParseParams(*def, settings));
+  Prepared prepared;
+  prepared.def = def;
+  NKI_ASSIGN_OR_RETURN(prepared.values, ParseParams(*def, settings));
   builder::WorldConfig world;
   if (def->world) {
-    NKI_ASSIGN_OR_RETURN(world, def->world(values));
+    NKI_ASSIGN_OR_RETURN(world, def->world(prepared.values));
   }
-  builder::Tracer tracer(
-      builder::TraceConfig{name, values.AsPairs(), std::move(world)});
-  return tracer.Trace([&](builder::Tracer& t) { def->body(t, values); });
+  prepared.config =
+      builder::TraceConfig{name, prepared.values.AsPairs(), std::move(world)};
+  return prepared;
+}
+
+absl::StatusOr<proto::Graph> KernelRegistry::Trace(
+    const std::string& name,
+    const std::vector<std::pair<std::string, std::string>>& settings) const {
+  NKI_ASSIGN_OR_RETURN(Prepared prepared, Prepare(name, settings));
+  builder::Tracer tracer(std::move(prepared.config));
+  return tracer.Trace(
+      [&](builder::Tracer& t) { prepared.def->body(t, prepared.values); });
+}
+
+absl::Status KernelRegistry::TraceInPlace(
+    const std::string& name,
+    const std::vector<std::pair<std::string, std::string>>& settings,
+    absl::FunctionRef<absl::Status(const proto::Graph&)> consume) const {
+  NKI_ASSIGN_OR_RETURN(Prepared prepared, Prepare(name, settings));
+  builder::Tracer tracer(std::move(prepared.config));
+  NKI_ASSIGN_OR_RETURN(const proto::Graph* graph,
+                       tracer.TraceInPlace([&](builder::Tracer& t) {
+                         prepared.def->body(t, prepared.values);
+                       }));
+  return consume(*graph);
 }
 
 }  // namespace nkigraph::kernels

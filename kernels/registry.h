@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "builder/tracer.h"
@@ -74,6 +75,15 @@ struct KernelDef {
   // Absolute and relative tolerance for comparing against the reference,
   // per dtype; the main job uses them.
   std::function<double(const ParamValues&)> tolerance;
+  // Inputs that must hold valid values for the kernel (int32 indices,
+  // routing tables, ...), in the .npy layouts of the contract, generated
+  // deterministically from `seed`. Inputs it does not return are filled
+  // with random values. Optional: without it every input is random.
+  // (The default initializer keeps designated initializers that omit it
+  // free of -Wmissing-field-initializers.)
+  std::function<absl::StatusOr<std::vector<HostArray>>(const ParamValues&,
+                                                       uint64_t seed)>
+      make_inputs = nullptr;
 };
 
 class KernelRegistry {
@@ -96,7 +106,26 @@ class KernelRegistry {
       const std::string& name,
       const std::vector<std::pair<std::string, std::string>>& settings) const;
 
+  // The same, without copying the graph out of the tracer's arena: the
+  // graph is handed to `consume` and lives only during that call. For big
+  // graphs headed straight to serialization. Returns the trace's error or
+  // what `consume` returns.
+  absl::Status TraceInPlace(
+      const std::string& name,
+      const std::vector<std::pair<std::string, std::string>>& settings,
+      absl::FunctionRef<absl::Status(const proto::Graph&)> consume) const;
+
  private:
+  // A kernel, its parsed parameters and its trace configuration.
+  struct Prepared {
+    const KernelDef* def = nullptr;
+    ParamValues values;
+    builder::TraceConfig config;
+  };
+  absl::StatusOr<Prepared> Prepare(
+      const std::string& name,
+      const std::vector<std::pair<std::string, std::string>>& settings) const;
+
   std::vector<KernelDef> kernels_;
 };
 

@@ -77,20 +77,35 @@ int RunTrace(const std::vector<std::string>& args) {
                                     "(text format)"));
   }
 
-  absl::StatusOr<proto::Graph> graph = registry.Trace(name, settings);
-  if (!graph.ok()) return ReportError("trace", graph.status());
-  if (absl::Status status = WriteGraph(*graph, output); !status.ok()) {
-    return ReportError("trace", absl::StrCat("cannot write '", output,
-                                             "': ", status.message()));
-  }
+  // The graph is written straight from the tracer's arena: no copy of a
+  // possibly huge graph.
   int64_t instructions = 0;
-  for (const proto::Stream& stream : graph->streams()) {
-    instructions += stream.instructions_size();
+  int tensors = 0;
+  int64_t num_ranks = 0;
+  int64_t num_cores = 0;
+  bool write_failed = false;
+  absl::Status status = registry.TraceInPlace(
+      name, settings, [&](const proto::Graph& graph) -> absl::Status {
+        for (const proto::Stream& stream : graph.streams()) {
+          instructions += stream.instructions_size();
+        }
+        tensors = graph.tensors_size();
+        num_ranks = graph.world().num_ranks();
+        num_cores = graph.world().num_cores();
+        absl::Status written = WriteGraph(graph, output);
+        write_failed = !written.ok();
+        return written;
+      });
+  if (!status.ok()) {
+    if (write_failed) {
+      return ReportError("trace", absl::StrCat("cannot write '", output,
+                                               "': ", status.message()));
+    }
+    return ReportError("trace", status);
   }
   std::cout << "traced " << name << ": " << instructions << " instructions, "
-            << graph->tensors_size() << " tensors, "
-            << graph->world().num_ranks() << " rank(s) x "
-            << graph->world().num_cores() << " core(s) -> " << output << "\n";
+            << tensors << " tensors, " << num_ranks << " rank(s) x "
+            << num_cores << " core(s) -> " << output << "\n";
   return kExitOk;
 }
 

@@ -25,6 +25,10 @@ inline constexpr int kExitError = 2;    // usage error or unusable input
 int RunList(const std::vector<std::string>& args);
 int RunTrace(const std::vector<std::string>& args);
 int RunInfo(const std::vector<std::string>& args);
+int RunRun(const std::vector<std::string>& args);
+int RunCheck(const std::vector<std::string>& args);
+int RunReplay(const std::vector<std::string>& args);
+int RunVerify(const std::vector<std::string>& args);
 
 // Prints `nkigraph <verb>: error: <message>` as one line on stderr
 // (newlines in the message become "; ") and returns kExitError.

@@ -28,6 +28,11 @@ constexpr Command kCommands[] = {
     {"trace", "trace a registered kernel into a graph file (.pb or .pbtxt)",
      RunTrace},
     {"info", "summarize a graph file", RunInfo},
+    {"check", "validate a graph file and list every problem", RunCheck},
+    {"run", "execute a graph on the interpreter (.npy inputs and outputs)",
+     RunRun},
+    {"replay", "re-execute a replay bundle and compare its outputs", RunReplay},
+    {"verify", "run a registered kernel against its reference", RunVerify},
 };
 
 void PrintUsage(std::ostream& out) {

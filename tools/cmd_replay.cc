@@ -1,0 +1,192 @@
+// nkigraph replay BUNDLE: re-executes a replay bundle and compares its
+// outputs bit for bit with the recorded ones.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "interp/interpreter.h"
+#include "tools/commands.h"
+#include "tools/run_support.h"
+#include "util/graph_io.h"
+
+namespace nkigraph::tools {
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: nkigraph replay BUNDLE [--memory-limit BYTES]
+
+Re-executes a replay bundle written by `nkigraph run --save-bundle`: runs
+its graph with its inputs and compares every output bit for bit with the
+outputs it recorded (a NaN equals a NaN with the same bits).
+
+options:
+  --memory-limit BYTES   refuse graphs needing more device memory
+                         (default 8 GiB)
+  -h, --help             show this help
+
+Exit status: 0 identical, 1 an output differs or the run stopped with a
+device error, 2 bad usage or an unreadable bundle.
+)";
+
+constexpr char kVerb[] = "replay";
+
+std::string Value(const HostArray& array, int64_t i) {
+  if (array.dtype == proto::INT32) return absl::StrCat(array.i32[i]);
+  uint32_t bits;
+  std::memcpy(&bits, &array.f32[i], sizeof(bits));
+  return absl::StrFormat("%.9g (0x%08x)", array.f32[i], bits);
+}
+
+// The first difference between the recorded and the replayed output, or
+// nothing when they are identical bit for bit.
+std::optional<std::string> FirstDifference(const HostArray& recorded,
+                                           const HostArray& replayed) {
+  if (recorded.dtype != replayed.dtype) {
+    return absl::StrCat("output '", recorded.name, "' is ",
+                        recorded.dtype == proto::INT32 ? "int32" : "float32",
+                        " in the bundle but ",
+                        replayed.dtype == proto::INT32 ? "int32" : "float32",
+                        " in the replay");
+  }
+  if (recorded.shape != replayed.shape) {
+    return absl::StrCat("output '", recorded.name, "' has shape ",
+                        ShapeString(recorded.shape), " in the bundle but ",
+                        ShapeString(replayed.shape), " in the replay");
+  }
+  const int64_t n = recorded.num_elements();
+  const size_t bytes = static_cast<size_t>(n) * 4;
+  const void* a = recorded.dtype == proto::INT32
+                      ? static_cast<const void*>(recorded.i32.data())
+                      : static_cast<const void*>(recorded.f32.data());
+  const void* b = replayed.dtype == proto::INT32
+                      ? static_cast<const void*>(replayed.i32.data())
+                      : static_cast<const void*>(replayed.f32.data());
+  if (bytes == 0 || std::memcmp(a, b, bytes) == 0) return std::nullopt;
+  const auto* a_bytes = static_cast<const uint8_t*>(a);
+  const auto* b_bytes = static_cast<const uint8_t*>(b);
+  int64_t i = 0;
+  while (std::memcmp(a_bytes + 4 * i, b_bytes + 4 * i, 4) == 0) ++i;
+  return absl::StrCat("output '", recorded.name, "' differs at flat index ", i,
+                      " ", IndexString(recorded.shape, i), ": bundle ",
+                      Value(recorded, i), ", replay ", Value(replayed, i));
+}
+
+}  // namespace
+
+int RunReplay(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedArgs> parsed =
+      ParseArgs(args, {{"--memory-limit", "", /*takes_value=*/true,
+                        /*repeated=*/false}});
+  if (!parsed.ok()) return ReportError(kVerb, parsed.status());
+  if (parsed->help) {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  if (parsed->positionals.size() != 1) {
+    return ReportError(
+        kVerb,
+        parsed->positionals.empty()
+            ? "no bundle given (usage: nkigraph replay BUNDLE)"
+            : absl::StrCat("unexpected argument '", parsed->positionals[1],
+                           "'; replay takes one bundle"));
+  }
+  const std::string& path = parsed->positionals[0];
+  interp::RunOptions options;
+  if (parsed->Has("--memory-limit")) {
+    absl::StatusOr<uint64_t> limit =
+        ParseCount(parsed->Get("--memory-limit"), "--memory-limit");
+    if (!limit.ok()) return ReportError(kVerb, limit.status());
+    options.memory_limit_bytes =
+        static_cast<int64_t>(std::min<uint64_t>(*limit, INT64_MAX));
+  }
+
+  proto::Bundle bundle;
+  if (absl::Status status = ReadMessage(path, &bundle); !status.ok()) {
+    return ReportError(kVerb, status);
+  }
+  if (absl::Status status = CheckSchemaVersion(bundle.graph()); !status.ok()) {
+    return ReportError(kVerb, absl::StrCat("'", path, "': ", status.message()));
+  }
+  std::vector<HostArray> recorded;
+  for (const proto::NamedArray& named : bundle.outputs()) {
+    absl::StatusOr<HostArray> output = FromNamedArray(named);
+    if (!output.ok()) {
+      return ReportError(kVerb, absl::StrCat("'", path, "': output ",
+                                             output.status().message()));
+    }
+    recorded.push_back(*std::move(output));
+  }
+  absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
+      interp::Interpreter::Create(std::move(*bundle.mutable_graph()), options);
+  if (!created.ok()) {
+    return ReportError(
+        kVerb, absl::StrCat("'", path, "': ", created.status().message()));
+  }
+  interp::Interpreter& interp = **created;
+  for (const proto::NamedArray& named : bundle.inputs()) {
+    absl::StatusOr<HostArray> input = FromNamedArray(named);
+    if (!input.ok()) {
+      return ReportError(kVerb, absl::StrCat("'", path, "': input ",
+                                             input.status().message()));
+    }
+    if (absl::Status status = interp.SetInput(*input); !status.ok()) {
+      return ReportError(kVerb,
+                         absl::StrCat("'", path, "': ", status.message()));
+    }
+  }
+  if (std::vector<std::string> missing = interp.MissingInputs();
+      !missing.empty()) {
+    return ReportError(kVerb,
+                       absl::StrCat("'", path, "' lacks input",
+                                    missing.size() > 1 ? "s '" : " '",
+                                    absl::StrJoin(missing, "', '"), "'"));
+  }
+  for (const HostArray& output : recorded) {
+    if (interp.FindOutput(output.name) == nullptr) {
+      return ReportError(
+          kVerb, absl::StrCat("'", path, "' records output '", output.name,
+                              "', which its graph lacks"));
+    }
+  }
+
+  if (absl::Status status = interp.Run(); !status.ok()) {
+    return ReportRunError(kVerb, status);
+  }
+  if (recorded.empty() && !interp.OutputNames().empty()) {
+    std::cout << "replay " << path
+              << ": the bundle records no outputs (its run stopped with a "
+                 "device error), but this run finished\n";
+    return kExitFailure;
+  }
+  for (const std::string& name : interp.OutputNames()) {
+    auto it = std::find_if(
+        recorded.begin(), recorded.end(),
+        [&](const HostArray& output) { return output.name == name; });
+    if (it == recorded.end()) {
+      std::cout << "replay " << path << ": output '" << name
+                << "' is not recorded in the bundle\n";
+      return kExitFailure;
+    }
+    absl::StatusOr<HostArray> replayed = interp.GetOutput(name);
+    if (!replayed.ok()) return ReportError(kVerb, replayed.status());
+    if (std::optional<std::string> difference =
+            FirstDifference(*it, *replayed)) {
+      std::cout << "replay " << path << ": " << *difference << "\n";
+      return kExitFailure;
+    }
+  }
+  std::cout << "replay " << path << ": " << recorded.size()
+            << " output(s) identical bit for bit ("
+            << interp.instructions_executed() << " instructions)\n";
+  return kExitOk;
+}
+
+}  // namespace nkigraph::tools

@@ -1,0 +1,341 @@
+// nkigraph verify NAME [--set k=v]...: traces a registered kernel, runs it
+// on the interpreter and compares its outputs with the kernel's reference.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "interp/interpreter.h"
+#include "kernels/registry.h"
+#include "tools/commands.h"
+#include "tools/run_support.h"
+#include "util/graph_io.h"
+
+namespace nkigraph::tools {
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: nkigraph verify NAME [--set PARAM=VALUE]... [--seed S] [--out-dir DIR]
+       nkigraph verify --all [--seed S] [--out-dir DIR]
+
+Traces the registered kernel NAME, runs it on the interpreter with
+deterministic random inputs (index inputs come from the kernel, valid for
+it), computes the kernel's plain C++ reference from the same inputs (as the
+device holds them, rounded to their dtype) and compares every output:
+an element passes when |got - want| <= tol * (1 + |want|), tol being the
+kernel's tolerance for the dtype. Prints the maximum absolute and relative
+error per output and PASS or FAIL.
+
+options:
+  -s, --set PARAM=VALUE   set a kernel parameter (repeatable)
+  --all                   verify every registered kernel at its defaults
+  --seed S                the inputs' random seed (default 1)
+  --out-dir DIR           also write DIR/NAME.pb (the graph) and
+                          DIR/NAME/{inputs,outputs,reference}/*.npy
+  --memory-limit BYTES    refuse graphs needing more device memory
+                          (default 8 GiB)
+  -h, --help              show this help
+
+Exit status: 0 every output within tolerance, 1 a mismatch or a device
+error, 2 bad usage or a kernel that cannot be traced.
+)";
+
+constexpr char kVerb[] = "verify";
+constexpr double kDefaultTolerance = 1e-4;
+
+struct VerifyOptions {
+  uint64_t seed = 1;
+  std::string out_dir;  // empty: write nothing
+  interp::RunOptions run;
+};
+
+// Compares one output with its reference; prints a line and returns whether
+// it passed.
+bool CompareOutput(const HostArray& got, const HostArray& want, double tol) {
+  std::cout << "  " << got.name << " " << ShapeString(got.shape) << ": ";
+  if (got.shape != want.shape) {
+    std::cout << "FAIL: the reference has shape " << ShapeString(want.shape)
+              << "\n";
+    return false;
+  }
+  auto value = [](const HostArray& a, int64_t i) -> double {
+    return a.dtype == proto::INT32 ? a.i32[i] : a.f32[i];
+  };
+  const int64_t n = got.num_elements();
+  if (static_cast<int64_t>(got.dtype == proto::INT32 ? got.i32.size()
+                                                     : got.f32.size()) != n ||
+      static_cast<int64_t>(want.dtype == proto::INT32 ? want.i32.size()
+                                                      : want.f32.size()) != n) {
+    std::cout << "FAIL: element count does not match the shape\n";
+    return false;
+  }
+  double max_abs = 0.0;
+  double max_rel = 0.0;
+  double max_scaled = 0.0;  // |got - want| / (1 + |want|): what tol bounds
+  int64_t failures = 0;
+  int64_t first_failure = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = value(got, i);
+    const double w = value(want, i);
+    // NaN matches NaN and an infinity the same infinity.
+    if (g == w || (std::isnan(g) && std::isnan(w))) continue;
+    const double diff = std::fabs(g - w);
+    if (std::isnan(diff)) {
+      max_abs = max_scaled = diff;
+    } else if (!std::isnan(max_abs)) {
+      max_abs = std::max(max_abs, diff);
+      max_scaled = std::max(max_scaled, diff / (1.0 + std::fabs(w)));
+      if (w != 0.0) max_rel = std::max(max_rel, diff / std::fabs(w));
+    }
+    if (!(diff <= tol * (1.0 + std::fabs(w)))) {
+      if (failures++ == 0) first_failure = i;
+    }
+  }
+  std::cout << absl::StrFormat(
+      "max abs err %.3g, max rel err %.3g, max |err|/(1+|want|) %.3g, tol "
+      "%.3g: ",
+      max_abs, max_rel, max_scaled, tol);
+  if (failures == 0) {
+    std::cout << "PASS\n";
+    return true;
+  }
+  std::cout << absl::StrFormat(
+      "FAIL (%d of %d elements outside tolerance; first at %s: got %.9g, "
+      "want %.9g)\n",
+      failures, n, IndexString(got.shape, first_failure),
+      value(got, first_failure), value(want, first_failure));
+  return false;
+}
+
+// Verifies one kernel; returns the exit code. With `skip_when_unverifiable`
+// (--all), kernels without a reference or with required parameters are
+// skipped (*skipped set).
+int VerifyKernel(
+    const kernels::KernelDef& def,
+    const std::vector<std::pair<std::string, std::string>>& settings,
+    const VerifyOptions& options, bool skip_when_unverifiable, bool* skipped) {
+  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
+  const std::string& name = def.name;
+  if (skip_when_unverifiable) {
+    std::vector<std::string> required;
+    for (const kernels::ParamSpec& spec : def.params) {
+      if (spec.required) required.push_back(spec.name);
+    }
+    if (!required.empty()) {
+      std::cout << name << ": SKIP (no defaults for required parameters "
+                << absl::StrJoin(required, ", ") << ")\n";
+      *skipped = true;
+      return kExitOk;
+    }
+  }
+  if (!def.reference) {
+    if (skip_when_unverifiable) {
+      std::cout << name << ": SKIP (no reference)\n";
+      *skipped = true;
+      return kExitOk;
+    }
+    return ReportError(kVerb, absl::StrCat("kernel '", name,
+                                           "' has no reference to compare "
+                                           "with"));
+  }
+  absl::StatusOr<kernels::ParamValues> values =
+      registry.ParseParams(def, settings);
+  if (!values.ok()) return ReportError(kVerb, values.status());
+  absl::StatusOr<proto::Graph> graph = registry.Trace(name, settings);
+  if (!graph.ok()) return ReportError(kVerb, graph.status());
+  std::vector<std::string> pairs;
+  for (const auto& [key, value] : values->AsPairs()) {
+    pairs.push_back(absl::StrCat(key, "=", value));
+  }
+  std::cout << "verify " << name << " (" << absl::StrJoin(pairs, ", ")
+            << "), seed " << options.seed << "\n";
+  const std::string kernel_dir =
+      options.out_dir.empty()
+          ? ""
+          : absl::StrCat(options.out_dir, "/", SafeFileName(name));
+  if (!options.out_dir.empty()) {
+    if (absl::Status status = MakeDirectories(options.out_dir); !status.ok()) {
+      return ReportError(kVerb, status);
+    }
+    if (absl::Status status = WriteGraph(
+            *graph,
+            absl::StrCat(options.out_dir, "/", SafeFileName(name), ".pb"));
+        !status.ok()) {
+      return ReportError(kVerb, status);
+    }
+  }
+  absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
+      interp::Interpreter::Create(*std::move(graph), options.run);
+  if (!created.ok()) {
+    return ReportError(kVerb, absl::StrCat("kernel '", name,
+                                           "': ", created.status().message()));
+  }
+  interp::Interpreter& interp = **created;
+  if (def.make_inputs) {
+    absl::StatusOr<std::vector<HostArray>> made =
+        def.make_inputs(*values, options.seed);
+    if (!made.ok()) {
+      return ReportError(
+          kVerb, absl::StrCat("kernel '", name,
+                              "': making inputs: ", made.status().message()));
+    }
+    for (const HostArray& input : *made) {
+      if (absl::Status status = interp.SetInput(input); !status.ok()) {
+        return ReportError(
+            kVerb, absl::StrCat("kernel '", name, "': ", status.message()));
+      }
+    }
+  }
+  interp.FillRandomInputs(options.seed);
+  // The reference sees the inputs exactly as the device holds them.
+  absl::StatusOr<std::vector<HostArray>> inputs = ReadInputs(interp);
+  if (!inputs.ok()) return ReportError(kVerb, inputs.status());
+  if (!kernel_dir.empty()) {
+    if (absl::Status status =
+            WriteArrays(absl::StrCat(kernel_dir, "/inputs"), *inputs);
+        !status.ok()) {
+      return ReportError(kVerb, status);
+    }
+  }
+
+  if (absl::Status status = interp.Run(); !status.ok()) {
+    std::cout << name << ": FAIL (device error)\n";
+    return ReportRunError(kVerb, status);
+  }
+  absl::StatusOr<std::vector<HostArray>> outputs = ReadOutputs(interp);
+  if (!outputs.ok()) return ReportError(kVerb, outputs.status());
+  absl::StatusOr<std::vector<HostArray>> reference =
+      def.reference(*values, *inputs);
+  if (!reference.ok()) {
+    return ReportError(kVerb, absl::StrCat("kernel '", name, "': reference: ",
+                                           reference.status().message()));
+  }
+  if (!kernel_dir.empty()) {
+    for (const auto& [sub, arrays] :
+         {std::pair{"outputs", &*outputs}, {"reference", &*reference}}) {
+      if (absl::Status status =
+              WriteArrays(absl::StrCat(kernel_dir, "/", sub), *arrays);
+          !status.ok()) {
+        return ReportError(kVerb, status);
+      }
+    }
+  }
+
+  const double tol = def.tolerance ? def.tolerance(*values) : kDefaultTolerance;
+  bool pass = true;
+  for (const HostArray& output : *outputs) {
+    auto want =
+        std::find_if(reference->begin(), reference->end(),
+                     [&](const HostArray& r) { return r.name == output.name; });
+    if (want == reference->end()) {
+      std::cout << "  " << output.name << ": FAIL: the reference has no "
+                << "such output\n";
+      pass = false;
+      continue;
+    }
+    pass &= CompareOutput(output, *want, tol);
+  }
+  std::cout << name << ": " << (pass ? "PASS" : "FAIL") << "\n";
+  return pass ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+int RunVerify(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedArgs> parsed =
+      ParseArgs(args, {{"--set", "-s", /*takes_value=*/true,
+                        /*repeated=*/true},
+                       {"--all", "", /*takes_value=*/false, false},
+                       {"--seed", "", true, false},
+                       {"--out-dir", "", true, false},
+                       {"--memory-limit", "", true, false}});
+  if (!parsed.ok()) return ReportError(kVerb, parsed.status());
+  if (parsed->help) {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  VerifyOptions options;
+  options.out_dir = parsed->Get("--out-dir");
+  if (parsed->Has("--out-dir") && options.out_dir.empty()) {
+    return ReportError(kVerb, "--out-dir needs a directory");
+  }
+  if (parsed->Has("--seed")) {
+    absl::StatusOr<uint64_t> seed = ParseCount(parsed->Get("--seed"), "--seed");
+    if (!seed.ok()) return ReportError(kVerb, seed.status());
+    options.seed = *seed;
+  }
+  if (parsed->Has("--memory-limit")) {
+    absl::StatusOr<uint64_t> limit =
+        ParseCount(parsed->Get("--memory-limit"), "--memory-limit");
+    if (!limit.ok()) return ReportError(kVerb, limit.status());
+    options.run.memory_limit_bytes =
+        static_cast<int64_t>(std::min<uint64_t>(*limit, INT64_MAX));
+  }
+  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
+
+  if (parsed->Has("--all")) {
+    if (!parsed->positionals.empty() || parsed->Has("--set")) {
+      return ReportError(kVerb,
+                         "--all verifies every kernel at its defaults; it "
+                         "takes no kernel name and no --set");
+    }
+    int passed = 0, failed = 0, skipped = 0, worst = kExitOk;
+    for (const kernels::KernelDef& def : registry.kernels()) {
+      bool skip = false;
+      const int code = VerifyKernel(def, {}, options,
+                                    /*skip_when_unverifiable=*/true, &skip);
+      if (skip) {
+        ++skipped;
+      } else if (code == kExitOk) {
+        ++passed;
+      } else {
+        ++failed;
+      }
+      worst = std::max(worst, code);
+    }
+    std::cout << "verified " << registry.kernels().size()
+              << " kernel(s): " << passed << " passed, " << failed
+              << " failed, " << skipped << " skipped\n";
+    return worst;
+  }
+
+  if (parsed->positionals.size() != 1) {
+    return ReportError(
+        kVerb,
+        parsed->positionals.empty()
+            ? "no kernel named (usage: nkigraph verify NAME "
+              "[--set PARAM=VALUE]... or nkigraph verify --all)"
+            : absl::StrCat("unexpected argument '", parsed->positionals[1],
+                           "'; verify takes one kernel name"));
+  }
+  const std::string& name = parsed->positionals[0];
+  const kernels::KernelDef* def = registry.Find(name);
+  if (def == nullptr) {
+    std::vector<std::string> names;
+    for (const kernels::KernelDef& k : registry.kernels()) {
+      names.push_back(k.name);
+    }
+    return ReportError(kVerb,
+                       absl::StrCat("unknown kernel '", name, "' (registered: ",
+                                    absl::StrJoin(names, ", "), ")"));
+  }
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (const std::string& setting : parsed->All("--set")) {
+    absl::StatusOr<std::pair<std::string, std::string>> kv =
+        SplitKeyValue(setting, "--set");
+    if (!kv.ok()) return ReportError(kVerb, kv.status());
+    settings.push_back(*std::move(kv));
+  }
+  bool skipped = false;
+  return VerifyKernel(*def, settings, options,
+                      /*skip_when_unverifiable=*/false, &skipped);
+}
+
+}  // namespace nkigraph::tools
