@@ -1,11 +1,18 @@
 #include "kernels/all_kernels.h"
 
+#include "kernels/fg_allgather.h"
+#include "kernels/fgcc.h"
+#include "kernels/sb2sb_allgather.h"
 #include "kernels/tiled_matmul.h"
 
 namespace nkigraph::kernels {
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterTiledMatmul(registry);
+  RegisterFgcc(registry);
+  RegisterFgAllgather(registry);
+  RegisterSb2sbAllgather(registry);
+  RegisterSb2sbAllgatherTiled(registry);
 }
 
 }  // namespace nkigraph::kernels

@@ -1,0 +1,35 @@
+#ifndef NKIGRAPH_KERNELS_COLLECTIVE_REFERENCE_H_
+#define NKIGRAPH_KERNELS_COLLECTIVE_REFERENCE_H_
+
+// Host-side helpers for the references of the collective kernels: per-rank
+// arrays carry a leading [num_ranks] axis (none when there is one rank),
+// and rank r's replica group is [g·tp, (g+1)·tp) with g = r / tp.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/nkigraph.pb.h"
+#include "util/host_array.h"
+
+namespace nkigraph::kernels {
+
+// Input `name` split into its num_ranks per-rank arrays of `shape`, each
+// value rounded to `dtype` as the device stores it. Errors name the input
+// and the expected shape.
+absl::StatusOr<std::vector<std::vector<float>>> PerRankInput(
+    const std::vector<HostArray>& inputs, const std::string& name,
+    int64_t num_ranks, const std::vector<int64_t>& shape, proto::DType dtype);
+
+// The float32 output `name` stacking `per_rank` (each of `shape`).
+HostArray PerRankOutput(const std::string& name,
+                        const std::vector<int64_t>& shape,
+                        const std::vector<std::vector<float>>& per_rank);
+
+// The ranks of `rank`'s replica group, in ring order.
+std::vector<int64_t> GroupRanks(int64_t rank, int64_t tp_degree);
+
+}  // namespace nkigraph::kernels
+
+#endif  // NKIGRAPH_KERNELS_COLLECTIVE_REFERENCE_H_

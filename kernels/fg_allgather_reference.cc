@@ -1,0 +1,31 @@
+// The oracle of fg_allgather: each rank's group rows, concatenated in rank
+// order.
+#include <cstdint>
+#include <vector>
+
+#include "kernels/collective_reference.h"
+#include "kernels/fg_allgather.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::kernels {
+
+absl::StatusOr<std::vector<HostArray>> FgAllgatherReference(
+    const RingParams& params, const std::vector<HostArray>& inputs) {
+  NKI_RETURN_IF_ERROR(ValidateFgAllgatherParams(params));
+  const int64_t tp = params.tp_degree, m = params.m, k = params.k;
+  const int64_t ranks = tp * params.num_groups;
+  NKI_ASSIGN_OR_RETURN(
+      const std::vector<std::vector<float>> lhs,
+      PerRankInput(inputs, "lhs", ranks, {m, k}, params.dtype));
+  std::vector<std::vector<float>> result(ranks);
+  for (int64_t r = 0; r < ranks; ++r) {
+    for (int64_t j : GroupRanks(r, tp)) {
+      result[r].insert(result[r].end(), lhs[j].begin(), lhs[j].end());
+    }
+  }
+  std::vector<HostArray> outputs;
+  outputs.push_back(PerRankOutput("result", {tp * m, k}, result));
+  return outputs;
+}
+
+}  // namespace nkigraph::kernels

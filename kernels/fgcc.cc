@@ -1,0 +1,246 @@
+// fgcc: out = AllGather(lhs) @ rhs, the gather pipelined as a ring.
+//
+//   rhs_sb = rhs                       # when 2 · rhs bytes ≤ 16 MiB
+//   buf0 = lhs^T (this core's chunks)  # load_into_lhs_sbuf
+//   for step in 0 .. tp - 1:           # collective_ring.h: RunRing
+//     permute buf[step % 2] -> buf[(step + 1) % 2]   (not on the last step)
+//     numerator = current_processing_rank_id(step, channel)
+//     for each m tile (≤ 128) and n tile (≤ 512) of the chunk:
+//       psum[m_t, n_t] = Σ_k buf[k tile, m tile]^T-stationary · rhs[k, n]
+//       out_tile = psum                # PSUM -> SBUF evacuation
+//       out[numerator · m + rows, n tile] = out_tile   # scalar offset
+#include "kernels/fgcc.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "builder/isa.h"
+#include "builder/jit.h"
+#include "builder/tiling.h"
+#include "builder/tracer.h"
+#include "kernels/epilogue.h"
+#include "kernels/params.h"
+#include "util/dtype.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::kernels {
+namespace {
+
+namespace isa = builder::isa;
+using builder::Buffer;
+using builder::CeilDiv;
+using builder::Scope;
+using builder::Tensor;
+using builder::Tile;
+using builder::TiledRange;
+
+constexpr int64_t kMaxN = 65536;
+// The trace holds a handful of instructions per matmul; larger problems
+// are refused rather than exhausting memory (as tiled_matmul does).
+constexpr int64_t kMaxMatmulTiles = int64_t{1} << 19;
+
+int64_t RhsBytes(const FgccParams& params) {
+  return params.ring.k * params.n * DTypeSize(params.ring.dtype);
+}
+
+// Bytes per partition of rhs in its SBUF layout [128, KT, n].
+int64_t RhsPartitionBytes(const FgccParams& params) {
+  return CeilDiv(params.ring.k, kPartitionTile) * params.n *
+         DTypeSize(params.ring.dtype);
+}
+
+// rhs [k, n] into SBUF as k tiles side by side: rhs_sb[p, kt, :] holds
+// rhs row kt · 128 + p.
+Tensor LoadRhsIntoSbuf(const Tensor& rhs, const FgccParams& params) {
+  const int64_t k = params.ring.k;
+  Tensor rhs_sb = builder::ndarray(
+      {std::min(k, kPartitionTile), CeilDiv(k, kPartitionTile), params.n},
+      params.ring.dtype, Buffer::kSbuf, "rhs_sb");
+  for (const Tile k_tile : TiledRange(k, kPartitionTile)) {
+    isa::dma_copy(rhs_sb.Select(1, k_tile.index).Slice(0, 0, k_tile.size),
+                  rhs.Slice(0, k_tile.offset, k_tile.size));
+  }
+  return rhs_sb;
+}
+
+// The moving operand rhs[k tile, n tile]: a view of rhs_sb, or streamed
+// from HBM into a new SBUF tile when rhs is not held in SBUF.
+Tensor RhsTile(const Tensor& rhs, const Tensor& rhs_sb, const Tile& k_tile,
+               const Tile& n_tile, proto::DType dtype) {
+  if (rhs_sb.valid()) {
+    return rhs_sb.Select(1, k_tile.index)
+        .Slice(0, 0, k_tile.size)
+        .Slice(1, n_tile.offset, n_tile.size);
+  }
+  Tensor tile = builder::ndarray({k_tile.size, n_tile.size}, dtype,
+                                 Buffer::kSbuf, "rhs_tile");
+  isa::dma_copy(tile, rhs.Slice(0, k_tile.offset, k_tile.size)
+                          .Slice(1, n_tile.offset, n_tile.size));
+  return tile;
+}
+
+// One ring step's consumer (run_matmul + write_to_output): the chunk's
+// rows times rhs, written at the slot the resolver named.
+void MultiplyChunkIntoSlot(const RingBuffers& buffers, const RingChunk& chunk,
+                           const Tensor& chunk_data, const Tensor& slot_row,
+                           const Tensor& rhs, const Tensor& rhs_sb,
+                           const Tensor& out, const FgccParams& params) {
+  const proto::DType dtype = params.ring.dtype;
+  for (const Tile m_tile : TiledRange(chunk.rows, kPartitionTile)) {
+    for (const Tile n_tile : TiledRange(params.n, kPsumFreeTile)) {
+      Scope scope("out_tile");
+      Tensor psum = builder::ndarray({m_tile.size, n_tile.size}, proto::FLOAT32,
+                                     Buffer::kPsum, "out_psum");
+      for (const Tile k_tile : TiledRange(params.ring.k, kPartitionTile)) {
+        Scope k_scope("k_tile");
+        const Tensor stationary =
+            LhsTransposedTile(buffers, chunk_data, m_tile.offset, m_tile.size,
+                              k_tile.offset, k_tile.size, dtype);
+        const Tensor moving = RhsTile(rhs, rhs_sb, k_tile, n_tile, dtype);
+        isa::nc_matmul(psum, stationary, moving,
+                       /*accumulate=*/k_tile.index > 0);
+      }
+      Tensor out_tile = builder::ndarray({m_tile.size, n_tile.size}, dtype,
+                                         Buffer::kSbuf, "out_tile");
+      EvacuatePsum(out_tile, psum, Activation::kNone, Tensor());
+      isa::dma_copy(SlotRows(out, slot_row, chunk, m_tile.offset, m_tile.size)
+                        .Slice(1, n_tile.offset, n_tile.size),
+                    out_tile);
+    }
+  }
+}
+
+void TraceFgcc(builder::Tracer& tracer, const ParamValues& values) {
+  absl::StatusOr<FgccParams> params = FgccParamsFrom(values);
+  if (!params.ok()) {
+    tracer.RecordError(params.status().message(), builder::Loc::current());
+    return;
+  }
+  const FgccParams& p = *params;
+  const RingParams& ring = p.ring;
+  Tensor lhs = tracer.Input("lhs", {ring.m, ring.k}, ring.dtype);
+  Tensor rhs = tracer.Input("rhs", {ring.k, p.n}, ring.dtype);
+  Tensor out = builder::ndarray({ring.tp_degree * ring.m, p.n}, ring.dtype,
+                                Buffer::kSharedHbm, "out");
+  builder::jit("fgcc", AllgatherComputeMatmul)(lhs, rhs, out, p);
+  tracer.Output("out", out);
+}
+
+}  // namespace
+
+absl::Status ValidateFgccParams(const FgccParams& params) {
+  NKI_RETURN_IF_ERROR(ValidateRingParams(params.ring));
+  if (params.n < 1 || params.n > kMaxN) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameter 'n' is ", params.n, "; it must be between 1 and ", kMaxN));
+  }
+  const RingParams& ring = params.ring;
+  const int64_t chunks =
+      ring.lnc * ChannelCount(ring.tp_degree, ring.nc_version);
+  const int64_t tiles =
+      ring.tp_degree * (CeilDiv(ring.m, kPartitionTile) + chunks) *
+      CeilDiv(params.n, kPsumFreeTile) * CeilDiv(ring.k, kPartitionTile);
+  if (tiles > kMaxMatmulTiles) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameters tp_degree=", ring.tp_degree, ", m=", ring.m,
+                     ", k=", ring.k, ", n=", params.n, " need about ", tiles,
+                     " matmul tiles; fgcc traces at most ", kMaxMatmulTiles,
+                     " (reduce tp_degree, m, k or n)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<FgccParams> FgccParamsFrom(const ParamValues& values) {
+  FgccParams params;
+  params.ring.tp_degree = values.Int("tp_degree");
+  params.ring.num_groups = values.Int("num_groups");
+  params.ring.m = values.Int("m");
+  params.ring.k = values.Int("k");
+  params.n = values.Int("n");
+  NKI_RETURN_IF_ERROR(CheckIntRange(values, "force_hbm_cc", 0, 1));
+  params.ring.force_hbm_cc = values.Int("force_hbm_cc") == 1;
+  params.ring.nc_version = values.Int("nc_version");
+  params.ring.lnc = values.Int("lnc");
+  NKI_ASSIGN_OR_RETURN(params.ring.dtype, DTypeParamValue(values));
+  NKI_RETURN_IF_ERROR(ValidateFgccParams(params));
+  return params;
+}
+
+bool FgccRhsInSbuf(const FgccParams& params) {
+  return 2 * RhsBytes(params) <= kMaxRhsSbufBytes &&
+         2 * RhsPartitionBytes(params) <=
+             kMaxRhsSbufBytes / kSbufBudgetPartitions;
+}
+
+RingPath FgccRingPath(const FgccParams& params) {
+  const bool rhs_in_sbuf = FgccRhsInSbuf(params);
+  return ChooseRingPath(params.ring, rhs_in_sbuf ? RhsBytes(params) : 0,
+                        rhs_in_sbuf ? RhsPartitionBytes(params) : 0);
+}
+
+void AllgatherComputeMatmul(const Tensor& lhs, const Tensor& rhs,
+                            const Tensor& out, const FgccParams& params) {
+  const RingBuffers buffers =
+      AllocateRingBuffers(params.ring, FgccRingPath(params));
+  if (buffers.chunks.empty()) return;  // m too small to give this core rows
+  Tensor rhs_sb;
+  if (FgccRhsInSbuf(params)) rhs_sb = LoadRhsIntoSbuf(rhs, params);
+  LoadLocalLhs(lhs, buffers);
+  RunRing(params.ring, buffers,
+          [&](int64_t /*step*/, const RingChunk& chunk,
+              const Tensor& chunk_data, const Tensor& slot_row) {
+            MultiplyChunkIntoSlot(buffers, chunk, chunk_data, slot_row, rhs,
+                                  rhs_sb, out, params);
+          });
+}
+
+void RegisterFgcc(KernelRegistry& registry) {
+  KernelDef def;
+  def.name = "fgcc";
+  def.summary =
+      "allgather_compute_matmul: out = AllGather(lhs) @ rhs as a "
+      "double-buffered ring of collective_permute_implicit, each step's "
+      "product written at the resolver's rank slot";
+  def.params = {
+      IntParam("tp_degree", 4,
+               "ranks per replica group, the ring length (even, >= 2)"),
+      IntParam("num_groups", 1,
+               "replica groups; num_ranks = tp_degree x num_groups"),
+      IntParam("m", 128, "rows of lhs per rank"),
+      IntParam("k", 256, "contraction size: columns of lhs, rows of rhs"),
+      IntParam("n", 512, "columns of rhs and out"),
+      IntParam("force_hbm_cc", 0,
+               "1: run the ring over shared-HBM buffers even when the SBUF "
+               "budget fits"),
+      IntParam("nc_version", 3,
+               "NeuronCore version (2 to 4); tp_degree 32 uses 4 channels "
+               "below 3"),
+      IntParam("lnc", 2,
+               "logical cores per rank (1 or 2); the cores split the rows"),
+      DTypeParam(),
+  };
+  def.inputs = {
+      {"lhs", "[m, k] per rank", "dtype"},
+      {"rhs", "[k, n] per rank", "dtype"},
+  };
+  def.outputs = {{"out", "[tp_degree*m, n] per rank", "dtype"}};
+  def.world =
+      [](const ParamValues& values) -> absl::StatusOr<builder::WorldConfig> {
+    NKI_ASSIGN_OR_RETURN(FgccParams params, FgccParamsFrom(values));
+    return RingWorld(params.ring);
+  };
+  def.body = TraceFgcc;
+  def.reference = [](const ParamValues& values,
+                     const std::vector<HostArray>& inputs)
+      -> absl::StatusOr<std::vector<HostArray>> {
+    NKI_ASSIGN_OR_RETURN(FgccParams params, FgccParamsFrom(values));
+    return FgccReference(params, inputs);
+  };
+  def.tolerance = [](const ParamValues& values) -> double {
+    return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
+  };
+  registry.Register(std::move(def));
+}
+
+}  // namespace nkigraph::kernels

@@ -1,0 +1,36 @@
+// The oracle of sb2sb_allgather(_tiled): each rank's group inputs side by
+// side, group rank j at columns [j·W, (j+1)·W).
+#include <cstdint>
+#include <vector>
+
+#include "kernels/collective_reference.h"
+#include "kernels/sb2sb_allgather.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::kernels {
+
+absl::StatusOr<std::vector<HostArray>> Sb2sbAllgatherReference(
+    const Sb2sbAllgatherParams& params, const std::vector<HostArray>& inputs) {
+  NKI_RETURN_IF_ERROR(ValidateSb2sbAllgatherParams(params));
+  const int64_t tp = params.tp_degree, rows = params.rows, w = params.width;
+  const int64_t ranks = tp * params.num_groups;
+  NKI_ASSIGN_OR_RETURN(
+      const std::vector<std::vector<float>> inp,
+      PerRankInput(inputs, "inp", ranks, {rows, w}, params.dtype));
+  std::vector<std::vector<float>> out(ranks, std::vector<float>(rows * w * tp));
+  for (int64_t r = 0; r < ranks; ++r) {
+    const std::vector<int64_t> group = GroupRanks(r, tp);
+    for (int64_t p = 0; p < rows; ++p) {
+      for (int64_t j = 0; j < tp; ++j) {
+        for (int64_t c = 0; c < w; ++c) {
+          out[r][p * w * tp + j * w + c] = inp[group[j]][p * w + c];
+        }
+      }
+    }
+  }
+  std::vector<HostArray> outputs;
+  outputs.push_back(PerRankOutput("out", {rows, w * tp}, out));
+  return outputs;
+}
+
+}  // namespace nkigraph::kernels
