@@ -74,8 +74,12 @@ class ProgramState : public ops::ExecContext {
                                 const Run& run);
   absl::Status CheckRace(const proto::Tensor& t, const Run& run, bool write);
   void MarkSkipped(int64_t position, int64_t count);
+  // Positions past the last one marked were not skipped (skipped_ only
+  // grows as far as MarkSkipped needs).
   bool Skipped(int64_t position) const {
-    return any_skipped_ && skipped_[position];
+    return any_skipped_ &&
+           position < static_cast<int64_t>(skipped_.size()) &&
+           skipped_[position];
   }
   absl::Status AccessError(absl::string_view what, const proto::Tensor& t,
                            int64_t flat) const;

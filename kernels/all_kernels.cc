@@ -1,5 +1,7 @@
 #include "kernels/all_kernels.h"
 
+#include "kernels/blockwise_mm_bwd.h"
+#include "kernels/bwmm_shard_on_h.h"
 #include "kernels/fg_allgather.h"
 #include "kernels/fgcc.h"
 #include "kernels/sb2sb_allgather.h"
@@ -9,6 +11,8 @@ namespace nkigraph::kernels {
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterTiledMatmul(registry);
+  RegisterBwmmShardOnH(registry);
+  RegisterBlockwiseMmBwd(registry);
   RegisterFgcc(registry);
   RegisterFgAllgather(registry);
   RegisterSb2sbAllgather(registry);

@@ -1,0 +1,304 @@
+// bwmm_shard_on_H: the blockwise MoE forward with H sharded over the two
+// logical cores, writing the activation checkpoints the backward replays.
+//
+//   core c owns the hidden columns Hc = [c·H/2, (c+1)·H/2)
+//   output[:, Hc] = 0
+//   for n in range(N):                                e = block_to_expert[n]
+//     for each tile of <= 128 slots b:
+//       hidden_T = transpose(hidden_states[token_ids, Hc])   # gather, oob skip
+//       compute_gate_and_up_projections_shard:
+//         for each i tile of I:
+//           partial[i, {g, u}, b] = Σ over Hc of W[e, h, {0, 1}, i] ·
+//           hidden_T[h, b] recv = sendrecv(partial, send_to = recv_from = 1 −
+//           c)  # THE call gate_up_T = partial + recv (+ bias) # the all-reduce
+//           gate_up_proj_act_checkpoint_T[n, c, i, b] = gate_up_T[c]  # g | u
+//           gate_up_multiply_T[i, b] = act(g) · u
+//       compute_block_output_shard:                           # no collective
+//         for each h tile of Hc:
+//           y[b, h] = Σ over I of gate_up_multiply_T[i, b] · Wd[e, i, h] (+ bd)
+//           down_proj_act_checkpoint[n, b, h] = y
+//           output[token, h] += affinity[token·E + e] · y      # RMW, oob skip
+//
+// Every matmul result goes PSUM → SBUF (tensor_copy or activation) before
+// any DMA: a DMA cannot read PSUM.
+#include "kernels/bwmm_shard_on_h.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "builder/isa.h"
+#include "builder/jit.h"
+#include "builder/tiling.h"
+#include "builder/tracer.h"
+#include "kernels/params.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::kernels {
+namespace {
+
+namespace isa = builder::isa;
+using builder::Buffer;
+using builder::Scope;
+using builder::Tensor;
+using builder::Tile;
+using builder::TiledRange;
+
+// The columns of H this core owns: the two halves.
+CoreShard HiddenShard(const MoeParams& params, int core) {
+  const int64_t half = params.hidden / 2;
+  return CoreShard{core * half, half};
+}
+
+void ZeroInitOutput(const Tensor& output, const CoreShard& h) {
+  Scope scope("ZeroInitOutput");
+  ZeroFill(output.Slice(1, h.offset, h.size));
+}
+
+// hidden_T[:, k, b] = hidden_states[token_ids[b], chunk k of Hc]^T: the
+// gathered rows (zero for empty slots), transposed 128 columns at a time on
+// the tensor engine.
+void LoadHiddenStatesTransposed(const Tensor& hidden_T, const MoeInputs& in,
+                                const BlockRouting& routing, const CoreShard& h,
+                                const MoeParams& p) {
+  Scope scope("LoadHiddenStatesTransposed");
+  const int64_t b = routing.slots.size;
+  Tensor hidden =
+      builder::ndarray({b, h.size}, p.dtype, Buffer::kSbuf, "hidden_rows");
+  GatherTokenRows(hidden, in.hidden_states, routing.token_ids, h.offset);
+  for (const Tile k : TiledRange(h.size, kPartitions)) {
+    Scope chunk("h_chunk");
+    Tensor psum =
+        builder::ndarray({k.size, b}, p.dtype, Buffer::kPsum, "hidden_T_psum");
+    isa::nc_transpose(psum, hidden.Slice(1, k.offset, k.size));
+    isa::tensor_copy(hidden_T.Slice(0, 0, k.size).Select(1, k.index), psum);
+  }
+}
+
+// gate_up_proj_bias[e, j, i tile] as a float32 [i, 1] column.
+Tensor LoadGateUpBiasColumn(const MoeInputs& in, const BlockRouting& routing,
+                            int j, const Tile& i) {
+  Tensor column = builder::ndarray({i.size, 1}, proto::FLOAT32, Buffer::kSbuf,
+                                   "gate_up_bias_col");
+  isa::dma_copy(column, ExpertSlice(in.gate_up_proj_bias, routing.expert_idx)
+                            .Select(0, j)
+                            .Slice(0, i.offset, i.size)
+                            .Reshape({i.size, 1}));
+  return column;
+}
+
+// The gate and up projections, contraction over H: this core's partial sum
+// over its half, all-reduced with the other core's by one sendrecv and an
+// add. Writes this core's half of the gate/up checkpoint and
+// gate_up_multiply_T = act(g) · u for the down projection.
+void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
+                                      const Tensor& hidden_T,
+                                      const MoeInputs& in,
+                                      const BwmmShardOnHOutputs& out,
+                                      const BlockRouting& routing,
+                                      const CoreShard& h, const MoeParams& p) {
+  Scope scope("ComputeGateAndUpProjectionsShard");
+  const int core = builder::program_id();
+  const int other = 1 - core;
+  const int64_t b = routing.slots.size;
+  const Tensor weight = ExpertSlice(in.gate_up_proj_weight, routing.expert_idx);
+  for (const Tile i : TiledRange(p.intermediate, kStationaryFree)) {
+    Scope i_scope("i_tile");
+    Tensor psum = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
+                                   Buffer::kPsum, "gate_up_T_psum");
+    for (int j = 0; j < 2; ++j) {
+      for (const Tile k : TiledRange(h.size, kPartitions)) {
+        Scope k_scope("h_tile");
+        Tensor weight_tile = builder::ndarray(
+            {k.size, i.size}, p.dtype, Buffer::kSbuf, "gate_up_weight_tile");
+        isa::dma_copy(weight_tile, weight.Slice(0, h.offset + k.offset, k.size)
+                                       .Select(1, j)
+                                       .Slice(1, i.offset, i.size));
+        isa::nc_matmul(psum.Select(1, j), weight_tile,
+                       hidden_T.Slice(0, 0, k.size).Select(1, k.index),
+                       /*accumulate=*/k.index > 0);
+      }
+    }
+    // The all-reduce of the two partial sums: one exchange, one add.
+    Tensor partial = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
+                                      Buffer::kSbuf, "gate_up_partial");
+    isa::tensor_copy(partial, psum);
+    Tensor received = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
+                                       Buffer::kSbuf, "gate_up_received");
+    isa::sendrecv(received, partial, /*send_to=*/other, /*recv_from=*/other,
+                  /*pipe_id=*/0);
+    Tensor full = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
+                                   Buffer::kSbuf, "gate_up_full");
+    isa::tensor_tensor(full, partial, received, isa::Alu::kAdd);
+
+    Tensor gate_up_T =
+        builder::ndarray({i.size, 2, b}, p.dtype, Buffer::kSbuf, "gate_up_T");
+    if (p.bias) {
+      for (int j = 0; j < 2; ++j) {
+        isa::ActivationArgs args;
+        args.bias = LoadGateUpBiasColumn(in, routing, j, i);
+        isa::activation(gate_up_T.Select(1, j), isa::ActFunc::kCopy,
+                        full.Select(1, j), args);
+      }
+    } else {
+      isa::tensor_copy(gate_up_T, full);
+    }
+    // Both cores hold the whole projection; each writes its half of the
+    // checkpoint: the gate on core 0, the up projection on core 1.
+    isa::dma_copy(out.gate_up_proj_act_checkpoint_T.Select(0, routing.block)
+                      .Select(0, core)
+                      .Slice(0, i.offset, i.size)
+                      .Slice(1, routing.slots.offset, b),
+                  gate_up_T.Select(1, core));
+    Tensor gate_act = builder::ndarray({i.size, b}, proto::FLOAT32,
+                                       Buffer::kSbuf, "gate_act");
+    isa::activation(gate_act, MoeActFunc(p.activation), gate_up_T.Select(1, 0));
+    isa::tensor_tensor(
+        gate_up_multiply_T.Slice(0, 0, i.size).Select(1, i.index), gate_act,
+        gate_up_T.Select(1, 1), isa::Alu::kMultiply);
+  }
+}
+
+// The down projection, H the output dim: this core's columns only, no
+// collective. y is checkpointed before the affinity, then accumulated into
+// the tokens' output rows.
+void ComputeBlockOutputShard(const Tensor& gate_up_multiply_T,
+                             const MoeInputs& in,
+                             const BwmmShardOnHOutputs& out,
+                             const BlockRouting& routing, const CoreShard& h,
+                             const MoeParams& p) {
+  Scope scope("ComputeBlockOutputShard");
+  const int64_t b = routing.slots.size;
+  const Tensor down_weight =
+      ExpertSlice(in.down_proj_weight, routing.expert_idx);
+  for (const Tile hc : TiledRange(h.size, kMovingFree)) {
+    Scope h_scope("h_tile");
+    const int64_t col = h.offset + hc.offset;
+    Tensor psum = builder::ndarray({b, hc.size}, proto::FLOAT32, Buffer::kPsum,
+                                   "down_psum");
+    for (const Tile i : TiledRange(p.intermediate, kPartitions)) {
+      Scope i_scope("i_tile");
+      Tensor weight_tile = builder::ndarray({i.size, hc.size}, p.dtype,
+                                            Buffer::kSbuf, "down_weight_tile");
+      isa::dma_copy(
+          weight_tile,
+          down_weight.Slice(0, i.offset, i.size).Slice(1, col, hc.size));
+      isa::nc_matmul(psum,
+                     gate_up_multiply_T.Slice(0, 0, i.size).Select(1, i.index),
+                     weight_tile, /*accumulate=*/i.index > 0);
+    }
+    Tensor down_output =
+        builder::ndarray({b, hc.size}, p.dtype, Buffer::kSbuf, "down_output");
+    if (p.bias) {
+      Tensor unbiased = builder::ndarray({b, hc.size}, proto::FLOAT32,
+                                         Buffer::kSbuf, "down_output_f32");
+      isa::tensor_copy(unbiased, psum);
+      Tensor bias_rows = builder::ndarray({b, hc.size}, proto::FLOAT32,
+                                          Buffer::kSbuf, "down_bias_rows");
+      isa::dma_copy(bias_rows,
+                    ExpertSlice(in.down_proj_bias, routing.expert_idx)
+                        .Slice(0, col, hc.size)
+                        .Broadcast(0, b));
+      isa::tensor_tensor(down_output, unbiased, bias_rows, isa::Alu::kAdd);
+    } else {
+      isa::tensor_copy(down_output, psum);
+    }
+    isa::dma_copy(out.down_proj_act_checkpoint.Select(0, routing.block)
+                      .Slice(0, routing.slots.offset, b)
+                      .Slice(1, col, hc.size),
+                  down_output);
+    Tensor weighted = builder::ndarray({b, hc.size}, proto::FLOAT32,
+                                       Buffer::kSbuf, "weighted_output");
+    isa::tensor_scalar(weighted, down_output, isa::Alu::kMultiply,
+                       routing.affinity);
+    AccumulateIntoTokenRows(out.output, routing.token_ids, col, weighted);
+  }
+}
+
+void TraceBwmmShardOnH(builder::Tracer& tracer, const ParamValues& values) {
+  absl::StatusOr<MoeParams> params = MoeParamsFrom(values);
+  if (!params.ok()) {
+    tracer.RecordError(params.status().message(), builder::Loc::current());
+    return;
+  }
+  const MoeParams& p = *params;
+  const MoeInputs in = DeclareMoeInputs(tracer, p);
+  BwmmShardOnHOutputs out;
+  out.output = tracer.Allocate({p.num_tokens, p.hidden}, p.dtype,
+                               Buffer::kSharedHbm, "output");
+  out.gate_up_proj_act_checkpoint_T =
+      tracer.Allocate({p.num_blocks, 2, p.intermediate, p.block_size}, p.dtype,
+                      Buffer::kSharedHbm, "gate_up_proj_act_checkpoint_T");
+  out.down_proj_act_checkpoint =
+      tracer.Allocate({p.num_blocks, p.block_size, p.hidden}, p.dtype,
+                      Buffer::kSharedHbm, "down_proj_act_checkpoint");
+  builder::jit("bwmm_shard_on_H", BwmmShardOnH)(in, out, p);
+  tracer.Output("output", out.output);
+  tracer.Output("gate_up_proj_act_checkpoint_T",
+                out.gate_up_proj_act_checkpoint_T);
+  tracer.Output("down_proj_act_checkpoint", out.down_proj_act_checkpoint);
+}
+
+}  // namespace
+
+void BwmmShardOnH(const MoeInputs& in, const BwmmShardOnHOutputs& out,
+                  const MoeParams& p) {
+  const CoreShard h = HiddenShard(p, builder::program_id());
+  ZeroInitOutput(out.output, h);
+  const int64_t h_chunks = builder::CeilDiv(h.size, kPartitions);
+  const int64_t i_tiles = builder::CeilDiv(p.intermediate, kPartitions);
+  for (int64_t n = 0; n < p.num_blocks; ++n) {
+    for (const Tile slots : TiledRange(p.block_size, kSlotTile)) {
+      Scope block("block");
+      const BlockRouting routing = LoadBlockRouting(in, p, n, slots);
+      Tensor hidden_T = builder::ndarray(
+          {std::min(h.size, kPartitions), h_chunks, slots.size}, p.dtype,
+          Buffer::kSbuf, "hidden_T");
+      LoadHiddenStatesTransposed(hidden_T, in, routing, h, p);
+      Tensor gate_up_multiply_T = builder::ndarray(
+          {std::min(p.intermediate, kPartitions), i_tiles, slots.size}, p.dtype,
+          Buffer::kSbuf, "gate_up_multiply_T");
+      ComputeGateAndUpProjectionsShard(gate_up_multiply_T, hidden_T, in, out,
+                                       routing, h, p);
+      ComputeBlockOutputShard(gate_up_multiply_T, in, out, routing, h, p);
+    }
+  }
+}
+
+void RegisterBwmmShardOnH(KernelRegistry& registry) {
+  registry.Register(KernelDef{
+      .name = "bwmm_shard_on_H",
+      .summary = "blockwise MoE expert FFN forward, H split across two cores "
+                 "(gate/up partial sums all-reduced by one sendrecv + add); "
+                 "writes the activation checkpoints blockwise_mm_bwd replays",
+      .params = MoeParamSpecs(),
+      .inputs = MoeInputSpecs(),
+      .outputs =
+          {
+              {"output", "[T, H]", "dtype"},
+              {"gate_up_proj_act_checkpoint_T", "[N, 2, I, B]", "dtype"},
+              {"down_proj_act_checkpoint", "[N, B, H]", "dtype"},
+          },
+      .world = [](const ParamValues& values)
+          -> absl::StatusOr<builder::WorldConfig> {
+        NKI_RETURN_IF_ERROR(MoeParamsFrom(values).status());
+        return MoeWorld();
+      },
+      .body = TraceBwmmShardOnH,
+      .reference = [](const ParamValues& values,
+                      const std::vector<HostArray>& inputs)
+          -> absl::StatusOr<std::vector<HostArray>> {
+        NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));
+        return BwmmShardOnHReference(params, inputs);
+      },
+      .tolerance = MoeTolerance,
+      .make_inputs = [](const ParamValues& values, uint64_t seed)
+          -> absl::StatusOr<std::vector<HostArray>> {
+        NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));
+        return MakeMoeInputs(params, seed);
+      },
+  });
+}
+
+}  // namespace nkigraph::kernels

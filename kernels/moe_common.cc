@@ -1,0 +1,428 @@
+#include "kernels/moe_common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "builder/isa.h"
+#include "kernels/params.h"
+#include "util/dtype.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::kernels {
+namespace {
+
+namespace isa = builder::isa;
+using builder::Buffer;
+using builder::OobMode;
+using builder::Scope;
+using builder::Tensor;
+using builder::Tile;
+using builder::TiledRange;
+
+constexpr double kSwishAlpha = 1.702;
+// token·E + e is computed in int32 on the device.
+static_assert(kMoeMaxTokens * kMoeMaxExperts <=
+              std::numeric_limits<int32_t>::max());
+// Columns of the zero tile ZeroFill copies from.
+constexpr int64_t kZeroTileCols = 2048;
+
+double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+absl::Status CheckRange(const char* name, int64_t value, int64_t lo,
+                        int64_t hi) {
+  if (value < lo || value > hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameter '", name, "' is ", value,
+                     "; it must be between ", lo, " and ", hi));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// --- Parameters -------------------------------------------------------------
+
+std::vector<ParamSpec> MoeParamSpecs() {
+  const MoeParams d;
+  return {
+      IntParam("num_tokens", d.num_tokens, "T: tokens (rows of hidden_states)"),
+      IntParam("hidden", d.hidden,
+               "H: hidden size (even: split across the two cores)"),
+      IntParam("num_experts", d.num_experts, "E: experts"),
+      IntParam("intermediate", d.intermediate,
+               "I: intermediate size per rank (I_TP)"),
+      IntParam("block_size", d.block_size, "B: token slots per block"),
+      IntParam("num_blocks", d.num_blocks, "N: blocks"),
+      ChoiceParam("activation", "silu", {"silu", "swish"},
+                  "gate activation: silu, or swish = x*sigmoid(1.702x) "
+                  "(gelu_apprx_sigmoid)"),
+      IntParam("bias", 0,
+               "1: gate_up_proj_bias and down_proj_bias are added; 0: none"),
+      DTypeParam(),
+  };
+}
+
+absl::StatusOr<MoeParams> MoeParamsFrom(const ParamValues& values) {
+  MoeParams params;
+  params.num_tokens = values.Int("num_tokens");
+  params.hidden = values.Int("hidden");
+  params.num_experts = values.Int("num_experts");
+  params.intermediate = values.Int("intermediate");
+  params.block_size = values.Int("block_size");
+  params.num_blocks = values.Int("num_blocks");
+  const std::string& activation = values.Str("activation");
+  if (activation == "silu") {
+    params.activation = MoeActivation::kSilu;
+  } else if (activation == "swish") {
+    params.activation = MoeActivation::kSwish;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameter 'activation' is '", activation,
+                     "'; it must be silu or swish"));
+  }
+  NKI_RETURN_IF_ERROR(CheckIntRange(values, "bias", 0, 1));
+  params.bias = values.Int("bias") == 1;
+  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
+  NKI_RETURN_IF_ERROR(ValidateMoeParams(params));
+  return params;
+}
+
+absl::Status ValidateMoeParams(const MoeParams& p) {
+  NKI_RETURN_IF_ERROR(CheckRange("num_tokens", p.num_tokens, 1, kMoeMaxTokens));
+  NKI_RETURN_IF_ERROR(CheckRange("hidden", p.hidden, 2, kMoeMaxHidden));
+  if (p.hidden % 2 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameter 'hidden' is ", p.hidden,
+        "; it must be even: H is split in two halves across the two cores"));
+  }
+  NKI_RETURN_IF_ERROR(
+      CheckRange("num_experts", p.num_experts, 1, kMoeMaxExperts));
+  NKI_RETURN_IF_ERROR(
+      CheckRange("intermediate", p.intermediate, 1, kMoeMaxIntermediate));
+  NKI_RETURN_IF_ERROR(
+      CheckRange("block_size", p.block_size, 1, kMoeMaxBlockSize));
+  NKI_RETURN_IF_ERROR(CheckRange("num_blocks", p.num_blocks, 1, kMoeMaxBlocks));
+  if (p.dtype != proto::FLOAT32 && p.dtype != proto::BFLOAT16) {
+    return absl::InvalidArgumentError(
+        "parameter 'dtype' must be float32 or bfloat16");
+  }
+  return absl::OkStatus();
+}
+
+builder::WorldConfig MoeWorld() {
+  builder::WorldConfig world;
+  world.num_ranks = 1;
+  world.num_cores = 2;
+  return world;
+}
+
+double MoeTolerance(const ParamValues& values) {
+  return values.Str("dtype") == "float32" ? 1e-4 : 3e-2;
+}
+
+ops::ActFunc MoeActFunc(MoeActivation activation) {
+  return activation == MoeActivation::kSilu ? ops::ActFunc::kSilu
+                                            : ops::ActFunc::kGeluApprxSigmoid;
+}
+
+ops::ActFunc MoeActDerivativeFunc(MoeActivation activation) {
+  return activation == MoeActivation::kSilu ? ops::ActFunc::kSiluDx
+                                            : ops::ActFunc::kGeluApprxSigmoidDx;
+}
+
+double MoeReferenceAct(MoeActivation activation, double x) {
+  const double alpha = activation == MoeActivation::kSilu ? 1.0 : kSwishAlpha;
+  return x * Sigmoid(alpha * x);
+}
+
+double MoeReferenceActDerivative(MoeActivation activation, double x) {
+  const double alpha = activation == MoeActivation::kSilu ? 1.0 : kSwishAlpha;
+  const double s = Sigmoid(alpha * x);
+  return s + alpha * x * s * (1.0 - s);
+}
+
+// --- Device side
+// --------------------------------------------------------------
+
+MoeInputs DeclareMoeInputs(builder::Tracer& tracer, const MoeParams& p) {
+  const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
+                I = p.intermediate, B = p.block_size, N = p.num_blocks;
+  MoeInputs in;
+  in.hidden_states = tracer.Input("hidden_states", {T, H}, p.dtype);
+  in.expert_affinities_masked =
+      tracer.Input("expert_affinities_masked", {T * E, 1}, p.dtype);
+  in.gate_up_proj_weight =
+      tracer.Input("gate_up_proj_weight", {E, H, 2, I}, p.dtype);
+  in.down_proj_weight = tracer.Input("down_proj_weight", {E, I, H}, p.dtype);
+  in.token_position_to_id =
+      tracer.Input("token_position_to_id", {N * B}, proto::INT32);
+  in.block_to_expert = tracer.Input("block_to_expert", {N}, proto::INT32);
+  if (p.bias) {
+    in.gate_up_proj_bias =
+        tracer.Input("gate_up_proj_bias", {E, 2, I}, p.dtype);
+    in.down_proj_bias = tracer.Input("down_proj_bias", {E, H}, p.dtype);
+  }
+  return in;
+}
+
+std::vector<IoSpec> MoeInputSpecs() {
+  return {
+      {"hidden_states", "[T, H]", "dtype"},
+      {"expert_affinities_masked", "[T*E, 1]", "dtype"},
+      {"gate_up_proj_weight", "[E, H, 2, I]", "dtype"},
+      {"down_proj_weight", "[E, I, H]", "dtype"},
+      {"token_position_to_id", "[N*B]", "int32 (-1: empty slot)"},
+      {"block_to_expert", "[N]", "int32 in [0, E)"},
+      {"gate_up_proj_bias", "[E, 2, I]", "dtype (only when bias=1)"},
+      {"down_proj_bias", "[E, H]", "dtype (only when bias=1)"},
+  };
+}
+
+CoreShard ShardOf(int64_t extent, int core) {
+  const int64_t first = (extent + 1) / 2;
+  return core == 0 ? CoreShard{0, first} : CoreShard{first, extent - first};
+}
+
+BlockRouting LoadBlockRouting(const MoeInputs& in, const MoeParams& p,
+                              int64_t block, const Tile& slots) {
+  const int64_t b = slots.size;
+  BlockRouting r{block, slots, Tensor(), Tensor(), Tensor(), Tensor()};
+  // expert_idx = block_to_expert[n]: the scalar offset of every expert-row
+  // access of this block.
+  r.expert_idx =
+      builder::ndarray({1, 1}, proto::INT32, Buffer::kSbuf, "expert_idx");
+  isa::dma_copy(r.expert_idx,
+                in.block_to_expert.Slice(0, block, 1).Reshape({1, 1}));
+  r.token_ids =
+      builder::ndarray({b, 1}, proto::INT32, Buffer::kSbuf, "token_ids");
+  isa::dma_copy(
+      r.token_ids,
+      in.token_position_to_id.Slice(0, block * p.block_size + slots.offset, b)
+          .Reshape({b, 1}));
+  // affinity_idx = token·E + expert, negative for an empty slot (−1).
+  Tensor expert_col =
+      builder::ndarray({b, 1}, proto::INT32, Buffer::kSbuf, "expert_col");
+  isa::dma_copy(expert_col,
+                in.block_to_expert.Slice(0, block, 1).Broadcast(0, b));
+  r.affinity_idx =
+      builder::ndarray({b, 1}, proto::INT32, Buffer::kSbuf, "affinity_idx");
+  isa::tensor_scalar(r.affinity_idx, r.token_ids, isa::Alu::kMultiply,
+                     static_cast<int>(p.num_experts),
+                     {.op1 = isa::Alu::kAdd, .operand1 = expert_col});
+  r.affinity =
+      builder::ndarray({b, 1}, proto::FLOAT32, Buffer::kSbuf, "affinity");
+  GatherTokenRows(r.affinity, in.expert_affinities_masked, r.affinity_idx, 0);
+  return r;
+}
+
+Tensor TokenRows(const Tensor& table, const Tensor& token_ids, int64_t col,
+                 int64_t size) {
+  return table.Select(0, 0)
+      .Slice(0, col, size)
+      .Broadcast(0, token_ids.num_elements())
+      .WithVectorOffset(token_ids, 0, OobMode::kSkip);
+}
+
+void GatherTokenRows(const Tensor& dst, const Tensor& table,
+                     const Tensor& token_ids, int64_t col) {
+  // Skipped rows keep what dst held: zero them first.
+  isa::memset(dst, 0.0f);
+  isa::dma_copy(dst, TokenRows(table, token_ids, col, dst.dim(1)));
+}
+
+void AccumulateIntoTokenRows(const Tensor& table, const Tensor& token_ids,
+                             int64_t col, const Tensor& contribution) {
+  Scope scope("accumulate_token_rows");
+  const int64_t b = contribution.dim(0), cols = contribution.dim(1);
+  const Tensor rows = TokenRows(table, token_ids, col, cols);
+  Tensor existing = builder::ndarray({b, cols}, table.dtype(), Buffer::kSbuf,
+                                     "existing_rows");
+  GatherTokenRows(existing, table, token_ids, col);
+  Tensor sum =
+      builder::ndarray({b, cols}, table.dtype(), Buffer::kSbuf, "summed_rows");
+  isa::tensor_tensor(sum, existing, contribution, isa::Alu::kAdd);
+  isa::dma_copy(rows, sum);
+}
+
+Tensor ExpertSlice(const Tensor& weight, const Tensor& expert_idx) {
+  return weight.Select(0, 0).WithScalarOffset(expert_idx, 0);
+}
+
+void AccumulateIntoExpertRows(const Tensor& grad_rows, const Tensor& result) {
+  Scope scope("accumulate_expert_rows");
+  Tensor existing_weight_grad = builder::ndarray(
+      result.shape(), grad_rows.dtype(), Buffer::kSbuf, "existing_weight_grad");
+  isa::dma_copy(existing_weight_grad, grad_rows);
+  isa::tensor_tensor(result, existing_weight_grad, result, isa::Alu::kAdd);
+  isa::dma_copy(grad_rows, result);
+}
+
+void ZeroFill(const Tensor& view) {
+  if (view.rank() > 2) {
+    for (int64_t i = 0; i < view.dim(0); ++i) ZeroFill(view.Select(0, i));
+    return;
+  }
+  const Tensor grid =
+      view.rank() == 2 ? view : view.Reshape({1, view.num_elements()});
+  Scope scope("zero_fill");
+  const int64_t rows = std::min(grid.dim(0), kPartitions);
+  const int64_t cols = std::min(grid.dim(1), kZeroTileCols);
+  Tensor zeros =
+      builder::ndarray({rows, cols}, view.dtype(), Buffer::kSbuf, "zeros");
+  isa::memset(zeros, 0.0f);
+  for (const Tile r : TiledRange(grid.dim(0), kPartitions)) {
+    for (const Tile c : TiledRange(grid.dim(1), kZeroTileCols)) {
+      isa::dma_copy(grid.Slice(0, r.offset, r.size).Slice(1, c.offset, c.size),
+                    zeros.Slice(0, 0, r.size).Slice(1, 0, c.size));
+    }
+  }
+}
+
+// --- Host side (references)
+// ---------------------------------------------------
+
+int64_t MoeHostInputs::Token(const MoeParams& p, int64_t n, int64_t b) const {
+  const int64_t t = token_position_to_id->i32[n * p.block_size + b];
+  return t >= 0 && t < p.num_tokens ? t : -1;
+}
+
+absl::StatusOr<const HostArray*> FindHostInput(
+    const std::vector<HostArray>& inputs, const std::string& name,
+    const std::vector<int64_t>& shape, proto::DType dtype) {
+  for (const HostArray& array : inputs) {
+    if (array.name != name) continue;
+    const size_t values =
+        dtype == proto::INT32 ? array.i32.size() : array.f32.size();
+    if (array.dtype != dtype || array.shape != shape ||
+        static_cast<int64_t>(values) != array.num_elements()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", name, "' must be ",
+          dtype == proto::INT32 ? "int32" : "float32", " [",
+          absl::StrJoin(shape, ", "), "], not [",
+          absl::StrJoin(array.shape, ", "), "] with ", values, " values"));
+    }
+    return &array;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("missing input '", name, "'"));
+}
+
+absl::StatusOr<MoeHostInputs> FindMoeHostInputs(
+    const MoeParams& p, const std::vector<HostArray>& inputs) {
+  const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
+                I = p.intermediate, B = p.block_size, N = p.num_blocks;
+  MoeHostInputs in;
+  NKI_ASSIGN_OR_RETURN(in.hidden_states, FindHostInput(inputs, "hidden_states",
+                                                       {T, H}, proto::FLOAT32));
+  NKI_ASSIGN_OR_RETURN(in.expert_affinities_masked,
+                       FindHostInput(inputs, "expert_affinities_masked",
+                                     {T * E, 1}, proto::FLOAT32));
+  NKI_ASSIGN_OR_RETURN(in.gate_up_proj_weight,
+                       FindHostInput(inputs, "gate_up_proj_weight",
+                                     {E, H, 2, I}, proto::FLOAT32));
+  NKI_ASSIGN_OR_RETURN(
+      in.down_proj_weight,
+      FindHostInput(inputs, "down_proj_weight", {E, I, H}, proto::FLOAT32));
+  NKI_ASSIGN_OR_RETURN(
+      in.token_position_to_id,
+      FindHostInput(inputs, "token_position_to_id", {N * B}, proto::INT32));
+  NKI_ASSIGN_OR_RETURN(
+      in.block_to_expert,
+      FindHostInput(inputs, "block_to_expert", {N}, proto::INT32));
+  if (p.bias) {
+    NKI_ASSIGN_OR_RETURN(
+        in.gate_up_proj_bias,
+        FindHostInput(inputs, "gate_up_proj_bias", {E, 2, I}, proto::FLOAT32));
+    NKI_ASSIGN_OR_RETURN(
+        in.down_proj_bias,
+        FindHostInput(inputs, "down_proj_bias", {E, H}, proto::FLOAT32));
+  }
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t e = in.block_to_expert->i32[n];
+    if (e < 0 || e >= E) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "block_to_expert[", n, "] is ", e, "; it must be in [0, ", E, ")"));
+    }
+  }
+  return in;
+}
+
+HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape) {
+  HostArray array;
+  array.name = name;
+  array.dtype = proto::FLOAT32;
+  array.shape = std::move(shape);
+  array.f32.assign(array.num_elements(), 0.0f);
+  return array;
+}
+
+std::vector<HostArray> MakeMoeInputs(const MoeParams& p, uint64_t seed) {
+  const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
+                I = p.intermediate, B = p.block_size, N = p.num_blocks;
+  std::mt19937_64 rng(seed);
+  // Portable draws (std distributions differ between libraries).
+  const auto below = [&](int64_t n) {
+    return static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+  };
+  const auto uniform = [&](double lo, double hi) {
+    return lo + (hi - lo) * (static_cast<double>(rng() >> 11) * 0x1p-53);
+  };
+  const auto floats = [&](const char* name, std::vector<int64_t> shape,
+                          double lo, double hi) {
+    HostArray array = ZeroHostArray(name, std::move(shape));
+    for (float& v : array.f32) {
+      v = RoundTo(p.dtype, static_cast<float>(uniform(lo, hi)), 240.0f);
+    }
+    return array;
+  };
+
+  HostArray block_to_expert;
+  block_to_expert.name = "block_to_expert";
+  block_to_expert.dtype = proto::INT32;
+  block_to_expert.shape = {N};
+  HostArray token_position_to_id;
+  token_position_to_id.name = "token_position_to_id";
+  token_position_to_id.dtype = proto::INT32;
+  token_position_to_id.shape = {N * B};
+  // Each expert hands out its tokens in a random order, each once.
+  std::vector<std::vector<int32_t>> order(E);
+  std::vector<size_t> next(E, 0);
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t e = below(E);
+    block_to_expert.i32.push_back(static_cast<int32_t>(e));
+    if (order[e].empty()) {
+      for (int64_t t = 0; t < T; ++t)
+        order[e].push_back(static_cast<int32_t>(t));
+      for (int64_t k = T - 1; k > 0; --k)
+        std::swap(order[e][k], order[e][below(k + 1)]);
+    }
+    for (int64_t b = 0; b < B; ++b) {
+      int32_t token = -1;
+      if (below(4) != 0 && next[e] < order[e].size())
+        token = order[e][next[e]++];
+      token_position_to_id.i32.push_back(token);
+    }
+  }
+
+  const double w_gate_up = std::sqrt(3.0 / static_cast<double>(H));
+  const double w_down = std::sqrt(3.0 / static_cast<double>(I));
+  std::vector<HostArray> inputs;
+  inputs.push_back(floats("hidden_states", {T, H}, -1.0, 1.0));
+  inputs.push_back(floats("expert_affinities_masked", {T * E, 1}, 0.0, 1.0));
+  inputs.push_back(
+      floats("gate_up_proj_weight", {E, H, 2, I}, -w_gate_up, w_gate_up));
+  inputs.push_back(floats("down_proj_weight", {E, I, H}, -w_down, w_down));
+  inputs.push_back(std::move(token_position_to_id));
+  inputs.push_back(std::move(block_to_expert));
+  if (p.bias) {
+    inputs.push_back(floats("gate_up_proj_bias", {E, 2, I}, -0.5, 0.5));
+    inputs.push_back(floats("down_proj_bias", {E, H}, -0.5, 0.5));
+  }
+  return inputs;
+}
+
+}  // namespace nkigraph::kernels

@@ -1,0 +1,183 @@
+#ifndef NKIGRAPH_KERNELS_MOE_COMMON_H_
+#define NKIGRAPH_KERNELS_MOE_COMMON_H_
+
+// What the MoE family (§1: bwmm_shard_on_H and blockwise_mm_bwd) shares:
+// the parameter struct and its validation, the routing loads (token rows
+// gathered through token_position_to_id with a vector dynamic offset whose
+// empty slots, −1, the DMA skips; the expert's weight rows addressed by the
+// runtime expert index block_to_expert[n] as a scalar dynamic offset), the
+// read-modify-write accumulations, and the host-side pieces of the
+// references. Both kernels run on the two logical cores of one rank.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "builder/tensor.h"
+#include "builder/tiling.h"
+#include "builder/tracer.h"
+#include "kernels/registry.h"
+#include "ops/activation_functions.h"
+#include "proto/nkigraph.pb.h"
+#include "util/host_array.h"
+
+namespace nkigraph::kernels {
+
+// --- Parameters -------------------------------------------------------------
+
+// `activation` of the family: silu, or swish = x·sigmoid(1.702·x), NKI's
+// gelu_apprx_sigmoid.
+enum class MoeActivation { kSilu, kSwish };
+
+struct MoeParams {
+  int64_t num_tokens = 64;     // T
+  int64_t hidden = 256;        // H, split across the two cores
+  int64_t num_experts = 4;     // E
+  int64_t intermediate = 128;  // I (the per-rank I_TP)
+  int64_t block_size = 64;     // B
+  int64_t num_blocks = 4;      // N
+  MoeActivation activation = MoeActivation::kSilu;
+  bool bias = false;
+  proto::DType dtype = proto::BFLOAT16;
+};
+
+// Upper limits: on-chip buffers are O(H + I) per partition, so hidden and
+// intermediate are bounded by what one SBUF partition holds in float32.
+inline constexpr int64_t kMoeMaxHidden = 4096;
+inline constexpr int64_t kMoeMaxIntermediate = 4096;
+inline constexpr int64_t kMoeMaxExperts = 1024;
+inline constexpr int64_t kMoeMaxTokens = int64_t{1} << 20;
+inline constexpr int64_t kMoeMaxBlockSize = 4096;
+inline constexpr int64_t kMoeMaxBlocks = 4096;
+
+// num_tokens, hidden, num_experts, intermediate, block_size, num_blocks,
+// activation, bias, dtype — the family's parameter table.
+std::vector<ParamSpec> MoeParamSpecs();
+absl::StatusOr<MoeParams> MoeParamsFrom(const ParamValues& values);
+// Messages name the parameter and the limit.
+absl::Status ValidateMoeParams(const MoeParams& params);
+// One rank, two logical cores (LNC 2).
+builder::WorldConfig MoeWorld();
+// The tolerance of the family's references: float32 1e-4, bfloat16 3e-2,
+// relative to an output's scale.
+double MoeTolerance(const ParamValues& values);
+
+// The scalar-engine activation and its derivative: silu / silu_dx, or
+// gelu_apprx_sigmoid / gelu_apprx_sigmoid_dx (get_activation_ops).
+ops::ActFunc MoeActFunc(MoeActivation activation);
+ops::ActFunc MoeActDerivativeFunc(MoeActivation activation);
+// The exact functions, for the references.
+double MoeReferenceAct(MoeActivation activation, double x);
+double MoeReferenceActDerivative(MoeActivation activation, double x);
+
+// --- Device side
+// --------------------------------------------------------------
+
+inline constexpr int64_t kPartitions = 128;      // SBUF / PSUM partitions
+inline constexpr int64_t kMovingFree = 512;      // matmul moving free size
+inline constexpr int64_t kStationaryFree = 128;  // matmul stationary free
+// Slots of a block processed together: they sit on the partitions.
+inline constexpr int64_t kSlotTile = 128;
+
+// The forward's inputs, as both kernels declare them.
+struct MoeInputs {
+  builder::Tensor hidden_states;             // [T, H]
+  builder::Tensor expert_affinities_masked;  // [T·E, 1]
+  builder::Tensor gate_up_proj_weight;       // [E, H, 2, I]
+  builder::Tensor down_proj_weight;          // [E, I, H]
+  builder::Tensor token_position_to_id;      // [N·B] int32
+  builder::Tensor block_to_expert;           // [N] int32
+  builder::Tensor gate_up_proj_bias;         // [E, 2, I], bias only
+  builder::Tensor down_proj_bias;            // [E, H], bias only
+};
+MoeInputs DeclareMoeInputs(builder::Tracer& tracer, const MoeParams& params);
+// Their `list` rows.
+std::vector<IoSpec> MoeInputSpecs();
+
+// This core's part of a dim split across the two cores: [offset,
+// offset + size), the first core taking the larger half (size may be 0).
+struct CoreShard {
+  int64_t offset;
+  int64_t size;
+};
+CoreShard ShardOf(int64_t extent, int core);
+
+// What the kernels know about one tile of slots of block n, all on chip.
+struct BlockRouting {
+  int64_t block;
+  builder::Tile slots;
+  builder::Tensor expert_idx;    // [1, 1] int32: block_to_expert[n]
+  builder::Tensor token_ids;     // [b, 1] int32: −1 for an empty slot
+  builder::Tensor affinity_idx;  // [b, 1] int32: token·E + expert (< 0: empty)
+  builder::Tensor affinity;      // [b, 1] float32: 0 for an empty slot
+};
+// Loads the routing of `slots` of block `block` into the current scope.
+BlockRouting LoadBlockRouting(const MoeInputs& inputs, const MoeParams& params,
+                              int64_t block, const builder::Tile& slots);
+
+// The view of `table`[token_ids[p], col : col + size] for each partition
+// p: a vector dynamic offset along dim 0 whose out-of-range rows (empty
+// slots) the DMA skips. `table` is a 2-D HBM tensor.
+builder::Tensor TokenRows(const builder::Tensor& table,
+                          const builder::Tensor& token_ids, int64_t col,
+                          int64_t size);
+// dst[b, :] = table[token, col : col + dst cols], zero for empty slots.
+void GatherTokenRows(const builder::Tensor& dst, const builder::Tensor& table,
+                     const builder::Tensor& token_ids, int64_t col);
+// table[token, col : col + cols] += contribution[b, :] for every routed
+// slot: gather → add → scatter (no token repeats within one block).
+void AccumulateIntoTokenRows(const builder::Tensor& table,
+                             const builder::Tensor& token_ids, int64_t col,
+                             const builder::Tensor& contribution);
+
+// weight[e] for the runtime expert index: a scalar dynamic offset along
+// dim 0; slice it further as needed.
+builder::Tensor ExpertSlice(const builder::Tensor& weight,
+                            const builder::Tensor& expert_idx);
+// The per-expert read-modify-write: load the expert's rows `grad_rows` (an
+// ExpertSlice view), add them into `result` (SBUF float32 of the same
+// shape), store `result` back to the same rows.
+void AccumulateIntoExpertRows(const builder::Tensor& grad_rows,
+                              const builder::Tensor& result);
+
+// Writes zeros over a view of an HBM tensor (any rank), from a zero tile.
+void ZeroFill(const builder::Tensor& view);
+
+// --- Host side (references)
+// ---------------------------------------------------
+
+// The inputs a reference reads, checked for name, shape and dtype.
+struct MoeHostInputs {
+  const HostArray* hidden_states = nullptr;
+  const HostArray* expert_affinities_masked = nullptr;
+  const HostArray* gate_up_proj_weight = nullptr;
+  const HostArray* down_proj_weight = nullptr;
+  const HostArray* token_position_to_id = nullptr;
+  const HostArray* block_to_expert = nullptr;
+  const HostArray* gate_up_proj_bias = nullptr;  // bias only
+  const HostArray* down_proj_bias = nullptr;     // bias only
+
+  // Token of slot b of block n, or −1 for an empty (or out-of-range) slot.
+  int64_t Token(const MoeParams& params, int64_t n, int64_t b) const;
+};
+absl::StatusOr<const HostArray*> FindHostInput(
+    const std::vector<HostArray>& inputs, const std::string& name,
+    const std::vector<int64_t>& shape, proto::DType dtype);
+// Also checks every block_to_expert entry lies in [0, E).
+absl::StatusOr<MoeHostInputs> FindMoeHostInputs(
+    const MoeParams& params, const std::vector<HostArray>& inputs);
+HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape);
+
+// Valid forward inputs, deterministic in `seed` (float32 values already
+// rounded to params.dtype): routing where each block's expert is random (so
+// experts get several blocks), about a quarter of the slots are empty
+// (−1) and each token appears at most once per expert; hidden states in
+// [−1, 1), affinities in [0, 1), weights uniform with variance 1/fan-in,
+// biases in [−0.5, 0.5).
+std::vector<HostArray> MakeMoeInputs(const MoeParams& params, uint64_t seed);
+
+}  // namespace nkigraph::kernels
+
+#endif  // NKIGRAPH_KERNELS_MOE_COMMON_H_
