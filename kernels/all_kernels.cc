@@ -2,6 +2,8 @@
 
 #include "kernels/blockwise_mm_bwd.h"
 #include "kernels/bwmm_shard_on_h.h"
+#include "kernels/cross_entropy_backward.h"
+#include "kernels/cross_entropy_forward.h"
 #include "kernels/fg_allgather.h"
 #include "kernels/fgcc.h"
 #include "kernels/sb2sb_allgather.h"
@@ -13,6 +15,8 @@ void RegisterAllKernels(KernelRegistry& registry) {
   RegisterTiledMatmul(registry);
   RegisterBwmmShardOnH(registry);
   RegisterBlockwiseMmBwd(registry);
+  RegisterCrossEntropyForward(registry);
+  RegisterCrossEntropyBackward(registry);
   RegisterFgcc(registry);
   RegisterFgAllgather(registry);
   RegisterSb2sbAllgather(registry);
