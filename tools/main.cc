@@ -28,6 +28,8 @@ constexpr Command kCommands[] = {
     {"trace", "trace a registered kernel into a graph file (.pb or .pbtxt)",
      RunTrace},
     {"info", "summarize a graph file", RunInfo},
+    {"diff", "semantic diff of two graph files (exit 1 if they differ)",
+     RunDiff},
     {"check", "validate a graph file and list every problem", RunCheck},
     {"run", "execute a graph on the interpreter (.npy inputs and outputs)",
      RunRun},
