@@ -561,6 +561,9 @@ void RegisterConv1d(KernelRegistry& registry) {
     NKI_ASSIGN_OR_RETURN(Conv1dParams params, Conv1dParamsFrom(values));
     return Conv1dReference(params, inputs);
   };
+  def.example = {{"batch", "2"},     {"c_in", "64"},        {"c_out", "160"},
+                 {"length", "600"},  {"kernel_size", "3"},  {"pad_left", "1"},
+                 {"pad_right", "1"}, {"activation", "relu"}};
   def.tolerance = [](const ParamValues& values) -> double {
     return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
   };

@@ -284,6 +284,9 @@ void RegisterCrossEntropyBackward(KernelRegistry& registry) {
                              CrossEntropyBackwardParamsFrom(values));
         return MakeCrossEntropyInputs(params, seed, /*with_lse_state=*/true);
       },
+      .example = {{"num_positions", "200"},
+                  {"vocab_size", "5000"},
+                  {"ignore_index", "-100"}},
   });
 }
 

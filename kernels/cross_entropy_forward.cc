@@ -209,6 +209,9 @@ void RegisterCrossEntropyForward(KernelRegistry& registry) {
                              CrossEntropyParamsFrom(values));
         return MakeCrossEntropyInputs(params, seed, /*with_lse_state=*/false);
       },
+      .example = {{"num_positions", "200"},
+                  {"vocab_size", "5000"},
+                  {"ignore_index", "-100"}},
   });
 }
 

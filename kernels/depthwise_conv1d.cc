@@ -408,6 +408,8 @@ void RegisterDepthwiseConv1d(KernelRegistry& registry) {
                          DepthwiseConv1dParamsFrom(values));
     return DepthwiseConv1dReference(params, inputs);
   };
+  def.example = {{"batch", "2"},       {"channels", "160"}, {"width", "700"},
+                 {"kernel_size", "4"}, {"pad_left", "2"},   {"pad_right", "1"}};
   def.tolerance = [](const ParamValues& values) -> double {
     return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
   };

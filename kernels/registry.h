@@ -63,8 +63,7 @@ struct KernelDef {
   std::vector<IoSpec> outputs;
   // Validates the parameters (messages name the parameter and the limit)
   // and returns the world and trace configuration.
-  std::function<absl::StatusOr<builder::WorldConfig>(const ParamValues&)>
-      world;
+  std::function<absl::StatusOr<builder::WorldConfig>(const ParamValues&)> world;
   // Declares inputs, runs the kernel, publishes outputs.
   std::function<void(builder::Tracer&, const ParamValues&)> body;
   // Computes the outputs from the inputs on the host (the oracle), in the
@@ -84,6 +83,10 @@ struct KernelDef {
   std::function<absl::StatusOr<std::vector<HostArray>>(const ParamValues&,
                                                        uint64_t seed)>
       make_inputs = nullptr;
+  // Parameter settings of a representative configuration: what the main
+  // job and `nkigraph verify --all` trace, for kernels whose contract
+  // leaves some sizes without a default.
+  std::vector<std::pair<std::string, std::string>> example = {};
 };
 
 class KernelRegistry {

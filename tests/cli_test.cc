@@ -135,7 +135,12 @@ TEST_F(CliTest, ListShowsTiledMatmulParametersAndInterface) {
   }
   const Result one = Run("list tiled_matmul");
   EXPECT_EQ(one.exit_code, 0);
-  EXPECT_EQ(one.out, r.out);  // the only kernel so far
+  EXPECT_THAT(one.out, HasSubstr("[m, k]"));
+  EXPECT_THAT(one.out, ::testing::Not(HasSubstr("conv1d")));  // only the named
+  EXPECT_LT(one.out.size(), r.out.size());
+  const Result names = Run("list --names");
+  EXPECT_EQ(names.exit_code, 0);
+  EXPECT_THAT(names.out, HasSubstr("tiled_matmul\nconv1d\n"));
   ExpectUsageError("list no_such_kernel", "list", "'no_such_kernel'");
 }
 

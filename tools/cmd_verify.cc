@@ -126,7 +126,10 @@ int VerifyKernel(
   if (skip_when_unverifiable) {
     std::vector<std::string> required;
     for (const kernels::ParamSpec& spec : def.params) {
-      if (spec.required) required.push_back(spec.name);
+      const bool given =
+          std::any_of(settings.begin(), settings.end(),
+                      [&](const auto& kv) { return kv.first == spec.name; });
+      if (spec.required && !given) required.push_back(spec.name);
     }
     if (!required.empty()) {
       std::cout << name << ": SKIP (no defaults for required parameters "
@@ -289,7 +292,7 @@ int RunVerify(const std::vector<std::string>& args) {
     int passed = 0, failed = 0, skipped = 0, worst = kExitOk;
     for (const kernels::KernelDef& def : registry.kernels()) {
       bool skip = false;
-      const int code = VerifyKernel(def, {}, options,
+      const int code = VerifyKernel(def, def.example, options,
                                     /*skip_when_unverifiable=*/true, &skip);
       if (skip) {
         ++skipped;
