@@ -79,6 +79,30 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
         "limit of ",
         interp->options_.memory_limit_bytes));
   }
+  // Executing an instruction buffers each operand: read into, or written
+  // from, at least one byte per byte of it. Refuse an instruction whose
+  // buffers alone would break the limit (e.g. a stride-0 pattern walking a
+  // small tensor billions of times) instead of allocating them.
+  const int64_t available =
+      interp->options_.memory_limit_bytes - memory_bytes - race_bytes;
+  for (const proto::Stream& stream : g.streams()) {
+    for (const proto::Instruction& instr : stream.instructions()) {
+      int64_t bytes = 0;
+      for (const proto::AccessPattern& ap : instr.operands()) {
+        if (ap.tensor_id() == 0) continue;
+        const proto::Tensor& t =
+            g.tensors(static_cast<int>(ap.tensor_id()) - 1);
+        bytes += ops::ApElements(ap) * DTypeSize(t.dtype());
+      }
+      if (bytes > available) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            DescribeInstruction(g, instr), ": its operands need ", bytes,
+            " bytes of buffers; with the device memory that is over the "
+            "limit of ",
+            interp->options_.memory_limit_bytes));
+      }
+    }
+  }
   NKI_ASSIGN_OR_RETURN(
       DeviceMemory memory,
       DeviceMemory::Create(g, interp->options_.memory_limit_bytes));
@@ -153,6 +177,12 @@ absl::Status Interpreter::SetInput(const HostArray& array) {
         "input '", array.name, "' is ", DTypeName(array.dtype), "; the graph ",
         "expects ", integer ? "int32" : "float32", " (declared ",
         DTypeName(t->dtype()), ")"));
+  }
+  const size_t values = integer ? array.i32.size() : array.f32.size();
+  if (values != static_cast<size_t>(array.num_elements())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", array.name, "' has shape ", ShapeString(array.shape),
+        " but holds ", values, " values"));
   }
   const int64_t per_rank = [&] {
     int64_t n = 1;

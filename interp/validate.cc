@@ -1,6 +1,7 @@
 #include "interp/validate.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -101,11 +102,14 @@ void CheckTensor(const proto::Graph& graph, int index,
             t.partition_offset() + t.shape(0), "); the device has ",
             profile.num_partitions);
     }
-    if (t.address() + row_bytes > capacity) {
+    int64_t end = 0;
+    if (__builtin_add_overflow(t.address(), row_bytes, &end)) {
+      end = std::numeric_limits<int64_t>::max();
+    }
+    if (end > capacity) {
       error(ops::SpaceName(t.space()), " capacity exceeded: bytes [",
-            t.address(), ", ", t.address() + row_bytes,
-            ") of each partition, which holds ", capacity, " on ",
-            profile.name);
+            t.address(), ", ", end, ") of each partition, which holds ",
+            capacity, " on ", profile.name);
     }
     if (t.role() != proto::ROLE_INTERNAL) {
       error("an input or output must live in HBM");

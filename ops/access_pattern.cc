@@ -64,6 +64,10 @@ absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
         "access pattern has ", NumDims(ap), " dims (1 to ", kMaxDims,
         " allowed)"));
   }
+  if (ap.offset() < -kMaxElements || ap.offset() > kMaxElements) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("access pattern offset ", ap.offset(), " is absurd"));
+  }
   FlatExtent extent{ap.offset(), ap.offset()};
   int64_t elements = 1;
   const int64_t* pattern = ap.pattern().data();
@@ -83,16 +87,15 @@ absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
       return absl::InvalidArgumentError("access pattern has too many elements");
     }
     if (d < first_dim) continue;
-    const int64_t reach = stride * (count - 1);  // both < 2^40
-    if (reach < 0) {
-      extent.lo += reach;
-    } else {
-      extent.hi += reach;
+    // Each factor is below 2^40, but their product need not fit.
+    int64_t reach = 0;
+    int64_t& end = stride < 0 ? extent.lo : extent.hi;
+    if (__builtin_mul_overflow(stride, count - 1, &reach) ||
+        __builtin_add_overflow(end, reach, &end)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("access pattern dim ", d, " (stride ", stride,
+                       ", count ", count, ") reaches beyond the int64 range"));
     }
-  }
-  if (ap.offset() < -kMaxElements || ap.offset() > kMaxElements) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("access pattern offset ", ap.offset(), " is absurd"));
   }
   return extent;
 }

@@ -131,7 +131,12 @@ absl::Status CheckDynamicOffset(const proto::AccessPattern& ap,
   if (stride < 0 || stride > kMaxElements) {
     return absl::InvalidArgumentError("dynamic offset stride is absurd");
   }
-  const int64_t last = dyn.offset_element() + stride * (entries - 1);
+  int64_t last = 0;
+  if (__builtin_mul_overflow(stride, entries - 1, &last) ||
+      __builtin_add_overflow(dyn.offset_element(), last, &last)) {
+    return absl::InvalidArgumentError(
+        "dynamic offset entries reach beyond the int64 range");
+  }
   if (dyn.offset_element() < 0 || last >= index_elements) {
     return absl::OutOfRangeError(absl::StrCat(
         "dynamic offset reads elements [", dyn.offset_element(), ", ", last,

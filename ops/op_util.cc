@@ -8,6 +8,16 @@
 #include "util/dtype.h"
 
 namespace nkigraph::ops {
+namespace {
+
+// The name of operand `operand`'s role; a variadic last role names every
+// operand from its position on (dma_compute's sources).
+absl::string_view RoleName(const InstrView& view, int operand) {
+  const std::vector<OperandRole>& roles = view.def().roles;
+  return roles[std::min<size_t>(operand, roles.size() - 1)].name;
+}
+
+}  // namespace
 
 absl::Status CheckPartitionStart(const InstrView& view, int operand) {
   const OperandInfo& info = view.operand(operand);
@@ -24,12 +34,12 @@ absl::Status CheckPartitionStart(const InstrView& view, int operand) {
     ok = start % 32 == 0;
   }
   if (!ok) {
-    return view.Error(
-        "operand '", view.def().roles[operand].name, "' spans ", count,
-        " partitions starting at partition ", start, "; ", count,
-        count > 64   ? " partitions must start at 0"
-        : count > 32 ? " partitions must start at 0 or 64"
-                     : " partitions must start at 0, 32, 64 or 96");
+    return view.Error("operand '", RoleName(view, operand), "' spans ", count,
+                      " partitions starting at partition ", start, "; ", count,
+                      count > 64 ? " partitions must start at 0"
+                      : count > 32
+                          ? " partitions must start at 0 or 64"
+                          : " partitions must start at 0, 32, 64 or 96");
   }
   return absl::OkStatus();
 }
@@ -38,9 +48,9 @@ absl::Status CheckSameTile(const InstrView& view, int a, int b) {
   const OperandInfo& x = view.operand(a);
   const OperandInfo& y = view.operand(b);
   if (x.partitions() != y.partitions() || x.free_size() != y.free_size()) {
-    return view.Error("'", view.def().roles[a].name, "' is [", x.partitions(),
-                      ", ", x.free_size(), "] but '", view.def().roles[b].name,
-                      "' is [", y.partitions(), ", ", y.free_size(), "]");
+    return view.Error("'", RoleName(view, a), "' is [", x.partitions(), ", ",
+                      x.free_size(), "] but '", RoleName(view, b), "' is [",
+                      y.partitions(), ", ", y.free_size(), "]");
   }
   return absl::OkStatus();
 }
@@ -49,8 +59,8 @@ absl::Status CheckSameElements(const InstrView& view, int a, int b) {
   const OperandInfo& x = view.operand(a);
   const OperandInfo& y = view.operand(b);
   if (x.elements() != y.elements()) {
-    return view.Error("'", view.def().roles[a].name, "' has ", x.elements(),
-                      " elements but '", view.def().roles[b].name, "' has ",
+    return view.Error("'", RoleName(view, a), "' has ", x.elements(),
+                      " elements but '", RoleName(view, b), "' has ",
                       y.elements());
   }
   return absl::OkStatus();
@@ -61,9 +71,9 @@ absl::Status CheckColumn(const InstrView& view, int operand,
   const OperandInfo& info = view.operand(operand);
   if (!info.present()) return absl::OkStatus();
   if (info.partitions() != partitions || info.free_size() != 1) {
-    return view.Error("'", view.def().roles[operand].name, "' must be [",
-                      partitions, ", 1], not [", info.partitions(), ", ",
-                      info.free_size(), "]");
+    return view.Error("'", RoleName(view, operand), "' must be [", partitions,
+                      ", 1], not [", info.partitions(), ", ", info.free_size(),
+                      "]");
   }
   return absl::OkStatus();
 }
@@ -72,7 +82,7 @@ absl::Status CheckPartitions(const InstrView& view, int operand) {
   const OperandInfo& info = view.operand(operand);
   if (info.present() && IsOnChip(info.space()) &&
       info.partitions() > view.profile().num_partitions) {
-    return view.Error("'", view.def().roles[operand].name, "' spans ",
+    return view.Error("'", RoleName(view, operand), "' spans ",
                       info.partitions(), " partitions; the limit is ",
                       view.profile().num_partitions);
   }
@@ -141,13 +151,13 @@ absl::Status CheckAffinePattern(const InstrView& view, int operand) {
     const int64_t num = pattern[d + 1];
     if (num < 1 || num > info.free_size()) {
       return view.Error("pattern pair ", d / 2, " has num ", num, "; 1 to ",
-                        info.free_size(), " ('", view.def().roles[operand].name,
+                        info.free_size(), " ('", RoleName(view, operand),
                         "' free size) allowed");
     }
     if (num > info.free_size() / product) {  // the product would exceed it
       return view.Error("pattern covers more than ", info.free_size(),
                         " elements per partition, the free size of '",
-                        view.def().roles[operand].name, "'");
+                        RoleName(view, operand), "'");
     }
     product *= num;
     ok = ok && magnitude(step, &term) &&
@@ -155,9 +165,9 @@ absl::Status CheckAffinePattern(const InstrView& view, int operand) {
          !__builtin_add_overflow(bound, term, &bound);
   }
   if (product != info.free_size()) {
-    return view.Error(
-        "pattern covers ", product, " elements per partition but '",
-        view.def().roles[operand].name, "' has ", info.free_size());
+    return view.Error("pattern covers ", product,
+                      " elements per partition but '", RoleName(view, operand),
+                      "' has ", info.free_size());
   }
   if (!ok || bound > kLimit) {
     return view.Error("pattern, offset and channel_multiplier give values ",

@@ -124,6 +124,7 @@ float Bf16ToFloat(uint16_t bits) {
 uint16_t FloatToFp16(float value) {
   const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
   if (std::isnan(value)) return 0x7E00;
+  if (std::isinf(value)) return sign | 0x7C00;
   float a = std::fabs(value);
   a = QuantizeMagnitude(a, 10, -14);
   if (a > 65504.0f) return sign | 0x7C00;  // overflow rounds to infinity
