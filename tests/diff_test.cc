@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -249,7 +250,9 @@ bool PythonAvailable() {
 
 // Whether python3's json module accepts `text`.
 bool PythonParses(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/diff_test_json.json";
+  // Per process: ctest runs test cases of this binary in parallel.
+  const std::string path = ::testing::TempDir() + "/diff_test_json_" +
+                           std::to_string(getpid()) + ".json";
   std::ofstream(path, std::ios::binary) << text;
   const std::string command = absl::StrCat(
       "python3 -c 'import json,sys; json.load(open(sys.argv[1]))' '", path,
