@@ -91,6 +91,10 @@ void CheckTensor(const proto::Graph& graph, int index,
   }
   const int64_t esize = DTypeSize(t.dtype());
   if (t.address() < 0) error("negative address ", t.address());
+  if (t.address() % esize != 0) {
+    error("address ", t.address(), " is not a multiple of its ", esize,
+          "-byte elements");
+  }
   if (ops::IsOnChip(t.space())) {
     const ops::DeviceProfile& profile = ops::ProfileFor(graph.world().target());
     const int64_t capacity = t.space() == proto::SBUF

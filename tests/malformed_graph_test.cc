@@ -515,6 +515,16 @@ TEST(MalformedTensorTest, IdsCoresAndAddresses) {
   ExpectRefused(graph, "tensor 3 ('s'): an input or output must live in HBM");
 }
 
+TEST(MalformedTensorTest, MisalignedAddressIsRefused) {
+  proto::Graph graph = BaseGraph();
+  graph.mutable_tensors(2)->set_address(6);  // s holds 4-byte floats
+  ExpectRefused(graph,
+                "tensor 3 ('s'): address 6 is not a multiple of its "
+                "4-byte elements");
+  graph.mutable_tensors(2)->set_address(8);
+  EXPECT_EQ(Problems(graph), "");
+}
+
 // An on-chip address so large that address + row bytes overflows must not
 // slip past the capacity check.
 TEST(MalformedTensorTest, OnChipAddressThatOverflowsIsRefused) {

@@ -156,10 +156,10 @@ TEST(SyncDeadlockTest, CollectivesAndBarriersInDifferentOrdersPerCoreComplete) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
-TEST(SyncDeadlockTest, BarrierBeforeACollectiveOnOneCoreAfterOnTheOther) {
-  // Core 0: barrier, then all_reduce; core 1: all_reduce, then barrier.
-  // Core 1's all_reduce matches across ranks, so this completes; swapping
-  // in a second barrier on core 0 only leaves it waiting.
+TEST(SyncDeadlockTest, AnExtraBarrierOnCore0AfterCollectivesDeadlocks) {
+  // Core 0: barrier, all_reduce, barrier; core 1: all_reduce, barrier.
+  // Core 1's all_reduce matches across the ranks and the first barriers
+  // meet, but core 0's second barrier waits for a core that has finished.
   int64_t id = -1;
   int line = 0;
   absl::StatusOr<proto::Graph> graph = TraceWorld(2, 2, [&](Tracer& t) {
