@@ -1,0 +1,180 @@
+// Timing a registered kernel in the interpreter against its plain C++
+// reference, both measured in the same process so that the ratio, not the
+// absolute time, is the figure: the development machine is shared and its
+// load moves wall times by tens of percent between runs.
+//
+// Header-only on purpose: each benchmark program is one translation unit
+// and links the same libraries, so a helper library would be build wiring
+// for two functions.
+#ifndef NKIGRAPH_BENCH_KERNEL_TIMING_H_
+#define NKIGRAPH_BENCH_KERNEL_TIMING_H_
+
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "interp/interpreter.h"
+#include "kernels/registry.h"
+#include "proto/nkigraph.pb.h"
+#include "util/dtype.h"
+#include "util/host_array.h"
+
+namespace nkigraph::bench {
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+[[noreturn]] inline void Die(const absl::Status& status) {
+  std::fprintf(stderr, "%s\n", status.ToString().c_str());
+  std::abort();
+}
+
+inline double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// A traced kernel with the inputs both sides run on.
+struct KernelCase {
+  const kernels::KernelDef* def = nullptr;
+  kernels::ParamValues values;
+  proto::Graph graph;
+  double trace_seconds = 0;
+  int64_t instructions = 0;  // in the graph, all streams
+  std::vector<HostArray> inputs;
+};
+
+// Inputs the kernel's make_inputs provides (indices and routing tables
+// must be valid, checkpoints consistent), then uniform [-1, 1) values,
+// rounded to the dtype, for every other floating input. The random stream
+// is seeded as before make_inputs existed here, so figures of kernels
+// without it stay comparable across revisions.
+inline std::vector<HostArray> MakeInputs(const kernels::KernelDef& def,
+                                         const kernels::ParamValues& values,
+                                         const proto::Graph& graph) {
+  std::vector<HostArray> inputs;
+  if (def.make_inputs) {
+    absl::StatusOr<std::vector<HostArray>> made = def.make_inputs(values, 7);
+    if (!made.ok()) Die(made.status());
+    inputs = *std::move(made);
+  }
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const proto::Tensor& t : graph.tensors()) {
+    if (t.role() != proto::ROLE_INPUT && t.role() != proto::ROLE_INPUT_OUTPUT)
+      continue;
+    bool made = false;
+    for (const HostArray& a : inputs) made |= a.name == t.name();
+    if (made) continue;
+    HostArray a;
+    a.name = t.name();
+    a.shape.assign(t.shape().begin(), t.shape().end());
+    a.f32.resize(a.num_elements());
+    for (float& v : a.f32) v = RoundTo(t.dtype(), dist(rng), 240.0f);
+    inputs.push_back(std::move(a));
+  }
+  return inputs;
+}
+
+// Traces `kernel` (timed) and makes its inputs.
+inline KernelCase PrepareKernel(const std::string& kernel,
+                                const Settings& settings) {
+  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
+  KernelCase c;
+  c.def = registry.Find(kernel);
+  if (c.def == nullptr) Die(absl::NotFoundError(kernel));
+  absl::StatusOr<kernels::ParamValues> values =
+      registry.ParseParams(*c.def, settings);
+  if (!values.ok()) Die(values.status());
+  c.values = *std::move(values);
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<proto::Graph> graph = registry.Trace(kernel, settings);
+  c.trace_seconds = SecondsSince(start);
+  if (!graph.ok()) Die(graph.status());
+  c.graph = *std::move(graph);
+  for (const proto::Stream& stream : c.graph.streams()) {
+    c.instructions += stream.instructions_size();
+  }
+  c.inputs = MakeInputs(*c.def, c.values, c.graph);
+  return c;
+}
+
+// One call of the kernel's reference on the case's inputs.
+inline double ReferenceSeconds(const KernelCase& c) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<HostArray>> want =
+      c.def->reference(c.values, c.inputs);
+  const double seconds = SecondsSince(start);
+  if (!want.ok()) Die(want.status());
+  benchmark::DoNotOptimize(want->data());
+  return seconds;
+}
+
+// Traces `kernel`, times its reference once, then times the interpreter's
+// Run() per iteration (validation, device allocation and input loading
+// excluded) and reports `ratio_vs_reference`: mean Run() time over the
+// reference time. BLAS runs single-threaded, as the reference does.
+//
+// A graph the interpreter refuses for memory (its memory_limit) is not a
+// failure of the benchmark: the run is marked skipped with the
+// interpreter's message, the trace and reference figures having gone to
+// stderr.
+inline void RunAgainstReference(benchmark::State& state,
+                                const std::string& kernel,
+                                const Settings& settings) {
+  openblas_set_num_threads(1);
+  const KernelCase c = PrepareKernel(kernel, settings);
+  const double reference = ReferenceSeconds(c);
+  state.counters["trace_ms"] = c.trace_seconds * 1e3;
+  state.counters["instructions"] = static_cast<double>(c.instructions);
+  state.counters["reference_ms"] = reference * 1e3;
+  // Also on stderr now: for the big kernels each phase takes minutes, and
+  // these figures stand even if the interpreter refuses the graph.
+  std::fprintf(stderr,
+               "%s: trace %.0f ms, %lld instructions, reference %.0f ms\n",
+               kernel.c_str(), c.trace_seconds * 1e3,
+               static_cast<long long>(c.instructions), reference * 1e3);
+
+  double total = 0;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
+        interp::Interpreter::Create(c.graph);
+    if (absl::IsResourceExhausted(interp.status())) {
+      state.SkipWithError(std::string(interp.status().message()).c_str());
+      break;
+    }
+    if (!interp.ok()) Die(interp.status());
+    for (const HostArray& input : c.inputs) {
+      if (absl::Status s = (*interp)->SetInput(input); !s.ok()) Die(s);
+    }
+    state.ResumeTiming();
+    const auto start = std::chrono::steady_clock::now();
+    if (absl::Status s = (*interp)->Run(); !s.ok()) Die(s);
+    total += SecondsSince(start);
+    ++runs;
+    state.PauseTiming();
+    interp->reset();
+    state.ResumeTiming();
+  }
+  if (runs > 0) {
+    state.counters["interpreter_ms"] = total / static_cast<double>(runs) * 1e3;
+    state.counters["ratio_vs_reference"] =
+        total / static_cast<double>(runs) / reference;
+  }
+}
+
+}  // namespace nkigraph::bench
+
+#endif  // NKIGRAPH_BENCH_KERNEL_TIMING_H_
