@@ -11,6 +11,7 @@
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdint>
@@ -39,17 +40,48 @@ using Settings = std::vector<std::pair<std::string, std::string>>;
   std::abort();
 }
 
-inline double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
+// Wall and process CPU seconds of one stretch of work. Both sides run on
+// one thread (BLAS included), so CPU time is the work done and the CPU
+// ratio holds steady when other jobs take the processor away; wall time is
+// what a user waits.
+struct Elapsed {
+  double wall = 0;
+  double cpu = 0;
+
+  Elapsed& operator+=(const Elapsed& other) {
+    wall += other.wall;
+    cpu += other.cpu;
+    return *this;
+  }
+};
+
+class Stopwatch {
+ public:
+  Stopwatch() : wall_(std::chrono::steady_clock::now()), cpu_(CpuSeconds()) {}
+  Elapsed Read() const {
+    return {
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_)
+            .count(),
+        CpuSeconds() - cpu_};
+  }
+
+ private:
+  static double CpuSeconds() {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) +
+           static_cast<double>(t.tv_nsec) * 1e-9;
+  }
+  std::chrono::steady_clock::time_point wall_;
+  double cpu_;
+};
 
 // A traced kernel with the inputs both sides run on.
 struct KernelCase {
   const kernels::KernelDef* def = nullptr;
   kernels::ParamValues values;
   proto::Graph graph;
-  double trace_seconds = 0;
+  Elapsed trace;
   int64_t instructions = 0;  // in the graph, all streams
   std::vector<HostArray> inputs;
 };
@@ -97,9 +129,9 @@ inline KernelCase PrepareKernel(const std::string& kernel,
       registry.ParseParams(*c.def, settings);
   if (!values.ok()) Die(values.status());
   c.values = *std::move(values);
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   absl::StatusOr<proto::Graph> graph = registry.Trace(kernel, settings);
-  c.trace_seconds = SecondsSince(start);
+  c.trace = watch.Read();
   if (!graph.ok()) Die(graph.status());
   c.graph = *std::move(graph);
   for (const proto::Stream& stream : c.graph.streams()) {
@@ -110,20 +142,21 @@ inline KernelCase PrepareKernel(const std::string& kernel,
 }
 
 // One call of the kernel's reference on the case's inputs.
-inline double ReferenceSeconds(const KernelCase& c) {
-  const auto start = std::chrono::steady_clock::now();
+inline Elapsed TimeReference(const KernelCase& c) {
+  const Stopwatch watch;
   absl::StatusOr<std::vector<HostArray>> want =
       c.def->reference(c.values, c.inputs);
-  const double seconds = SecondsSince(start);
+  const Elapsed elapsed = watch.Read();
   if (!want.ok()) Die(want.status());
   benchmark::DoNotOptimize(want->data());
-  return seconds;
+  return elapsed;
 }
 
 // Traces `kernel`, times its reference once, then times the interpreter's
 // Run() per iteration (validation, device allocation and input loading
-// excluded) and reports `ratio_vs_reference`: mean Run() time over the
-// reference time. BLAS runs single-threaded, as the reference does.
+// excluded) and reports `ratio_vs_reference`: mean Run() wall time over
+// the reference's, and `cpu_ratio_vs_reference`, the same by CPU time.
+// BLAS runs single-threaded, as the reference does.
 //
 // A graph the interpreter refuses for memory (its memory_limit) is not a
 // failure of the benchmark: the run is marked skipped with the
@@ -134,18 +167,21 @@ inline void RunAgainstReference(benchmark::State& state,
                                 const Settings& settings) {
   openblas_set_num_threads(1);
   const KernelCase c = PrepareKernel(kernel, settings);
-  const double reference = ReferenceSeconds(c);
-  state.counters["trace_ms"] = c.trace_seconds * 1e3;
+  const Elapsed reference = TimeReference(c);
+  state.counters["trace_ms"] = c.trace.wall * 1e3;
   state.counters["instructions"] = static_cast<double>(c.instructions);
-  state.counters["reference_ms"] = reference * 1e3;
+  state.counters["reference_ms"] = reference.wall * 1e3;
+  state.counters["reference_cpu_ms"] = reference.cpu * 1e3;
   // Also on stderr now: for the big kernels each phase takes minutes, and
   // these figures stand even if the interpreter refuses the graph.
   std::fprintf(stderr,
-               "%s: trace %.0f ms, %lld instructions, reference %.0f ms\n",
-               kernel.c_str(), c.trace_seconds * 1e3,
-               static_cast<long long>(c.instructions), reference * 1e3);
+               "%s: trace %.0f ms, %lld instructions, reference %.0f ms "
+               "(%.0f ms CPU)\n",
+               kernel.c_str(), c.trace.wall * 1e3,
+               static_cast<long long>(c.instructions), reference.wall * 1e3,
+               reference.cpu * 1e3);
 
-  double total = 0;
+  Elapsed total;
   int64_t runs = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -160,18 +196,20 @@ inline void RunAgainstReference(benchmark::State& state,
       if (absl::Status s = (*interp)->SetInput(input); !s.ok()) Die(s);
     }
     state.ResumeTiming();
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch watch;
     if (absl::Status s = (*interp)->Run(); !s.ok()) Die(s);
-    total += SecondsSince(start);
+    total += watch.Read();
     ++runs;
     state.PauseTiming();
     interp->reset();
     state.ResumeTiming();
   }
   if (runs > 0) {
-    state.counters["interpreter_ms"] = total / static_cast<double>(runs) * 1e3;
-    state.counters["ratio_vs_reference"] =
-        total / static_cast<double>(runs) / reference;
+    const double n = static_cast<double>(runs);
+    state.counters["interpreter_ms"] = total.wall / n * 1e3;
+    state.counters["interpreter_cpu_ms"] = total.cpu / n * 1e3;
+    state.counters["ratio_vs_reference"] = total.wall / n / reference.wall;
+    state.counters["cpu_ratio_vs_reference"] = total.cpu / n / reference.cpu;
   }
 }
 
