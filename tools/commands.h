@@ -25,6 +25,7 @@ inline constexpr int kExitError = 2;    // usage error or unusable input
 int RunList(const std::vector<std::string>& args);
 int RunTrace(const std::vector<std::string>& args);
 int RunInfo(const std::vector<std::string>& args);
+int RunDot(const std::vector<std::string>& args);
 int RunDiff(const std::vector<std::string>& args);
 int RunRun(const std::vector<std::string>& args);
 int RunCheck(const std::vector<std::string>& args);

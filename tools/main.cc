@@ -28,6 +28,7 @@ constexpr Command kCommands[] = {
     {"trace", "trace a registered kernel into a graph file (.pb or .pbtxt)",
      RunTrace},
     {"info", "summarize a graph file", RunInfo},
+    {"dot", "draw a graph with Graphviz (DOT, SVG or PNG)", RunDot},
     {"diff", "semantic diff of two graph files (exit 1 if they differ)",
      RunDiff},
     {"check", "validate a graph file and list every problem", RunCheck},

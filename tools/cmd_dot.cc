@@ -1,0 +1,161 @@
+// nkigraph dot FILE [-o OUT] [--view dataflow|barrier] ...: draws a graph
+// with Graphviz.
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "tools/commands.h"
+#include "util/file_io.h"
+#include "util/graph_io.h"
+#include "viz/viz.h"
+
+namespace nkigraph::tools {
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: nkigraph dot FILE [-o OUT] [--view dataflow|barrier] [options]
+
+Draws the graph FILE (.pb or .pbtxt) with Graphviz. Without -o, writes DOT
+to stdout; with -o, the format follows OUT's extension: .dot (or .gv),
+.svg or .png (laid out by dot, left to right in time).
+
+views:
+  dataflow   (default) one node per instruction, coloured by engine;
+             edges for data dependencies derived from the memory the
+             operands touch: read-after-write (solid, labelled with the
+             tensor), write-after-read (dashed), write-after-write
+             (dotted); boxes per core and per scope (kernel, layer,
+             block, ...); sendrecv pairs and core barriers across cores
+  barrier    one lane per program (core; rank x core when the graph has
+             collectives), instructions in program order, and the
+             synchronisation across lanes: core_barrier and collectives
+             as thick lines, sendrecv pairs, ring permute steps; a
+             deadlocked instruction is outlined in red
+
+Big graphs: above --max-nodes visible nodes, scopes collapse into summary
+nodes with instruction counts per engine; zoom in with --scope or --around.
+
+options:
+  -o, --output OUT       file to write (.dot, .gv, .svg, .png); '-' or
+                         none: DOT to stdout
+      --view VIEW        dataflow (default) or barrier
+      --max-nodes N      node budget before scopes collapse (default
+                         1000; 0: never collapse)
+      --scope PATH       only this scope and what it contains; PATH is a
+                         scope path or part of one ("layer_3",
+                         "k_tile")
+      --around ID        only the instructions within --radius edges of
+                         instruction ID
+      --radius N         hops for --around (default 2)
+      --core N           only core N
+      --rank N           only rank N (barrier view of collectives)
+      --no-legend        leave out the legend
+      --no-edge-labels   leave out edge labels
+  -h, --help             show this help
+)";
+
+absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args,
+                                const std::string& flag) {
+  int64_t value = 0;
+  const std::string text = args.Get(flag);
+  if (!absl::SimpleAtoi(text, &value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, " takes an integer, not '", text, "'"));
+  }
+  return value;
+}
+
+}  // namespace
+
+int RunDot(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedArgs> parsed =
+      ParseArgs(args, {{"--output", "-o", true, false},
+                       {"--view", "", true, false},
+                       {"--max-nodes", "", true, false},
+                       {"--scope", "", true, false},
+                       {"--around", "", true, false},
+                       {"--radius", "", true, false},
+                       {"--core", "", true, false},
+                       {"--rank", "", true, false},
+                       {"--no-legend", "", false, false},
+                       {"--no-edge-labels", "", false, false}});
+  if (!parsed.ok()) return ReportError("dot", parsed.status());
+  if (parsed->help) {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  if (parsed->positionals.size() != 1) {
+    return ReportError("dot", parsed->positionals.empty()
+                                  ? "no graph file given (usage: nkigraph "
+                                    "dot FILE [-o OUT.dot|.svg|.png])"
+                                  : "dot takes exactly one graph file");
+  }
+
+  viz::DotOptions options;
+  if (parsed->Has("--view")) {
+    absl::StatusOr<viz::View> view = viz::ParseView(parsed->Get("--view"));
+    if (!view.ok()) return ReportError("dot", view.status());
+    options.view = *view;
+  }
+  for (const char* flag :
+       {"--max-nodes", "--around", "--radius", "--core", "--rank"}) {
+    if (!parsed->Has(flag)) continue;
+    absl::StatusOr<int64_t> value = IntFlag(*parsed, flag);
+    if (!value.ok()) return ReportError("dot", value.status());
+    const std::string name = flag;
+    if (name == "--max-nodes") options.view_options.max_nodes = *value;
+    if (name == "--radius") options.filters.radius = *value;
+    if (name == "--core") options.filters.core = *value;
+    if (name == "--rank") options.filters.rank = *value;
+    if (name == "--around") {
+      if (*value < 0 || *value > UINT32_MAX) {
+        return ReportError("dot", absl::StrCat("--around ", *value,
+                                               " is not an instruction id"));
+      }
+      options.filters.around = static_cast<uint32_t>(*value);
+    }
+  }
+  if (parsed->Has("--radius") && !parsed->Has("--around")) {
+    return ReportError("dot", "--radius needs --around ID");
+  }
+  options.filters.scope = parsed->Get("--scope");
+  if (parsed->Has("--scope") && options.filters.scope.empty()) {
+    return ReportError("dot", "--scope needs a scope path");
+  }
+  options.view_options.legend = !parsed->Has("--no-legend");
+  options.view_options.edge_labels = !parsed->Has("--no-edge-labels");
+
+  const std::string output = parsed->Get("--output", "-");
+  viz::Format format = viz::Format::kDot;
+  if (output != "-") {
+    absl::StatusOr<viz::Format> by_name = viz::FormatForPath(output);
+    if (!by_name.ok()) return ReportError("dot", by_name.status());
+    format = *by_name;
+  }
+
+  const std::string& input = parsed->positionals[0];
+  absl::StatusOr<proto::Graph> graph = ReadGraph(input);
+  if (!graph.ok()) return ReportError("dot", graph.status());
+  absl::StatusOr<std::string> rendered =
+      viz::RenderGraph(*graph, options, format);
+  if (!rendered.ok()) {
+    return ReportError(
+        "dot", absl::StrCat("'", input, "': ", rendered.status().message()));
+  }
+  if (output == "-") {
+    std::cout << *rendered;
+    std::cout.flush();
+    return std::cout ? kExitOk : kExitError;
+  }
+  if (absl::Status status = WriteFileAtomically(output, *rendered);
+      !status.ok()) {
+    return ReportError(
+        "dot", absl::StrCat("cannot write '", output, "': ", status.message()));
+  }
+  return kExitOk;
+}
+
+}  // namespace nkigraph::tools

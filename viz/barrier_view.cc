@@ -1,0 +1,251 @@
+// The barrier view (see viz/views.h).
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+#include "viz/group_tree.h"
+#include "viz/labels.h"
+#include "viz/style.h"
+#include "viz/sync_match.h"
+#include "viz/view_common.h"
+#include "viz/views.h"
+
+namespace nkigraph::viz {
+namespace {
+
+// Where a rank's lanes sit among the ranks drawn, or -1.
+int RankSlot(const std::vector<int64_t>& ranks, int64_t rank) {
+  auto it = std::lower_bound(ranks.begin(), ranks.end(), rank);
+  return it != ranks.end() && *it == rank ? static_cast<int>(it - ranks.begin())
+                                          : -1;
+}
+
+}  // namespace
+
+absl::StatusOr<VizGraph> BuildBarrierView(const GraphIndex& index,
+                                          const Filters& filters,
+                                          const ViewOptions& options) {
+  const SyncMatch sync = MatchSync(index);
+  std::vector<std::pair<int, int>> links;
+  for (int core = 0; core < index.num_cores(); ++core) {
+    const std::vector<int>& stream = index.stream(core);
+    for (size_t k = 1; k < stream.size(); ++k) {
+      links.push_back({stream[k - 1], stream[k]});
+    }
+  }
+  for (const SyncGroup& group : sync.groups) {
+    for (size_t k = 1; k < group.members.size(); ++k) {
+      links.push_back({group.members[k - 1], group.members[k]});
+    }
+  }
+  NKI_ASSIGN_OR_RETURN(const Selection sel, Select(index, filters, links));
+
+  // Lanes per rank only when ranks differ in what the picture shows: the
+  // collectives that join them.
+  bool collectives = false;
+  for (int i = 0; i < index.size() && !collectives; ++i) {
+    collectives = sel.selected[i] &&
+                  index.info(i).def->sync == ops::SyncKind::kCollective;
+  }
+  const bool per_rank = collectives && index.num_ranks() > 1;
+  std::vector<int64_t> ranks = sel.ranks;
+  if (!per_rank) ranks.resize(1);
+
+  GroupTree tree(index);
+  std::vector<int> lane_core;
+  for (int core : sel.cores) {
+    std::vector<int> seq;
+    for (int i : index.stream(core)) {
+      if (sel.selected[i]) seq.push_back(i);
+    }
+    if (seq.empty()) continue;
+    tree.AddLane(absl::StrCat("core ", core), seq, /*wrap_runs=*/true);
+    lane_core.push_back(core);
+  }
+  const int64_t cores = static_cast<int64_t>(lane_core.size());
+  const int64_t lanes = cores * static_cast<int64_t>(ranks.size());
+  const int64_t budget = options.max_nodes;
+  if (budget > 0 && 2 * lanes > budget) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the barrier view needs ", lanes, " lanes (", ranks.size(),
+        " rank(s) x ", cores, " core(s)), too many for --max-nodes ", budget,
+        "; pick ranks with --rank or cores with --core, or raise "
+        "--max-nodes"));
+  }
+  // The budget is shared by every rank's copy of the lanes.
+  const int64_t per_copy =
+      budget > 0
+          ? std::max<int64_t>(
+                cores, (budget - lanes) / static_cast<int64_t>(ranks.size()))
+          : 0;
+  tree.Finish(budget > 0 ? static_cast<int>(
+                               std::max<int64_t>(4, per_copy / (2 * cores)))
+                         : 1 << 30);
+  const int64_t visible =
+      budget > 0 ? tree.Collapse(per_copy) : tree.ExpandAll();
+
+  VizGraph graph;
+  graph.name = "barrier";
+  ApplyDefaults(graph);
+  graph.graph_attrs.push_back({"nodesep", "0.25"});
+  std::string title = absl::StrCat(index.graph().kernel_name().empty()
+                                       ? "graph"
+                                       : index.graph().kernel_name(),
+                                   ": synchronisation, ", lanes, " lane(s), ",
+                                   sel.count, " instructions per lane");
+  if (!sel.description.empty()) {
+    absl::StrAppend(&title, " (", sel.description, ")");
+  }
+  if (visible < sel.count) {
+    absl::StrAppend(&title, "; collapsed to ", visible,
+                    " nodes per rank (--max-nodes ", budget, ")");
+  }
+  graph.graph_attrs.push_back({"label", EscapeLabel(title)});
+
+  std::vector<char> stuck(index.size(), 0);
+  for (int i : sync.stuck) stuck[i] = 1;
+
+  // Every rank draws the same lanes, so its nodes are rank 0's shifted by
+  // a fixed stride: node(rank slot s, instruction i) = rep[i] + s * stride.
+  std::vector<int> rep(index.size(), -1);
+  std::vector<int> headers;
+  EdgeCollector edges(options.edge_labels);
+  int stride = 0;
+  for (size_t s = 0; s < ranks.size(); ++s) {
+    const int before = static_cast<int>(graph.nodes.size());
+    for (size_t l = 0; l < lane_core.size(); ++l) {
+      const int core = lane_core[l];
+      const std::string prefix =
+          per_rank ? absl::StrCat("r", ranks[s], "c", core, "_")
+                   : absl::StrCat("c", core, "_");
+      VizNode header;
+      header.name = prefix + "lane";
+      header.role = NodeRole::kLaneHeader;
+      header.attrs = {
+          {"label", per_rank ? absl::StrCat("rank ", ranks[s], "\\ncore ", core)
+                             : absl::StrCat("core ", core)},
+          {"shape", "plaintext"},
+          {"style", "solid"},
+          {"fontsize", "12"},
+          {"group", prefix},
+          {"class", "lane"}};
+      graph.nodes.push_back(std::move(header));
+      const int head = static_cast<int>(graph.nodes.size()) - 1;
+      headers.push_back(head);
+      std::vector<int> order;
+      std::vector<int> lane_rep(index.size(), -1);
+      LaneEmit emit;
+      emit.prefix = prefix;
+      emit.scope_clusters = false;
+      emit.stuck = &stuck;
+      EmitLane(index, tree, tree.lanes()[l], emit, &graph,
+               s == 0 ? &rep : &lane_rep, &order);
+      int prev = head;
+      for (int n : order) {
+        graph.nodes[n].attrs.push_back({"group", prefix});
+        edges.Add(prev, n, EdgeKind::kOrder, "", {{"weight", "8"}});
+        prev = n;
+      }
+    }
+    if (s == 0) stride = static_cast<int>(graph.nodes.size()) - before;
+  }
+  auto node = [&](int slot, int i) {
+    return rep[i] < 0 ? -1 : rep[i] + slot * stride;
+  };
+  auto is_instr = [&](int n) {
+    return n >= 0 && graph.nodes[n].role == NodeRole::kInstruction;
+  };
+  // A set dot should place in one column, if every member is drawn as
+  // itself (collapsed groups would make conflicting demands).
+  auto same_rank = [&](const std::vector<int>& nodes) {
+    if (nodes.size() < 2) return;
+    for (int n : nodes) {
+      if (!is_instr(n)) return;
+    }
+    graph.same_rank.push_back(nodes);
+  };
+
+  // Barriers and sendrecv pairs, inside each rank.
+  for (const SyncGroup& group : sync.groups) {
+    std::vector<int> shown;
+    for (int i : group.members) {
+      if (sel.selected[i] && rep[i] >= 0) shown.push_back(i);
+    }
+    for (size_t s = 0; s < ranks.size(); ++s) {
+      const int slot = static_cast<int>(s);
+      std::vector<int> nodes;
+      for (int i : shown) nodes.push_back(node(slot, i));
+      for (size_t k = 1; k < shown.size(); ++k) {
+        if (group.kind == ops::SyncKind::kSendRecv) {
+          edges.Add(nodes[k - 1], nodes[k], EdgeKind::kSendRecv,
+                    absl::StrCat("pipe ",
+                                 IntAttr(index.instr(shown[k]), "pipe_id", 0)));
+        } else {
+          edges.Add(nodes[k - 1], nodes[k], EdgeKind::kBarrier);
+        }
+      }
+      if (shown.size() == group.members.size()) same_rank(nodes);
+    }
+  }
+
+  // Collectives, across the ranks of each replica group.
+  if (per_rank) {
+    const std::vector<std::vector<int64_t>> groups = ReplicaGroups(index);
+    for (int i = 0; i < index.size(); ++i) {
+      if (!sel.selected[i] || rep[i] < 0 ||
+          index.info(i).def->sync != ops::SyncKind::kCollective) {
+        continue;
+      }
+      const bool ring =
+          index.instr(i).opcode() == proto::COLLECTIVE_PERMUTE_IMPLICIT;
+      const std::string label =
+          ring ? absl::StrCat("ch ", IntAttr(index.instr(i), "channel", 0))
+               : std::string();
+      for (const std::vector<int64_t>& members : groups) {
+        std::vector<int> nodes;
+        const size_t n = members.size();
+        for (size_t k = 0; k < n; ++k) {
+          const int from = RankSlot(ranks, members[k]);
+          if (from >= 0) nodes.push_back(node(from, i));
+          if (n < 2) continue;
+          if (ring) {
+            const int to = RankSlot(ranks, members[(k + 1) % n]);
+            if (from >= 0 && to >= 0) {
+              edges.Add(node(from, i), node(to, i), EdgeKind::kPermute, label,
+                        {{"constraint", "false"}});
+            }
+          } else if (k + 1 < n) {
+            const int to = RankSlot(ranks, members[k + 1]);
+            if (from >= 0 && to >= 0) {
+              edges.Add(node(from, i), node(to, i), EdgeKind::kCollective);
+            }
+          }
+        }
+        same_rank(nodes);
+      }
+    }
+  }
+
+  // Lanes top to bottom in order.
+  graph.same_rank.push_back(headers);
+  for (size_t h = 1; h < headers.size(); ++h) {
+    VizEdge edge;
+    edge.tail = headers[h - 1];
+    edge.head = headers[h];
+    edge.attrs = {{"style", "invis"}, {"class", "lane-order"}};
+    graph.edges.push_back(std::move(edge));
+  }
+  unsigned engines = 0;
+  for (int i = 0; i < index.size(); ++i) {
+    if (sel.selected[i])
+      engines |= 1u << static_cast<int>(index.info(i).engine);
+  }
+  const unsigned kinds = edges.kinds_seen();
+  edges.Emit(&graph);
+  if (options.legend) graph.nodes.push_back(LegendNode(engines, kinds));
+  return graph;
+}
+
+}  // namespace nkigraph::viz

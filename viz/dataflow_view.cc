@@ -1,0 +1,128 @@
+// The dataflow view (see viz/views.h).
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+#include "viz/dependencies.h"
+#include "viz/group_tree.h"
+#include "viz/labels.h"
+#include "viz/style.h"
+#include "viz/sync_match.h"
+#include "viz/view_common.h"
+#include "viz/views.h"
+
+namespace nkigraph::viz {
+
+absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
+                                           const Filters& filters,
+                                           const ViewOptions& options) {
+  const std::vector<Dependency> deps = AnalyzeDependencies(index);
+  const SyncMatch sync = MatchSync(index);
+  std::vector<std::pair<int, int>> links;
+  links.reserve(deps.size());
+  for (const Dependency& dep : deps) links.push_back({dep.from, dep.to});
+  for (const SyncGroup& group : sync.groups) {
+    for (size_t k = 1; k < group.members.size(); ++k) {
+      links.push_back({group.members[k - 1], group.members[k]});
+    }
+  }
+  NKI_ASSIGN_OR_RETURN(const Selection sel, Select(index, filters, links));
+
+  GroupTree tree(index);
+  std::vector<int> lane_core;
+  for (int core : sel.cores) {
+    std::vector<int> seq;
+    for (int i : index.stream(core)) {
+      if (sel.selected[i]) seq.push_back(i);
+    }
+    if (seq.empty()) continue;
+    tree.AddLane(absl::StrCat("core ", core), seq, /*wrap_runs=*/false);
+    lane_core.push_back(core);
+  }
+  const int64_t lanes = static_cast<int64_t>(lane_core.size());
+  const int64_t budget = options.max_nodes;
+  tree.Finish(budget > 0
+                  ? static_cast<int>(std::max<int64_t>(4, budget / (2 * lanes)))
+                  : 1 << 30);
+  const int64_t visible = budget > 0 ? tree.Collapse(budget) : tree.ExpandAll();
+
+  VizGraph graph;
+  graph.name = "dataflow";
+  ApplyDefaults(graph);
+  std::string title = absl::StrCat(index.graph().kernel_name().empty()
+                                       ? "graph"
+                                       : index.graph().kernel_name(),
+                                   ": dataflow, ", sel.count, " instructions");
+  if (!sel.description.empty())
+    absl::StrAppend(&title, " (", sel.description, ")");
+  if (visible < sel.count) {
+    absl::StrAppend(&title, "; collapsed to ", visible, " nodes (--max-nodes ",
+                    budget, "; zoom in with --scope or --around)");
+  }
+  graph.graph_attrs.push_back({"label", EscapeLabel(title)});
+
+  std::vector<int> rep(index.size(), -1);
+  std::vector<int> order;
+  unsigned engines = 0;
+  for (size_t l = 0; l < lane_core.size(); ++l) {
+    VizCluster box;
+    box.name = absl::StrCat("cluster_core", lane_core[l]);
+    box.attrs = {{"label", absl::StrCat("core ", lane_core[l])},
+                 {"style", "rounded,filled"},
+                 {"fillcolor", "#fafafa"},
+                 {"color", "#606060"},
+                 {"fontsize", "12"},
+                 {"class", "core"}};
+    graph.clusters.push_back(std::move(box));
+    LaneEmit emit;
+    emit.cluster = static_cast<int>(graph.clusters.size()) - 1;
+    emit.stuck = nullptr;
+    order.clear();
+    EmitLane(index, tree, tree.lanes()[l], emit, &graph, &rep, &order);
+  }
+  for (int i = 0; i < index.size(); ++i) {
+    if (sel.selected[i])
+      engines |= 1u << static_cast<int>(index.info(i).engine);
+  }
+
+  EdgeCollector edges(options.edge_labels);
+  for (const Dependency& dep : deps) {
+    if (!sel.selected[dep.from] || !sel.selected[dep.to]) continue;
+    const EdgeKind kind = dep.kind == DepKind::kRaw   ? EdgeKind::kRaw
+                          : dep.kind == DepKind::kWar ? EdgeKind::kWar
+                                                      : EdgeKind::kWaw;
+    std::string label = ShortName(index.tensor(dep.tensor).name());
+    if (dep.reuse()) {
+      // A later allocation in the same bytes.
+      const std::string now = ShortName(index.tensor(dep.to_tensor).name());
+      label = now == label ? absl::StrCat(label, " (buffer reused)")
+                           : absl::StrCat(now, " reuses ", label);
+    }
+    edges.Add(rep[dep.from], rep[dep.to], kind, label);
+  }
+  for (const SyncGroup& group : sync.groups) {
+    std::vector<int> shown;
+    for (int i : group.members) {
+      if (sel.selected[i]) shown.push_back(i);
+    }
+    for (size_t k = 1; k < shown.size(); ++k) {
+      const int a = shown[k - 1], b = shown[k];
+      if (group.kind == ops::SyncKind::kSendRecv) {
+        edges.Add(rep[a], rep[b], EdgeKind::kSendRecv,
+                  absl::StrCat("pipe ", IntAttr(index.instr(a), "pipe_id", 0)),
+                  {{"constraint", "false"}});
+      } else {
+        edges.Add(rep[a], rep[b], EdgeKind::kBarrier, "",
+                  {{"constraint", "false"}});
+      }
+    }
+  }
+  const unsigned kinds = edges.kinds_seen();
+  edges.Emit(&graph);
+  if (options.legend) graph.nodes.push_back(LegendNode(engines, kinds));
+  return graph;
+}
+
+}  // namespace nkigraph::viz

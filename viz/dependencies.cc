@@ -1,0 +1,143 @@
+#include "viz/dependencies.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "viz/regions.h"
+
+namespace nkigraph::viz {
+
+absl::string_view DepKindName(DepKind kind) {
+  switch (kind) {
+    case DepKind::kRaw:
+      return "raw";
+    case DepKind::kWar:
+      return "war";
+    case DepKind::kWaw:
+      return "waw";
+  }
+  return "raw";
+}
+
+namespace {
+
+// Drops the ordering-only edges (write after read / write) another path
+// already implies (u -> w when u -> ... -> v -> w), so the picture shows
+// each ordering once. `deps` is sorted by
+// (to, from) and only goes forward in a core's program order; the search
+// for a path is bounded (an edge whose redundancy it cannot prove within
+// the bound stays).
+std::vector<Dependency> DropImplied(const GraphIndex& index,
+                                    std::vector<Dependency> deps) {
+  constexpr int kMaxVisits = 256;
+  std::vector<std::vector<int>> succ(index.size());
+  std::vector<int> seen(index.size(), -1);  // stamp of the last search
+  std::vector<int> queue;
+  std::vector<Dependency> kept;
+  kept.reserve(deps.size());
+  int stamp = 0;
+  size_t start = 0;
+  while (start < deps.size()) {
+    const int to = deps[start].to;
+    size_t stop = start;
+    while (stop < deps.size() && deps[stop].to == to) ++stop;
+    // Data edges (read after write) always stay: they are the dataflow
+    // the picture is for, even when an ordering path already exists.
+    // Then the others, nearest first: the nearest cannot be implied by a
+    // farther one.
+    std::vector<Dependency> preds(deps.begin() + start, deps.begin() + stop);
+    std::sort(preds.begin(), preds.end(),
+              [](const Dependency& a, const Dependency& b) {
+                const bool a_raw = a.kind == DepKind::kRaw;
+                const bool b_raw = b.kind == DepKind::kRaw;
+                if (a_raw != b_raw) return a_raw;
+                return a.from > b.from;
+              });
+    std::vector<int> kept_from;
+    int latest_kept = -1;
+    for (const Dependency& dep : preds) {
+      bool implied = false;
+      if (dep.kind != DepKind::kRaw && !kept_from.empty()) {
+        // Does dep.from reach a kept predecessor (all are later)?
+        const int limit = latest_kept;
+        ++stamp;
+        queue.assign(1, dep.from);
+        seen[dep.from] = stamp;
+        int visits = 0;
+        for (size_t q = 0; q < queue.size() && !implied; ++q) {
+          for (int next : succ[queue[q]]) {
+            if (next > limit || seen[next] == stamp) continue;
+            if (std::find(kept_from.begin(), kept_from.end(), next) !=
+                kept_from.end()) {
+              implied = true;
+              break;
+            }
+            seen[next] = stamp;
+            queue.push_back(next);
+            if (++visits > kMaxVisits) break;
+          }
+          if (visits > kMaxVisits) break;
+        }
+      }
+      if (implied) continue;
+      kept_from.push_back(dep.from);
+      latest_kept = std::max(latest_kept, dep.from);
+      kept.push_back(dep);
+    }
+    for (int from : kept_from) succ[from].push_back(to);
+    start = stop;
+  }
+  std::sort(kept.begin(), kept.end(),
+            [](const Dependency& a, const Dependency& b) {
+              return a.to != b.to ? a.to < b.to : a.from < b.from;
+            });
+  return kept;
+}
+
+}  // namespace
+
+std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index) {
+  std::vector<Dependency> deps;
+  RegionTracker tracker;
+  std::vector<Touch> touches;
+  std::vector<RegionTracker::Hit> hits;
+  std::vector<Dependency> mine;
+  for (int core = 0; core < index.num_cores(); ++core) {
+    for (int i : index.stream(core)) {
+      touches.clear();
+      AppendTouches(index, i, &touches);
+      const int engine = static_cast<int>(index.info(i).engine);
+      mine.clear();
+      for (const Touch& touch : touches) {
+        hits.clear();
+        tracker.Access(touch, i, engine, &hits);
+        for (const RegionTracker::Hit& hit : hits) {
+          mine.push_back({hit.from, i, hit.kind, hit.tensor, touch.tensor});
+        }
+      }
+      // One edge per earlier instruction: the strongest kind, and among
+      // equals the first seen (operand order).
+      std::stable_sort(mine.begin(), mine.end(),
+                       [](const Dependency& a, const Dependency& b) {
+                         if (a.from != b.from) return a.from < b.from;
+                         return static_cast<int>(a.kind) <
+                                static_cast<int>(b.kind);
+                       });
+      for (size_t k = 0; k < mine.size(); ++k) {
+        if (k > 0 && mine[k].from == mine[k - 1].from) continue;
+        // Prefer an edge whose two sides name the same tensor.
+        Dependency best = mine[k];
+        for (size_t j = k + 1; j < mine.size() && mine[j].from == best.from &&
+                               mine[j].kind == best.kind;
+             ++j) {
+          if (best.reuse() && !mine[j].reuse()) best = mine[j];
+        }
+        deps.push_back(best);
+      }
+    }
+  }
+  return DropImplied(index, std::move(deps));
+}
+
+}  // namespace nkigraph::viz

@@ -1,0 +1,97 @@
+#ifndef NKIGRAPH_VIZ_GRAPH_INDEX_H_
+#define NKIGRAPH_VIZ_GRAPH_INDEX_H_
+
+// A validated, flattened view of a graph for the visualizer: every
+// instruction gets a dense index (streams in core order, each in program
+// order), its op definition and effective engine; tensors, scopes and
+// streams are checked once so the rest of viz/ can index without guards.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "ops/op_def.h"
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph::viz {
+
+inline constexpr int kNumEngines = 7;  // ops::Engine values
+// Worlds larger than this are refused (hostile graphs must not make the
+// visualizer allocate per core without bound).
+inline constexpr int kMaxCores = 64;
+inline constexpr int64_t kMaxRanks = 4096;
+
+struct InstrInfo {
+  const proto::Instruction* instr = nullptr;
+  const ops::OpDef* def = nullptr;
+  ops::Engine engine = ops::Engine::kVector;  // after the "engine" attr
+  uint32_t core = 0;
+  uint32_t position = 0;  // in the core's stream
+};
+
+class GraphIndex {
+ public:
+  // Checks and indexes `graph`, which must outlive the index.
+  static absl::StatusOr<std::unique_ptr<GraphIndex>> Build(
+      const proto::Graph& graph);
+
+  const proto::Graph& graph() const { return *graph_; }
+  int size() const { return static_cast<int>(instrs_.size()); }
+  const InstrInfo& info(int i) const { return instrs_[i]; }
+  const proto::Instruction& instr(int i) const { return *instrs_[i].instr; }
+  int num_cores() const { return num_cores_; }
+  int64_t num_ranks() const { return num_ranks_; }
+  // Instruction indexes of one core's stream, in program order.
+  const std::vector<int>& stream(int core) const { return streams_[core]; }
+  // Scope ends seen through on-chip lifetimes: for each position p of a
+  // core's stream (0 to its length), the smallest live_begin of the
+  // core's on-chip tensors freed just before p (live_end == p), or
+  // kNoFree. A scope frees what it allocated when it ends, so this marks
+  // where one instance of a scope ends even when the next instance has
+  // the same path.
+  static constexpr uint32_t kNoFree = UINT32_MAX;
+  const std::vector<uint32_t>& frees(int core) const { return frees_[core]; }
+  // Index of the instruction with this id, or -1.
+  int Find(uint32_t id) const;
+
+  // `id` must be a tensor id some operand uses (checked by Build).
+  const proto::Tensor& tensor(uint32_t id) const {
+    return graph_->tensors(static_cast<int>(id) - 1);
+  }
+  // Elements per dim-0 row of a tensor (product of shape[1:]).
+  int64_t row_elements(uint32_t id) const { return row_elements_[id - 1]; }
+
+  const std::string& scope_path(uint32_t scope) const;
+  // The scope path split at '/'; empty for the root scope.
+  const std::vector<std::string>& scope_components(uint32_t scope) const {
+    return scope_components_[scope];
+  }
+
+ private:
+  GraphIndex() = default;
+
+  const proto::Graph* graph_ = nullptr;
+  int num_cores_ = 1;
+  int64_t num_ranks_ = 1;
+  std::vector<InstrInfo> instrs_;
+  std::vector<std::vector<int>> streams_;
+  std::vector<std::vector<uint32_t>> frees_;
+  absl::flat_hash_map<uint32_t, int> by_id_;
+  std::vector<int64_t> row_elements_;
+  std::vector<std::vector<std::string>> scope_components_;
+};
+
+// The engine an instruction runs on: the op's engine unless an "engine"
+// attribute (tensor_copy, memset, nc_transpose) names another.
+ops::Engine EngineOf(const proto::Instruction& instr, const ops::OpDef& def);
+
+// A short opcode name for labels ("nc_matmul"); unknown opcodes get
+// "opcode_N".
+std::string OpName(proto::Opcode opcode);
+
+}  // namespace nkigraph::viz
+
+#endif  // NKIGRAPH_VIZ_GRAPH_INDEX_H_

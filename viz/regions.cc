@@ -1,0 +1,174 @@
+#include "viz/regions.h"
+
+#include <algorithm>
+
+#include "ops/access_pattern.h"
+#include "util/dtype.h"
+
+namespace nkigraph::viz {
+namespace {
+
+struct Box {
+  int64_t row_lo, row_hi, elem_lo, elem_hi;  // half-open; elems in a row
+};
+
+// The whole tensor.
+Box WholeBox(const GraphIndex& index, uint32_t id) {
+  const proto::Tensor& tensor = index.tensor(id);
+  return Box{0, tensor.shape(0), 0, index.row_elements(id)};
+}
+
+// Rows and in-row elements spanned by the flat elements [lo, hi].
+Box FlatBox(const GraphIndex& index, uint32_t id, int64_t lo, int64_t hi) {
+  const int64_t row = index.row_elements(id);
+  if (lo / row == hi / row)
+    return Box{lo / row, lo / row + 1, lo % row, hi % row + 1};
+  return Box{lo / row, hi / row + 1, 0, row};
+}
+
+// The static part of `ap` as a box. Pattern dims whose stride is a whole
+// number of rows move along rows; the others move inside a row, as long as
+// they stay inside it; otherwise the box is the flat extent's rows.
+// (128-bit sums: a hostile pattern must not overflow.)
+Box StaticBox(const GraphIndex& index, const proto::AccessPattern& ap) {
+  const uint32_t id = ap.tensor_id();
+  const int64_t row = index.row_elements(id);
+  const __int128 total = static_cast<__int128>(index.tensor(id).shape(0)) * row;
+  __int128 row_min = 0, row_max = 0, in_min = 0, in_max = 0;
+  __int128 flat_min = ap.offset(), flat_max = ap.offset();
+  bool separable = true;
+  for (int d = 0; d < ops::NumDims(ap); ++d) {
+    const int64_t stride = ops::Stride(ap, d);
+    const __int128 span =
+        static_cast<__int128>(stride) * (ops::Count(ap, d) - 1);
+    (span < 0 ? flat_min : flat_max) += span;
+    if (span == 0) continue;
+    if (stride % row == 0) {
+      (span < 0 ? row_min : row_max) += span / row;
+    } else if (stride > -row && stride < row) {
+      (span < 0 ? in_min : in_max) += span;
+    } else {
+      separable = false;
+    }
+  }
+  if (flat_min < 0 || flat_max >= total) return WholeBox(index, id);
+  const int64_t offset = ap.offset();
+  const int64_t base_row = offset / row;
+  const int64_t base_in = offset % row;
+  if (separable && base_in + in_min >= 0 && base_in + in_max < row) {
+    return Box{static_cast<int64_t>(base_row + row_min),
+               static_cast<int64_t>(base_row + row_max + 1),
+               static_cast<int64_t>(base_in + in_min),
+               static_cast<int64_t>(base_in + in_max + 1)};
+  }
+  return FlatBox(index, id, static_cast<int64_t>(flat_min),
+                 static_cast<int64_t>(flat_max));
+}
+
+// Clamps `box` into the tensor; a box entirely outside (a malformed
+// graph) becomes the whole tensor.
+Box Clamp(const GraphIndex& index, uint32_t id, Box box) {
+  const Box whole = WholeBox(index, id);
+  box.row_lo = std::clamp(box.row_lo, whole.row_lo, whole.row_hi);
+  box.row_hi = std::clamp(box.row_hi, whole.row_lo, whole.row_hi);
+  box.elem_lo = std::clamp(box.elem_lo, whole.elem_lo, whole.elem_hi);
+  box.elem_hi = std::clamp(box.elem_hi, whole.elem_lo, whole.elem_hi);
+  if (box.row_lo >= box.row_hi || box.elem_lo >= box.elem_hi) return whole;
+  return box;
+}
+
+uint64_t SpaceKey(uint32_t core, proto::MemorySpace space, uint32_t tensor) {
+  return (uint64_t{core} << 40) |
+         (uint64_t{static_cast<uint32_t>(space) & 0xff} << 32) | tensor;
+}
+
+void Append(const GraphIndex& index, uint32_t core, uint32_t id, Box box,
+            bool write, std::vector<Touch>* out) {
+  const proto::Tensor& tensor = index.tensor(id);
+  box = Clamp(index, id, box);
+  const int64_t size = std::max(DTypeSize(tensor.dtype()), 1);
+  Touch touch;
+  touch.write = write;
+  touch.tensor = id;
+  if (ops::IsOnChip(tensor.space())) {
+    // One address space per program and on-chip memory; rows are absolute
+    // partitions, bytes absolute offsets inside a partition. (A hostile
+    // address is clamped; it cannot reach real on-chip sizes anyway.)
+    const int64_t address =
+        std::clamp<int64_t>(tensor.address(), 0, int64_t{1} << 50);
+    touch.space_key = SpaceKey(core, tensor.space(), 0);
+    touch.row_lo = tensor.partition_offset() + box.row_lo;
+    touch.row_hi = tensor.partition_offset() + box.row_hi;
+    touch.byte_lo = address + box.elem_lo * size;
+    touch.byte_hi = address + box.elem_hi * size;
+  } else {
+    touch.space_key = SpaceKey(core, tensor.space(), id);
+    touch.row_lo = box.row_lo;
+    touch.row_hi = box.row_hi;
+    touch.byte_lo = box.elem_lo * size;
+    touch.byte_hi = box.elem_hi * size;
+  }
+  out->push_back(touch);
+}
+
+// The index entries a dynamic offset reads.
+void AppendIndexRead(const GraphIndex& index, uint32_t core,
+                     const proto::AccessPattern& ap, std::vector<Touch>* out) {
+  const proto::DynamicOffset& dyn = ap.dynamic();
+  if (dyn.tensor_id() == 0) return;
+  __int128 lo = dyn.offset_element();
+  __int128 hi = lo;
+  if (dyn.kind() == proto::DynamicOffset::VECTOR && ops::NumDims(ap) > 0) {
+    // One entry per index of the pattern's first dim.
+    const __int128 span =
+        static_cast<__int128>(dyn.offset_stride()) * (ops::Count(ap, 0) - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  const uint32_t id = dyn.tensor_id();
+  const __int128 last = static_cast<__int128>(index.tensor(id).shape(0)) *
+                            index.row_elements(id) -
+                        1;
+  lo = std::clamp<__int128>(lo, 0, last);
+  hi = std::clamp<__int128>(hi, 0, last);
+  Append(index, core, id,
+         FlatBox(index, id, static_cast<int64_t>(lo), static_cast<int64_t>(hi)),
+         /*write=*/false, out);
+}
+
+bool Accumulates(const proto::Instruction& instr) {
+  if (instr.opcode() != proto::NC_MATMUL) return false;
+  for (const proto::Attr& attr : instr.attrs()) {
+    if (attr.name() == "accumulate") return attr.i() != 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out) {
+  const InstrInfo& info = index.info(i);
+  const proto::Instruction& instr = *info.instr;
+  const auto& roles = info.def->roles;
+  const bool accumulate = Accumulates(instr);
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool writes = pass == 1;
+    for (int o = 0; o < instr.operands_size(); ++o) {
+      const proto::AccessPattern& ap = instr.operands(o);
+      if (ap.tensor_id() == 0) continue;
+      const ops::Access access =
+          roles[std::min<size_t>(o, roles.size() - 1)].access;
+      bool reads = access != ops::Access::kWrite;
+      const bool written = access != ops::Access::kRead;
+      if (accumulate && written) reads = true;
+      const bool dynamic =
+          ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
+      if (!writes && dynamic) AppendIndexRead(index, info.core, ap, out);
+      if (writes ? !written : !reads) continue;
+      const Box box =
+          dynamic ? WholeBox(index, ap.tensor_id()) : StaticBox(index, ap);
+      Append(index, info.core, ap.tensor_id(), box, writes, out);
+    }
+  }
+}
+
+}  // namespace nkigraph::viz

@@ -1,0 +1,71 @@
+#ifndef NKIGRAPH_VIZ_VIEW_COMMON_H_
+#define NKIGRAPH_VIZ_VIEW_COMMON_H_
+
+// Pieces both views use: emitting a lane's visible nodes (instructions
+// and collapsed groups, with scope clusters), and collecting edges
+// between visible nodes without duplicates.
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "viz/graph_index.h"
+#include "viz/group_tree.h"
+#include "viz/style.h"
+#include "viz/view_model.h"
+
+namespace nkigraph::viz {
+
+struct LaneEmit {
+  std::string prefix;  // node and cluster names start with it
+  int cluster = -1;    // cluster the lane's nodes go in
+  bool scope_clusters = true;
+  // Instructions to outline as stuck (a deadlock), by index; may be null.
+  const std::vector<char>* stuck = nullptr;
+};
+
+// Adds the visible nodes of the lane rooted at `root`. rep[i] becomes the
+// node standing for instruction i; `order` gets the lane's visible nodes
+// in program order.
+void EmitLane(const GraphIndex& index, const GroupTree& tree, int root,
+              const LaneEmit& emit, VizGraph* graph, std::vector<int>* rep,
+              std::vector<int>* order);
+
+// Edges between visible nodes: self-loops dropped, one edge per
+// (tail, head, kind), labels merged.
+class EdgeCollector {
+ public:
+  explicit EdgeCollector(bool labels) : labels_(labels) {}
+  void Add(int tail, int head, EdgeKind kind, const std::string& label = "",
+           Attrs extra = {});
+  // Pictures with more nodes than this get their edge labels outside the
+  // layout (Graphviz xlabel), which keeps big layouts fast.
+  static constexpr int64_t kInlineEdgeLabelNodes = 150;
+
+  // Appends the edges to `graph`, in the order first added.
+  void Emit(VizGraph* graph);
+  unsigned kinds_seen() const { return kinds_; }
+  size_t size() const { return edges_.size(); }
+
+ private:
+  struct Pending {
+    int tail, head;
+    EdgeKind kind;
+    std::vector<std::string> labels;
+    Attrs extra;
+  };
+  bool labels_;
+  unsigned kinds_ = 0;
+  std::vector<Pending> edges_;
+  absl::flat_hash_map<std::tuple<int, int, int>, size_t> by_key_;
+};
+
+// The world's replica groups (all ranks in one group when it lists none);
+// ranks outside [0, num_ranks) are dropped.
+std::vector<std::vector<int64_t>> ReplicaGroups(const GraphIndex& index);
+
+}  // namespace nkigraph::viz
+
+#endif  // NKIGRAPH_VIZ_VIEW_COMMON_H_

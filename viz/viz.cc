@@ -1,0 +1,43 @@
+#include "viz/viz.h"
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+#include "viz/graph_index.h"
+
+namespace nkigraph::viz {
+
+absl::StatusOr<View> ParseView(absl::string_view name) {
+  if (name == "dataflow") return View::kDataflow;
+  if (name == "barrier") return View::kBarrier;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown view '", name, "' (views: dataflow, barrier)"));
+}
+
+absl::StatusOr<VizGraph> BuildView(const proto::Graph& graph,
+                                   const DotOptions& options) {
+  if (options.view_options.max_nodes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-nodes ", options.view_options.max_nodes,
+                     " must be 0 (no limit) or more"));
+  }
+  NKI_ASSIGN_OR_RETURN(std::unique_ptr<GraphIndex> index,
+                       GraphIndex::Build(graph));
+  switch (options.view) {
+    case View::kDataflow:
+      return BuildDataflowView(*index, options.filters, options.view_options);
+    case View::kBarrier:
+      return BuildBarrierView(*index, options.filters, options.view_options);
+  }
+  return absl::InvalidArgumentError("unknown view");
+}
+
+absl::StatusOr<std::string> RenderGraph(const proto::Graph& graph,
+                                        const DotOptions& options,
+                                        Format format) {
+  NKI_ASSIGN_OR_RETURN(VizGraph picture, BuildView(graph, options));
+  return Render(picture, format);
+}
+
+}  // namespace nkigraph::viz

@@ -1,0 +1,45 @@
+#ifndef NKIGRAPH_VIZ_VIZ_H_
+#define NKIGRAPH_VIZ_VIZ_H_
+
+// Draws instruction graphs with Graphviz: `nkigraph dot`'s library.
+//
+//   absl::StatusOr<std::string> svg = viz::RenderGraph(graph, options,
+//                                                      viz::Format::kSvg);
+//
+// views.h describes the two views, group_tree.h how big graphs collapse,
+// selection.h the filters.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/nkigraph.pb.h"
+#include "viz/render.h"
+#include "viz/selection.h"
+#include "viz/view_model.h"
+#include "viz/views.h"
+
+namespace nkigraph::viz {
+
+enum class View { kDataflow, kBarrier };
+absl::StatusOr<View> ParseView(absl::string_view name);  // dataflow|barrier
+
+struct DotOptions {
+  View view = View::kDataflow;
+  Filters filters;
+  ViewOptions view_options;
+};
+
+// The picture of `graph`, before Graphviz. Malformed graphs and filters
+// that select nothing are errors.
+absl::StatusOr<VizGraph> BuildView(const proto::Graph& graph,
+                                   const DotOptions& options);
+
+// BuildView, then DOT text or a laid-out SVG / PNG.
+absl::StatusOr<std::string> RenderGraph(const proto::Graph& graph,
+                                        const DotOptions& options,
+                                        Format format);
+
+}  // namespace nkigraph::viz
+
+#endif  // NKIGRAPH_VIZ_VIZ_H_
