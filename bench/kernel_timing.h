@@ -4,8 +4,8 @@
 // load moves wall times by tens of percent between runs.
 //
 // Header-only on purpose: each benchmark program is one translation unit
-// and links the same libraries, so a helper library would be build wiring
-// for two functions.
+// and already links everything this needs, so a helper library would be
+// build wiring with nothing to share.
 #ifndef NKIGRAPH_BENCH_KERNEL_TIMING_H_
 #define NKIGRAPH_BENCH_KERNEL_TIMING_H_
 
@@ -13,7 +13,9 @@
 #include <cblas.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -141,15 +143,47 @@ inline KernelCase PrepareKernel(const std::string& kernel,
   return c;
 }
 
-// One call of the kernel's reference on the case's inputs.
-inline Elapsed TimeReference(const KernelCase& c) {
+// One call of the kernel's reference on the case's inputs; its outputs go
+// to `want`.
+inline Elapsed TimeReference(const KernelCase& c,
+                             std::vector<HostArray>* want) {
   const Stopwatch watch;
-  absl::StatusOr<std::vector<HostArray>> want =
+  absl::StatusOr<std::vector<HostArray>> outputs =
       c.def->reference(c.values, c.inputs);
   const Elapsed elapsed = watch.Read();
-  if (!want.ok()) Die(want.status());
-  benchmark::DoNotOptimize(want->data());
+  if (!outputs.ok()) Die(outputs.status());
+  *want = *std::move(outputs);
   return elapsed;
+}
+
+// The largest |got - want| / (1 + |want|) over the interpreter's outputs,
+// the measure `nkigraph verify` holds to the kernel's tolerance. A ratio
+// against a reference means nothing if the two did not compute the same
+// thing, so the benchmarks check it once.
+inline double MaxScaledError(const interp::Interpreter& interp,
+                             const std::vector<HostArray>& want) {
+  double worst = 0;
+  for (const HostArray& w : want) {
+    absl::StatusOr<HostArray> got = interp.GetOutput(w.name);
+    if (!got.ok()) Die(got.status());
+    const bool ints = w.dtype == proto::INT32;
+    const int64_t n = w.num_elements();
+    if (got->num_elements() != n || got->dtype != w.dtype) {
+      Die(absl::InternalError(w.name + ": shape or dtype differs from the "
+                                       "reference's"));
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const double g = ints ? got->i32[i] : got->f32[i];
+      const double r = ints ? w.i32[i] : w.f32[i];
+      if (g == r) continue;
+      // NaN compares false, so a NaN on either side alone counts as
+      // infinitely wrong.
+      const double scaled = std::fabs(g - r) / (1.0 + std::fabs(r));
+      if (std::isnan(scaled)) return scaled;
+      worst = std::max(worst, scaled);
+    }
+  }
+  return worst;
 }
 
 // Traces `kernel`, times its reference once, then times the interpreter's
@@ -167,7 +201,8 @@ inline void RunAgainstReference(benchmark::State& state,
                                 const Settings& settings) {
   openblas_set_num_threads(1);
   const KernelCase c = PrepareKernel(kernel, settings);
-  const Elapsed reference = TimeReference(c);
+  std::vector<HostArray> want;
+  const Elapsed reference = TimeReference(c, &want);
   state.counters["trace_ms"] = c.trace.wall * 1e3;
   state.counters["instructions"] = static_cast<double>(c.instructions);
   state.counters["reference_ms"] = reference.wall * 1e3;
@@ -199,8 +234,19 @@ inline void RunAgainstReference(benchmark::State& state,
     const Stopwatch watch;
     if (absl::Status s = (*interp)->Run(); !s.ok()) Die(s);
     total += watch.Read();
-    ++runs;
     state.PauseTiming();
+    if (runs++ == 0) {
+      // Reported, not fatal: the times are still what they are, and a
+      // multi-minute run should not be thrown away over it.
+      const double error = MaxScaledError(**interp, want);
+      state.counters["max_scaled_error"] = error;
+      if (c.def->tolerance && !(error <= c.def->tolerance(c.values))) {
+        std::fprintf(stderr,
+                     "%s: MISMATCH: outputs differ from the reference by %g "
+                     "(tolerance %g)\n",
+                     kernel.c_str(), error, c.def->tolerance(c.values));
+      }
+    }
     interp->reset();
     state.ResumeTiming();
   }
