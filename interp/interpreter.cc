@@ -11,6 +11,7 @@
 #include "interp/device_memory.h"
 #include "interp/program_state.h"
 #include "interp/race_detector.h"
+#include "interp/race_scope.h"
 #include "interp/validate.h"
 #include "ops/access_pattern.h"
 #include "ops/op_def.h"
@@ -21,10 +22,14 @@
 namespace nkigraph::interp {
 
 struct Interpreter::Impl {
-  Impl(DeviceMemory m, int ranks, int cores)
-      : memory(std::move(m)), race(ranks, cores, memory.hbm_bytes()) {}
+  Impl(DeviceMemory m, int ranks, int cores, int64_t race_budget,
+       std::vector<RaceScope> scopes)
+      : memory(std::move(m)),
+        race(ranks, cores, race_budget),
+        race_scopes(std::move(scopes)) {}
   DeviceMemory memory;
   RaceDetector race;
+  std::vector<RaceScope> race_scopes;  // by tensor index
   std::vector<std::unique_ptr<ProgramState>> programs;  // [rank][core]
   std::vector<bool> input_set;                          // by tensor index
   int num_ranks = 1;
@@ -70,13 +75,10 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   const int cores = static_cast<int>(g.world().num_cores());
   NKI_ASSIGN_OR_RETURN(const int64_t memory_bytes,
                        DeviceMemory::BytesNeeded(g));
-  const int64_t race_bytes =
-      RaceDetector::BytesNeeded(ranks, cores, DeviceMemory::HbmBytes(g));
-  if (memory_bytes + race_bytes > interp->options_.memory_limit_bytes) {
+  if (memory_bytes > interp->options_.memory_limit_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "the graph needs ", memory_bytes + race_bytes,
-        " bytes of device memory, shadow and race-detection state, over the "
-        "limit of ",
+        "the graph needs ", memory_bytes,
+        " bytes of device memory and its shadow state, over the limit of ",
         interp->options_.memory_limit_bytes));
   }
   // Executing an instruction buffers each operand: read into, or written
@@ -84,7 +86,7 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   // buffers alone would break the limit (e.g. a stride-0 pattern walking a
   // small tensor billions of times) instead of allocating them.
   const int64_t available =
-      interp->options_.memory_limit_bytes - memory_bytes - race_bytes;
+      interp->options_.memory_limit_bytes - memory_bytes;
   for (const proto::Stream& stream : g.streams()) {
     for (const proto::Instruction& instr : stream.instructions()) {
       int64_t bytes = 0;
@@ -106,14 +108,20 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   NKI_ASSIGN_OR_RETURN(
       DeviceMemory memory,
       DeviceMemory::Create(g, interp->options_.memory_limit_bytes));
-  interp->impl_ = std::make_unique<Impl>(std::move(memory), ranks, cores);
+  // Race-detection state grows with the distinct access runs seen on
+  // shared tensors two cores touch, so it is bounded by what the limit
+  // leaves once device memory is allocated, checked as it grows.
+  interp->impl_ = std::make_unique<Impl>(
+      std::move(memory), ranks, cores,
+      interp->options_.memory_limit_bytes - memory_bytes, ComputeRaceScopes(g));
   Impl& impl = *interp->impl_;
   impl.num_ranks = ranks;
   impl.num_cores = cores;
   for (int r = 0; r < ranks; ++r) {
     for (int c = 0; c < cores; ++c) {
       impl.programs.push_back(
-          std::make_unique<ProgramState>(g, impl.memory, impl.race, r, c));
+          std::make_unique<ProgramState>(g, impl.memory, impl.race,
+                                         impl.race_scopes, r, c));
     }
   }
   impl.input_set.assign(g.tensors_size(), false);
@@ -306,6 +314,13 @@ absl::StatusOr<HostArray> Interpreter::GetOutput(const std::string& name) const 
     NKI_ASSIGN_OR_RETURN(HostArray part, ReadTensor(t->id(), r, 0));
     if (r == 0) {
       result = std::move(part);
+      // One allocation for every rank's part: stacked outputs of wide
+      // graphs are large enough that growing by doubling would briefly
+      // hold half as much again.
+      if (stacked) {
+        result.f32.reserve(result.f32.size() * impl_->num_ranks);
+        result.i32.reserve(result.i32.size() * impl_->num_ranks);
+      }
     } else {
       result.f32.insert(result.f32.end(), part.f32.begin(), part.f32.end());
       result.i32.insert(result.i32.end(), part.i32.begin(), part.i32.end());

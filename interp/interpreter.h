@@ -15,7 +15,9 @@
 namespace nkigraph::interp {
 
 struct RunOptions {
-  // Refuse graphs whose memories (with shadow state) need more than this.
+  // Refuse graphs whose memories (with shadow state) need more than this;
+  // a run stops with ResourceExhausted if race-detection state, which
+  // grows as it runs, would take it past the limit.
   int64_t memory_limit_bytes = int64_t{8} << 30;
   // Called after every instruction, once per tensor it wrote.
   struct WriteEvent {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -85,11 +86,14 @@ std::string ElementString(const proto::Tensor& t, int64_t flat) {
 }  // namespace
 
 ProgramState::ProgramState(const proto::Graph& graph, DeviceMemory& memory,
-                           RaceDetector& race, int rank, int core)
+                           RaceDetector& race,
+                           const std::vector<RaceScope>& race_scopes, int rank,
+                           int core)
     : graph_(graph),
       stream_(&graph.streams(core)),
       memory_(memory),
       race_(race),
+      race_scopes_(race_scopes),
       rank_(rank),
       core_(core),
       fp8_max_(ops::ProfileFor(graph.world().target()).fp8_e4m3_max) {}
@@ -162,42 +166,66 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
   if (!race_.enabled() || t.space() != proto::SHARED_HBM) {
     return absl::OkStatus();
   }
+  switch (race_scopes_[t.id() - 1]) {
+    case RaceScope::kTracked:
+      break;
+    case RaceScope::kReadOnly:
+      // The static pass trusted the op's operand roles; a write here would
+      // mean reads of this tensor went unrecorded.
+      if (write) {
+        return absl::InternalError(absl::StrCat(
+            "writes shared_hbm tensor '", t.name(),
+            "' through an operand whose role is read-only"));
+      }
+      return absl::OkStatus();
+    default:
+      return absl::OkStatus();
+  }
   const int64_t esize = DTypeSize(t.dtype());
   const bool contiguous = run.byte_stride == esize;
   const int64_t pieces = contiguous ? 1 : run.count;
   const int64_t length = contiguous ? run.count * esize : esize;
   const uint32_t instr = view_.instr().id();
   for (int64_t k = 0; k < pieces; ++k) {
-    if (auto conflict = race_.Access(rank_, core_, run.byte + k * run.byte_stride,
-                                     length, write, instr)) {
-      int64_t other_pos = -1;
-      const proto::Stream& other = graph_.streams(conflict->other_core);
-      for (int p = 0; p < other.instructions_size(); ++p) {
-        if (other.instructions(p).id() == conflict->other_instr) other_pos = p;
-      }
-      std::string other_desc =
-          other_pos >= 0 ? absl::StrCat("instruction #", conflict->other_instr)
-                         : "an earlier instruction";
-      if (other_pos >= 0) {
-        const proto::Instruction& o = other.instructions(other_pos);
-        if (o.file() < static_cast<uint32_t>(graph_.files_size())) {
-          absl::StrAppend(&other_desc, " at ", graph_.files(o.file()), ":",
-                          o.line());
-        }
-      }
-      return absl::Status(
-          absl::StatusCode::kAborted,
-          absl::StrCat("data race on shared_hbm tensor '", t.name(),
-                       "' element ",
-                       ElementString(t, run.flat + (contiguous ? 0 : k) *
-                                                       run.flat_stride),
-                       ": this ", write ? "write" : "read", " on core ",
-                       core_, " and a ",
-                       conflict->other_was_write ? "write" : "read",
-                       " on core ", conflict->other_core, " by ", other_desc,
-                       " are not ordered by any core_barrier, sendrecv or "
-                       "collective"));
+    const int64_t byte = run.byte + k * run.byte_stride;
+    std::optional<RaceDetector::Conflict> conflict =
+        race_.Access(rank_, core_, byte, length, write, instr);
+    if (!conflict.has_value()) continue;
+    int64_t other_pos = -1;
+    const proto::Stream& other = graph_.streams(conflict->other_core);
+    for (int p = 0; p < other.instructions_size(); ++p) {
+      if (other.instructions(p).id() == conflict->other_instr) other_pos = p;
     }
+    std::string other_desc =
+        other_pos >= 0 ? absl::StrCat("instruction #", conflict->other_instr)
+                       : "an earlier instruction";
+    if (other_pos >= 0) {
+      const proto::Instruction& o = other.instructions(other_pos);
+      if (o.file() < static_cast<uint32_t>(graph_.files_size())) {
+        absl::StrAppend(&other_desc, " at ", graph_.files(o.file()), ":",
+                        o.line());
+      }
+    }
+    // The element holding the lowest racing byte.
+    const int64_t element = contiguous ? (conflict->offset - run.byte) / esize
+                                       : k;
+    return absl::Status(
+        absl::StatusCode::kAborted,
+        absl::StrCat("data race on shared_hbm tensor '", t.name(),
+                     "' element ",
+                     ElementString(t, run.flat + element * run.flat_stride),
+                     ": this ", write ? "write" : "read", " on core ", core_,
+                     " and a ", conflict->other_was_write ? "write" : "read",
+                     " on core ", conflict->other_core, " by ", other_desc,
+                     " are not ordered by any core_barrier, sendrecv or "
+                     "collective"));
+  }
+  if (race_.over_budget()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "race-detection state for shared HBM needs more than ",
+        race_.max_state_bytes(),
+        " bytes, what the memory limit leaves after device memory (",
+        race_.intervals(), " access intervals; raise --memory-limit)"));
   }
   return absl::OkStatus();
 }

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "interp/device_memory.h"
 #include "interp/race_detector.h"
+#include "interp/race_scope.h"
 #include "ops/exec_context.h"
 #include "ops/instr_view.h"
 #include "proto/nkigraph.pb.h"
@@ -21,8 +22,11 @@ namespace nkigraph::interp {
 // dynamic offsets, initialisation, PSUM accumulation groups and races.
 class ProgramState : public ops::ExecContext {
  public:
+  // `race_scopes` (from ComputeRaceScopes, by tensor id - 1) says which
+  // shared tensors the race detector must follow.
   ProgramState(const proto::Graph& graph, DeviceMemory& memory,
-               RaceDetector& race, int rank, int core);
+               RaceDetector& race, const std::vector<RaceScope>& race_scopes,
+               int rank, int core);
 
   int pc() const { return pc_; }
   void Advance() { ++pc_; }
@@ -88,6 +92,7 @@ class ProgramState : public ops::ExecContext {
   const proto::Stream* stream_;
   DeviceMemory& memory_;
   RaceDetector& race_;
+  const std::vector<RaceScope>& race_scopes_;
   const int rank_;
   const int core_;
   int pc_ = 0;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "interp/interval_map.h"
 
 namespace nkigraph::interp {
 
@@ -15,27 +16,45 @@ namespace nkigraph::interp {
 // synchronising joins the participants' clocks. Two accesses to the same
 // byte by different cores, at least one a write, race unless the earlier
 // one's epoch is covered by the later core's clock.
+//
+// The per-byte access state lives in one interval map per rank, keyed by
+// HBM byte offset: bytes last touched by the same accesses share one
+// interval, so memory follows the number of distinct access runs rather
+// than the size of HBM, and every byte still has its own exact state.
 class RaceDetector {
  public:
   struct Conflict {
+    int64_t offset;  // the lowest racing byte
     int other_core;
     uint32_t other_instr;
     bool other_was_write;
   };
 
   // Enabled only when there are at least two cores per rank.
-  RaceDetector(int num_ranks, int num_cores, int64_t hbm_bytes);
+  // `max_state_bytes` is what the caller may let StateBytes() reach before
+  // it gives up (see over_budget).
+  RaceDetector(int num_ranks, int num_cores,
+               int64_t max_state_bytes = INT64_MAX);
 
   bool enabled() const { return enabled_; }
-  static int64_t BytesNeeded(int num_ranks, int num_cores, int64_t hbm_bytes);
+  bool over_budget() const { return StateBytes() > max_state_bytes_; }
+  int64_t max_state_bytes() const { return max_state_bytes_; }
 
   // Records an access of `length` bytes at `offset` of rank's HBM; returns
-  // the earlier unordered access it races with, if any.
+  // the earlier unordered access it races with, if any: the one on the
+  // lowest racing byte. A racing access is not recorded.
   std::optional<Conflict> Access(int rank, int core, int64_t offset,
                                  int64_t length, bool write, uint32_t instr);
 
   // `cores` of `rank` synchronise.
   void Sync(int rank, absl::Span<const int> cores);
+
+  // Approximate heap bytes of the access state.
+  int64_t StateBytes() const {
+    return intervals_ * IntervalMap<ByteState>::kBytesPerInterval +
+           static_cast<int64_t>(clocks_.size() * sizeof(uint32_t));
+  }
+  int64_t intervals() const { return intervals_; }
 
  private:
   static constexpr int kMaxCores = 2;
@@ -46,6 +65,7 @@ class RaceDetector {
     uint32_t read_epoch[kMaxCores] = {0, 0};
     uint32_t read_instr[kMaxCores] = {0, 0};
     uint8_t write_core = kNoCore;
+    bool operator==(const ByteState& o) const;
   };
   uint32_t& Clock(int rank, int core, int of_core) {
     return clocks_[(rank * num_cores_ + core) * num_cores_ + of_core];
@@ -53,9 +73,10 @@ class RaceDetector {
 
   bool enabled_;
   int num_cores_;
-  int64_t hbm_bytes_;
-  std::vector<uint32_t> clocks_;  // [rank][core][of_core]
-  std::vector<ByteState> bytes_;  // [rank][byte]
+  int64_t max_state_bytes_;
+  std::vector<uint32_t> clocks_;               // [rank][core][of_core]
+  std::vector<IntervalMap<ByteState>> bytes_;  // [rank]
+  int64_t intervals_ = 0;                      // summed over ranks
 };
 
 }  // namespace nkigraph::interp

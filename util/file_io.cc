@@ -37,6 +37,11 @@ absl::StatusOr<std::string> ReadFile(const std::string& path,
 
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents) {
+  return WriteFileAtomically(path, absl::MakeConstSpan(&contents, 1));
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::Span<const absl::string_view> pieces) {
   const std::string temp = absl::StrCat(path, ".tmp.", getpid());
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
@@ -44,7 +49,9 @@ absl::Status WriteFileAtomically(const std::string& path,
       return absl::PermissionDeniedError(absl::StrCat(
           "cannot create '", temp, "': ", std::strerror(errno)));
     }
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    for (absl::string_view piece : pieces) {
+      out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    }
     out.flush();
     if (!out) {
       out.close();

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -18,6 +19,9 @@ absl::StatusOr<std::string> ReadFile(const std::string& path,
 // `path`, so a reader never sees a half-written file.
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents);
+// The same for contents given in pieces, written one after the other.
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::Span<const absl::string_view> pieces);
 
 bool EndsWith(absl::string_view text, absl::string_view suffix);
 

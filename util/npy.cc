@@ -346,7 +346,11 @@ absl::StatusOr<HostArray> ReadNpy(const std::string& path) {
   return ParseNpy(bytes, path);
 }
 
-absl::StatusOr<std::string> SerializeNpy(const HostArray& array) {
+namespace {
+
+// The magic, version, length and padded header of `array`'s .npy file,
+// after checking the array can be written.
+absl::StatusOr<std::string> NpyPreamble(const HostArray& array) {
   const bool is_float = array.dtype == proto::FLOAT32;
   if (!is_float && array.dtype != proto::INT32) {
     return absl::InvalidArgumentError(
@@ -399,12 +403,28 @@ absl::StatusOr<std::string> SerializeNpy(const HostArray& array) {
   bytes.push_back('\x00');
   StoreLittle<uint16_t>(static_cast<uint16_t>(header.size()), &bytes);
   bytes += header;
+  return bytes;
+}
+
+// The array's values as stored, when that is already little-endian.
+absl::string_view RawValues(const HostArray& array) {
+  return array.dtype == proto::FLOAT32
+             ? absl::string_view(reinterpret_cast<const char*>(array.f32.data()),
+                                 4 * array.f32.size())
+             : absl::string_view(reinterpret_cast<const char*>(array.i32.data()),
+                                 4 * array.i32.size());
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SerializeNpy(const HostArray& array) {
+  NKI_ASSIGN_OR_RETURN(std::string bytes, NpyPreamble(array));
+  const bool is_float = array.dtype == proto::FLOAT32;
+  const size_t values = is_float ? array.f32.size() : array.i32.size();
   bytes.reserve(bytes.size() + 4 * values);
   if constexpr (std::endian::native == std::endian::little) {
-    const char* data = is_float
-                           ? reinterpret_cast<const char*>(array.f32.data())
-                           : reinterpret_cast<const char*>(array.i32.data());
-    bytes.append(data, 4 * values);
+    const absl::string_view raw = RawValues(array);
+    bytes.append(raw.data(), raw.size());
   } else {
     for (size_t i = 0; i < values; ++i) {
       if (is_float) {
@@ -418,6 +438,18 @@ absl::StatusOr<std::string> SerializeNpy(const HostArray& array) {
 }
 
 absl::Status WriteNpy(const std::string& path, const HostArray& array) {
+  if constexpr (std::endian::native == std::endian::little) {
+    // Writes the values from the array itself: outputs of wide multi-rank
+    // graphs run to gigabytes, too many to copy into one string first.
+    absl::StatusOr<std::string> preamble = NpyPreamble(array);
+    if (!preamble.ok()) {
+      return absl::Status(
+          preamble.status().code(),
+          absl::StrCat("'", path, "': ", preamble.status().message()));
+    }
+    const absl::string_view pieces[] = {*preamble, RawValues(array)};
+    return WriteFileAtomically(path, pieces);
+  }
   absl::StatusOr<std::string> bytes = SerializeNpy(array);
   if (!bytes.ok()) {
     return absl::Status(
