@@ -143,17 +143,22 @@ inline KernelCase PrepareKernel(const std::string& kernel,
   return c;
 }
 
-// One call of the kernel's reference on the case's inputs; its outputs go
-// to `want`.
-inline Elapsed TimeReference(const KernelCase& c,
+// The mean time of `calls` calls of the kernel's reference on the case's
+// inputs (as many as the interpreter runs, so that both sides average out
+// the machine's load alike); the outputs go to `want`.
+inline Elapsed TimeReference(const KernelCase& c, int64_t calls,
                              std::vector<HostArray>* want) {
-  const Stopwatch watch;
-  absl::StatusOr<std::vector<HostArray>> outputs =
-      c.def->reference(c.values, c.inputs);
-  const Elapsed elapsed = watch.Read();
-  if (!outputs.ok()) Die(outputs.status());
-  *want = *std::move(outputs);
-  return elapsed;
+  Elapsed total;
+  for (int64_t i = 0; i < calls; ++i) {
+    const Stopwatch watch;
+    absl::StatusOr<std::vector<HostArray>> outputs =
+        c.def->reference(c.values, c.inputs);
+    total += watch.Read();
+    if (!outputs.ok()) Die(outputs.status());
+    *want = *std::move(outputs);
+  }
+  const double n = static_cast<double>(calls);
+  return {total.wall / n, total.cpu / n};
 }
 
 // The largest |got - want| / (1 + max |want|) over the interpreter's
@@ -198,10 +203,10 @@ inline double MaxScaledError(const interp::Interpreter& interp,
   return worst;
 }
 
-// Traces `kernel`, times its reference once, then times the interpreter's
-// Run() per iteration (validation, device allocation and input loading
-// excluded) and reports `ratio_vs_reference`: mean Run() wall time over
-// the reference's, and `cpu_ratio_vs_reference`, the same by CPU time.
+// Traces `kernel`, times its reference and the interpreter's Run() once
+// per iteration each (validation, device allocation and input loading
+// excluded) and reports `ratio_vs_reference`: mean Run() wall time over the
+// reference's, and `cpu_ratio_vs_reference`, the same by CPU time.
 // BLAS runs single-threaded, as the reference does.
 //
 // A graph the interpreter refuses for memory (its memory_limit) is not a
@@ -214,7 +219,8 @@ inline void RunAgainstReference(benchmark::State& state,
   openblas_set_num_threads(1);
   const KernelCase c = PrepareKernel(kernel, settings);
   std::vector<HostArray> want;
-  const Elapsed reference = TimeReference(c, &want);
+  const Elapsed reference =
+      TimeReference(c, std::max<int64_t>(1, state.max_iterations), &want);
   state.counters["trace_ms"] = c.trace.wall * 1e3;
   state.counters["instructions"] = static_cast<double>(c.instructions);
   state.counters["reference_ms"] = reference.wall * 1e3;
