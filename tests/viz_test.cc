@@ -662,6 +662,33 @@ TEST(VizCollapseTest, ALongFlatStreamIsChunked) {
   EXPECT_GT(dot.CountNodes("summary"), 1);
 }
 
+TEST(VizDotTest, AWideFanOutDrawsTheNearestDependentsAndCountsTheRest) {
+  // One tile read by 30 later instructions: 12 edges and a note for 18.
+  const proto::Graph graph = MustTrace(1, 1, [](Tracer&) {
+    Tensor a = builder::ndarray({128, 64}, proto::FLOAT32, Buffer::kSbuf, "a");
+    isa::memset(a, 1.0f);
+    for (int k = 0; k < 30; ++k) {
+      Tensor b =
+          builder::ndarray({128, 64}, proto::FLOAT32, Buffer::kSbuf, "b");
+      isa::tensor_copy(b, a);
+    }
+  });
+  const Dot dot = ParseDot(MustRender(graph, Options(), Format::kDot));
+  ASSERT_TRUE(dot.ok);
+  EXPECT_EQ(dot.CountNodes("instr"), 31);
+  int from_memset = 0;
+  for (const Dot::Edge& edge : dot.edges) {
+    if (edge.tail == "i0" && edge.cls == "raw") {
+      ++from_memset;
+      uint32_t head = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(edge.head.substr(1), &head)) << edge.head;
+      EXPECT_LE(head, 12u) << "a far dependent was drawn before a near one";
+    }
+  }
+  EXPECT_EQ(from_memset, 12);
+  EXPECT_EQ(dot.nodes.at("i0").xlabel, "+18 dependents not drawn");
+}
+
 TEST(VizKernelsTest, EveryRegisteredKernelDrawsBothViewsWithinTheBudget) {
   for (const kernels::KernelDef& def :
        kernels::KernelRegistry::Global().kernels()) {

@@ -44,6 +44,9 @@ options:
       --view VIEW        dataflow (default) or barrier
       --max-nodes N      node budget before scopes collapse (default
                          1000; 0: never collapse)
+      --max-lane-nodes N barrier view: nodes per lane before the runs
+                         between synchronisations collapse (default 60;
+                         0: only --max-nodes applies)
       --scope PATH       only this scope and what it contains; PATH is a
                          scope path or part of one ("layer_3",
                          "k_tile")
@@ -75,6 +78,7 @@ int RunDot(const std::vector<std::string>& args) {
       ParseArgs(args, {{"--output", "-o", true, false},
                        {"--view", "", true, false},
                        {"--max-nodes", "", true, false},
+                       {"--max-lane-nodes", "", true, false},
                        {"--scope", "", true, false},
                        {"--around", "", true, false},
                        {"--radius", "", true, false},
@@ -101,12 +105,16 @@ int RunDot(const std::vector<std::string>& args) {
     options.view = *view;
   }
   for (const char* flag :
-       {"--max-nodes", "--around", "--radius", "--core", "--rank"}) {
+       {"--max-nodes", "--max-lane-nodes", "--around", "--radius", "--core",
+        "--rank"}) {
     if (!parsed->Has(flag)) continue;
     absl::StatusOr<int64_t> value = IntFlag(*parsed, flag);
     if (!value.ok()) return ReportError("dot", value.status());
     const std::string name = flag;
     if (name == "--max-nodes") options.view_options.max_nodes = *value;
+    if (name == "--max-lane-nodes") {
+      options.view_options.max_lane_nodes = *value;
+    }
     if (name == "--radius") options.filters.radius = *value;
     if (name == "--core") options.filters.core = *value;
     if (name == "--rank") options.filters.rank = *value;

@@ -75,16 +75,20 @@ absl::StatusOr<VizGraph> BuildBarrierView(const GraphIndex& index,
         "--max-nodes"));
   }
   // The budget is shared by every rank's copy of the lanes.
-  const int64_t per_copy =
+  int64_t per_copy =
       budget > 0
           ? std::max<int64_t>(
                 cores, (budget - lanes) / static_cast<int64_t>(ranks.size()))
           : 0;
-  tree.Finish(budget > 0 ? static_cast<int>(
-                               std::max<int64_t>(4, per_copy / (2 * cores)))
-                         : 1 << 30);
-  const int64_t visible =
-      budget > 0 ? tree.Collapse(per_copy) : tree.ExpandAll();
+  if (options.max_lane_nodes > 0) {
+    const int64_t lane_cap = std::max<int64_t>(2, options.max_lane_nodes) * cores;
+    per_copy = per_copy > 0 ? std::min(per_copy, lane_cap) : lane_cap;
+  }
+  const bool collapse = per_copy > 0;
+  tree.Finish(collapse ? static_cast<int>(
+                             std::max<int64_t>(4, per_copy / (2 * cores)))
+                       : 1 << 30);
+  const int64_t visible = collapse ? tree.Collapse(per_copy) : tree.ExpandAll();
 
   VizGraph graph;
   graph.name = "barrier";
@@ -94,13 +98,14 @@ absl::StatusOr<VizGraph> BuildBarrierView(const GraphIndex& index,
                                        ? "graph"
                                        : index.graph().kernel_name(),
                                    ": synchronisation, ", lanes, " lane(s), ",
-                                   sel.count, " instructions per lane");
+                                   sel.count, " instructions per rank");
   if (!sel.description.empty()) {
     absl::StrAppend(&title, " (", sel.description, ")");
   }
   if (visible < sel.count) {
     absl::StrAppend(&title, "; collapsed to ", visible,
-                    " nodes per rank (--max-nodes ", budget, ")");
+                    " nodes per rank (--max-nodes ", budget,
+                    ", --max-lane-nodes ", options.max_lane_nodes, ")");
   }
   graph.graph_attrs.push_back({"label", EscapeLabel(title)});
 

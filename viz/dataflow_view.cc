@@ -15,6 +15,35 @@
 
 namespace nkigraph::viz {
 
+namespace {
+
+// Time runs left to right: consecutive scope instances of one lane (layer
+// after layer, block after block) are chained by invisible edges from the
+// last instruction of one to the first of the next. Dependencies alone
+// would let independent blocks stack vertically, reading as parallel.
+void AddScopeSequence(const GroupTree& tree, const std::vector<int>& rep,
+                      VizGraph* graph) {
+  for (const Group& group : tree.groups()) {
+    if (!group.expanded) continue;
+    const Group* prev = nullptr;
+    for (const GroupItem& item : group.items) {
+      const Group* next = item.is_group ? &tree.group(item.index) : nullptr;
+      if (prev != nullptr && next != nullptr &&
+          prev->kind == GroupKind::kScope && next->kind == GroupKind::kScope) {
+        const int tail = rep[prev->last];
+        const int head = rep[next->first];
+        if (tail >= 0 && head >= 0 && tail != head) {
+          graph->edges.push_back(
+              {tail, head, {{"style", "invis"}, {"class", "sequence"}}});
+        }
+      }
+      prev = next;
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
                                            const Filters& filters,
                                            const ViewOptions& options) {
@@ -109,6 +138,13 @@ absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
     }
     for (size_t k = 1; k < shown.size(); ++k) {
       const int a = shown[k - 1], b = shown[k];
+      // Between two collapsed groups the line says little (their labels
+      // count their synchronisations) and hundreds of such cross-core
+      // lines make dot's layout take minutes.
+      if (graph.nodes[rep[a]].role == NodeRole::kSummary &&
+          graph.nodes[rep[b]].role == NodeRole::kSummary) {
+        continue;
+      }
       if (group.kind == ops::SyncKind::kSendRecv) {
         edges.Add(rep[a], rep[b], EdgeKind::kSendRecv,
                   absl::StrCat("pipe ", IntAttr(index.instr(a), "pipe_id", 0)),
@@ -121,6 +157,7 @@ absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
   }
   const unsigned kinds = edges.kinds_seen();
   edges.Emit(&graph);
+  AddScopeSequence(tree, rep, &graph);
   if (options.legend) graph.nodes.push_back(LegendNode(engines, kinds));
   return graph;
 }

@@ -146,7 +146,18 @@ void EdgeCollector::Add(int tail, int head, EdgeKind kind,
 void EdgeCollector::Emit(VizGraph* graph) {
   const bool small_picture =
       static_cast<int64_t>(graph->nodes.size()) <= kInlineEdgeLabelNodes;
+  // Edges are kept in the order added (program order of their heads), so
+  // the nearest consumers of a wide fan-out are the ones drawn.
+  absl::flat_hash_map<int, int> fan_out;
+  absl::flat_hash_map<int, int> not_drawn;
   for (Pending& pending : edges_) {
+    const bool data = pending.kind == EdgeKind::kRaw ||
+                      pending.kind == EdgeKind::kWar ||
+                      pending.kind == EdgeKind::kWaw;
+    if (data && ++fan_out[pending.tail] > kMaxDataFanOut) {
+      ++not_drawn[pending.tail];
+      continue;
+    }
     VizEdge edge;
     edge.tail = pending.tail;
     edge.head = pending.head;
@@ -171,6 +182,10 @@ void EdgeCollector::Emit(VizGraph* graph) {
     }
     for (auto& attr : pending.extra) edge.attrs.push_back(std::move(attr));
     graph->edges.push_back(std::move(edge));
+  }
+  for (const auto& [node, count] : not_drawn) {
+    graph->nodes[node].attrs.push_back(
+        {"xlabel", absl::StrCat("+", count, " dependents not drawn")});
   }
   edges_.clear();
   by_key_.clear();

@@ -43,6 +43,12 @@ class EdgeCollector {
   // Pictures with more nodes than this get their edge labels outside the
   // layout (Graphviz xlabel), which keeps big layouts fast.
   static constexpr int64_t kInlineEdgeLabelNodes = 150;
+  // Data edges drawn out of one node; the rest are counted in the node's
+  // external label. A zero-fill or a weight load feeding hundreds of
+  // collapsed blocks otherwise turns dot's crossing minimisation and
+  // routing from seconds into minutes, for a fan of lines nobody can
+  // follow.
+  static constexpr int kMaxDataFanOut = 12;
 
   // Appends the edges to `graph`, in the order first added.
   void Emit(VizGraph* graph);

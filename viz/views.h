@@ -31,6 +31,10 @@ namespace nkigraph::viz {
 struct ViewOptions {
   // Visible nodes before groups collapse; 0: never collapse.
   int64_t max_nodes = 1000;
+  // Barrier view: visible nodes per lane (one row of the picture) before
+  // runs between synchronisations collapse; 0: only max_nodes applies. A
+  // row much longer than this is too wide to read.
+  int64_t max_lane_nodes = 60;
   bool legend = true;
   bool edge_labels = true;
 };

@@ -17,6 +17,11 @@ absl::StatusOr<View> ParseView(absl::string_view name) {
 
 absl::StatusOr<VizGraph> BuildView(const proto::Graph& graph,
                                    const DotOptions& options) {
+  if (options.view_options.max_lane_nodes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-lane-nodes ", options.view_options.max_lane_nodes,
+                     " must be 0 (no limit) or more"));
+  }
   if (options.view_options.max_nodes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("--max-nodes ", options.view_options.max_nodes,
