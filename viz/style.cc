@@ -131,18 +131,13 @@ Attrs EdgeStyle(EdgeKind kind) {
   switch (kind) {
     case EdgeKind::kRaw:
       break;
-    // Ordering-only edges do not place nodes: most come from buffer reuse
-    // between distant instructions, and letting them pull the layout
-    // stretches the picture into long crossing curves.
     case EdgeKind::kWar:
       attrs.push_back({"style", "dashed"});
       attrs.push_back({"arrowhead", "empty"});
-      attrs.push_back({"constraint", "false"});
       break;
     case EdgeKind::kWaw:
       attrs.push_back({"style", "dotted"});
       attrs.push_back({"arrowhead", "empty"});
-      attrs.push_back({"constraint", "false"});
       break;
     case EdgeKind::kOrder:
       attrs.push_back({"arrowsize", "0.5"});

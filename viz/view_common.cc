@@ -162,6 +162,15 @@ void EdgeCollector::Emit(VizGraph* graph) {
     edge.tail = pending.tail;
     edge.head = pending.head;
     edge.attrs = EdgeStyle(pending.kind);
+    // In big pictures ordering-only edges do not place nodes: most come
+    // from buffer reuse between distant instructions, and letting them
+    // pull the layout stretches it into long crossing curves. Small
+    // pictures keep them, so time still reads left to right.
+    const bool ordering_only =
+        pending.kind == EdgeKind::kWar || pending.kind == EdgeKind::kWaw;
+    if (ordering_only && !small_picture) {
+      edge.attrs.push_back({"constraint", "false"});
+    }
     if (labels_ && !pending.labels.empty()) {
       std::string label = absl::StrJoin(
           pending.labels.begin(),
@@ -172,11 +181,11 @@ void EdgeCollector::Emit(VizGraph* graph) {
       // pictures several times slower (a 542-instruction backward: 2 min
       // against 2 s), so past a small picture labels are external,
       // placed after layout. Edges that do not constrain the layout
-      // (ordering, synchronisation) often join nodes of one rank; dot
-      // 2.4x mishandles labels on such flat edges (it crashes freeing
-      // the layout), so theirs are always external.
+      // (synchronisation; ordering in big pictures) often join nodes of
+      // one rank; dot 2.4x mishandles labels on such flat edges (it
+      // crashes freeing the layout), so theirs are always external.
       const bool inline_label =
-          pending.kind == EdgeKind::kRaw && small_picture;
+          (pending.kind == EdgeKind::kRaw || ordering_only) && small_picture;
       edge.attrs.push_back(
           {inline_label ? "label" : "xlabel", EscapeLabel(label)});
     }
