@@ -54,16 +54,8 @@ absl::StatusOr<VizGraph> BuildBarrierView(const GraphIndex& index,
   if (!per_rank) ranks.resize(1);
 
   GroupTree tree(index);
-  std::vector<int> lane_core;
-  for (int core : sel.cores) {
-    std::vector<int> seq;
-    for (int i : index.stream(core)) {
-      if (sel.selected[i]) seq.push_back(i);
-    }
-    if (seq.empty()) continue;
-    tree.AddLane(absl::StrCat("core ", core), seq, /*wrap_runs=*/true);
-    lane_core.push_back(core);
-  }
+  const std::vector<int> lane_core =
+      AddCoreLanes(index, sel, /*wrap_runs=*/true, &tree);
   const int64_t cores = static_cast<int64_t>(lane_core.size());
   const int64_t lanes = cores * static_cast<int64_t>(ranks.size());
   const int64_t budget = options.max_nodes;

@@ -60,16 +60,8 @@ absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
   NKI_ASSIGN_OR_RETURN(const Selection sel, Select(index, filters, links));
 
   GroupTree tree(index);
-  std::vector<int> lane_core;
-  for (int core : sel.cores) {
-    std::vector<int> seq;
-    for (int i : index.stream(core)) {
-      if (sel.selected[i]) seq.push_back(i);
-    }
-    if (seq.empty()) continue;
-    tree.AddLane(absl::StrCat("core ", core), seq, /*wrap_runs=*/false);
-    lane_core.push_back(core);
-  }
+  const std::vector<int> lane_core =
+      AddCoreLanes(index, sel, /*wrap_runs=*/false, &tree);
   const int64_t lanes = static_cast<int64_t>(lane_core.size());
   const int64_t budget = options.max_nodes;
   tree.Finish(budget > 0

@@ -10,12 +10,6 @@
 namespace nkigraph::viz {
 namespace {
 
-constexpr ops::Engine kEngines[] = {
-    ops::Engine::kTensor,    ops::Engine::kVector, ops::Engine::kScalar,
-    ops::Engine::kGpSimd,    ops::Engine::kDma,    ops::Engine::kSync,
-    ops::Engine::kCollective};
-static_assert(sizeof(kEngines) / sizeof(kEngines[0]) == kNumEngines);
-
 std::string Where(const proto::Instruction& instr) {
   return absl::StrCat("instruction ", instr.id(), " (", OpName(instr.opcode()),
                       ")");
@@ -39,7 +33,7 @@ ops::Engine EngineOf(const proto::Instruction& instr, const ops::OpDef& def) {
     if (attr.name() != "engine" || attr.value_case() != proto::Attr::kS) {
       continue;
     }
-    for (ops::Engine engine : kEngines) {
+    for (ops::Engine engine : kAllEngines) {
       if (ops::EngineName(engine) == absl::string_view(attr.s())) {
         return engine;
       }

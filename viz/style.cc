@@ -1,14 +1,10 @@
 #include "viz/style.h"
 
 #include "absl/strings/str_cat.h"
+#include "viz/graph_index.h"
 
 namespace nkigraph::viz {
 namespace {
-
-constexpr ops::Engine kEngines[] = {
-    ops::Engine::kTensor,    ops::Engine::kVector, ops::Engine::kScalar,
-    ops::Engine::kGpSimd,    ops::Engine::kDma,    ops::Engine::kSync,
-    ops::Engine::kCollective};
 
 constexpr EdgeKind kEdgeKinds[] = {EdgeKind::kRaw,        EdgeKind::kWar,
                                    EdgeKind::kWaw,        EdgeKind::kOrder,
@@ -181,7 +177,7 @@ VizNode LegendNode(unsigned engines, unsigned edges) {
       "<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"1\" "
       "CELLPADDING=\"2\"><TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>legend"
       "</B></TD></TR>";
-  for (ops::Engine engine : kEngines) {
+  for (ops::Engine engine : kAllEngines) {
     if ((engines >> static_cast<int>(engine) & 1u) == 0) continue;
     absl::StrAppend(&html, "<TR><TD BGCOLOR=\"", EngineColor(engine),
                     "\" BORDER=\"1\" WIDTH=\"24\"></TD><TD ALIGN=\"LEFT\">",

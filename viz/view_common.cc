@@ -126,6 +126,22 @@ void EmitLane(const GraphIndex& index, const GroupTree& tree, int root,
   }
 }
 
+std::vector<int> AddCoreLanes(const GraphIndex& index, const Selection& sel,
+                              bool wrap_runs, GroupTree* tree) {
+  std::vector<int> lane_core;
+  std::vector<int> seq;
+  for (int core : sel.cores) {
+    seq.clear();
+    for (int i : index.stream(core)) {
+      if (sel.selected[i]) seq.push_back(i);
+    }
+    if (seq.empty()) continue;
+    tree->AddLane(absl::StrCat("core ", core), seq, wrap_runs);
+    lane_core.push_back(core);
+  }
+  return lane_core;
+}
+
 void EdgeCollector::Add(int tail, int head, EdgeKind kind,
                         const std::string& label, Attrs extra) {
   if (tail < 0 || head < 0 || tail == head) return;

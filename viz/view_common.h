@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "viz/graph_index.h"
 #include "viz/group_tree.h"
+#include "viz/selection.h"
 #include "viz/style.h"
 #include "viz/view_model.h"
 
@@ -32,6 +33,11 @@ struct LaneEmit {
 void EmitLane(const GraphIndex& index, const GroupTree& tree, int root,
               const LaneEmit& emit, VizGraph* graph, std::vector<int>* rep,
               std::vector<int>* order);
+
+// Adds one lane per selected core that has selected instructions (named
+// "core N"), in core order; returns those cores.
+std::vector<int> AddCoreLanes(const GraphIndex& index, const Selection& sel,
+                              bool wrap_runs, GroupTree* tree);
 
 // Edges between visible nodes: self-loops dropped, one edge per
 // (tail, head, kind), labels merged.
