@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "interp/interpreter.h"
+#include "kernels/compare.h"
 #include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
 #include "util/dtype.h"
@@ -161,44 +162,32 @@ inline Elapsed TimeReference(const KernelCase& c, int64_t calls,
   return {total.wall / n, total.cpu / n};
 }
 
-// The largest |got - want| / (1 + max |want|) over the interpreter's
-// outputs: the error relative to each output's scale (its largest
-// magnitude), absolute for outputs of magnitude below one. That is how the
-// kernels' tolerances are meant (tests/moe_test.cc compares so); an
-// element-wise relative measure fails bf16 weight gradients whose small
-// entries are sums of large, cancelling terms. A ratio against a reference
-// means nothing if the two did not compute the same thing, so the
-// benchmarks check it once; per-output figures go to `report`.
-inline double MaxScaledError(const interp::Interpreter& interp,
-                             const std::vector<HostArray>& want,
-                             std::string* report) {
+// The largest error of the interpreter's outputs by the kernel's measure
+// (KernelDef::comparison, kernels/compare.h: what its tolerance bounds);
+// `*failures` counts the elements outside the tolerance (the
+// development default 1e-4 for kernels without one). A ratio against a
+// reference means nothing if the two did not compute the same thing, so
+// the benchmarks check it once; per-output figures go to `report`.
+inline double MaxError(const KernelCase& c, const interp::Interpreter& interp,
+                       const std::vector<HostArray>& want, int64_t* failures,
+                       std::string* report) {
+  const double tol = c.def->tolerance ? c.def->tolerance(c.values) : 1e-4;
   double worst = 0;
+  *failures = 0;
   for (const HostArray& w : want) {
     absl::StatusOr<HostArray> got = interp.GetOutput(w.name);
     if (!got.ok()) Die(got.status());
-    const bool ints = w.dtype == proto::INT32;
-    const int64_t n = w.num_elements();
-    if (got->num_elements() != n || got->dtype != w.dtype) {
-      Die(absl::InternalError(w.name + ": shape or dtype differs from the "
-                                       "reference's"));
-    }
-    double scale = 0;
-    double max_error = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const double g = ints ? got->i32[i] : got->f32[i];
-      const double r = ints ? w.i32[i] : w.f32[i];
-      scale = std::max(scale, std::fabs(r));
-      if (g == r) continue;
-      // NaN compares false: a NaN on either side alone is infinitely wrong.
-      const double error = std::fabs(g - r);
-      max_error = std::isnan(error) ? error : std::max(max_error, error);
-      if (std::isnan(max_error)) break;
-    }
-    const double scaled = max_error / (1.0 + scale);
-    *report += "  " + w.name + ": max |error| " + std::to_string(max_error) +
-               ", scale " + std::to_string(scale) + "\n";
-    if (std::isnan(scaled)) return scaled;
-    worst = std::max(worst, scaled);
+    absl::StatusOr<kernels::OutputComparison> compared =
+        kernels::CompareOutput(*got, w, c.def->comparison, tol);
+    if (!compared.ok()) Die(compared.status());
+    *failures += compared->failures;
+    *report += "  " + w.name + ": max |error| " +
+               std::to_string(compared->max_abs_error) + ", scale " +
+               std::to_string(compared->scale) + ", max " +
+               std::string(kernels::ComparisonMeasure(c.def->comparison)) +
+               " " + std::to_string(compared->error) + "\n";
+    if (std::isnan(compared->error)) return compared->error;
+    worst = std::max(worst, compared->error);
   }
   return worst;
 }
@@ -257,14 +246,17 @@ inline void RunAgainstReference(benchmark::State& state,
       // Reported, not fatal: the times are still what they are, and a
       // multi-minute run should not be thrown away over it.
       std::string report;
-      const double error = MaxScaledError(**interp, want, &report);
-      state.counters["max_scaled_error"] = error;
-      if (c.def->tolerance && !(error <= c.def->tolerance(c.values))) {
-        std::fprintf(stderr,
-                     "%s: MISMATCH: outputs differ from the reference by %g "
-                     "of their scale (tolerance %g)\n%s",
-                     kernel.c_str(), error, c.def->tolerance(c.values),
-                     report.c_str());
+      int64_t failures = 0;
+      const double error = MaxError(c, **interp, want, &failures, &report);
+      state.counters["max_error"] = error;
+      if (c.def->tolerance && failures > 0) {
+        std::fprintf(
+            stderr,
+            "%s: MISMATCH: %lld elements outside the tolerance: "
+            "max %s %g (tolerance %g)\n%s",
+            kernel.c_str(), static_cast<long long>(failures),
+            std::string(kernels::ComparisonMeasure(c.def->comparison)).c_str(),
+            error, c.def->tolerance(c.values), report.c_str());
       }
     }
     interp->reset();

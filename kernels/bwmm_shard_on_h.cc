@@ -293,6 +293,7 @@ void RegisterBwmmShardOnH(KernelRegistry& registry) {
         return BwmmShardOnHReference(params, inputs);
       },
       .tolerance = MoeTolerance,
+      .comparison = Comparison::kScale,
       .make_inputs = [](const ParamValues& values, uint64_t seed)
           -> absl::StatusOr<std::vector<HostArray>> {
         NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));

@@ -272,12 +272,14 @@ void RegisterCrossEntropyBackward(KernelRegistry& registry) {
       },
       // float32: the softmax is exp of an fp32 difference (a few ulps,
       // relative ~1e-6) times s, minus s at the target; 1e-5 relative to
-      // 1 + |value| bounds it (the values are at most s <= 1). bfloat16:
-      // the gradient is rounded to 8 mantissa bits (relative 2^-9) on the
-      // way out; 1e-2 is the bf16 convention.
+      // the gradient's scale bounds it (every value is within [-s, s], and
+      // with the mean reduction s is 1 / positions, so 1 + |value| would
+      // bound nothing). bfloat16: the gradient is rounded to 8 mantissa
+      // bits (relative 2^-9) on the way out; 1e-2 is the bf16 convention.
       .tolerance = [](const ParamValues& values) -> double {
         return values.Str("dtype") == "float32" ? 1e-5 : 1e-2;
       },
+      .comparison = Comparison::kScale,
       .make_inputs = [](const ParamValues& values, uint64_t seed)
           -> absl::StatusOr<std::vector<HostArray>> {
         NKI_ASSIGN_OR_RETURN(CrossEntropyBackwardParams params,

@@ -61,7 +61,8 @@ absl::Status ValidateMoeParams(const MoeParams& params);
 // One rank, two logical cores (LNC 2).
 builder::WorldConfig MoeWorld();
 // The tolerance of the family's references: float32 1e-4, bfloat16 3e-2,
-// relative to an output's scale.
+// relative to an output's scale (the family's kernels compare with
+// Comparison::kScale).
 double MoeTolerance(const ParamValues& values);
 
 // The scalar-engine activation and its derivative: silu / silu_dx, or

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "builder/tracer.h"
+#include "kernels/compare.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
@@ -74,6 +75,10 @@ struct KernelDef {
   // Absolute and relative tolerance for comparing against the reference,
   // per dtype; the main job uses them.
   std::function<double(const ParamValues&)> tolerance;
+  // What the tolerance bounds (kernels/compare.h): each element's error
+  // relative to 1 + its magnitude, or relative to its output's largest
+  // magnitude. Verify, the kernel benchmarks and the tests compare so.
+  Comparison comparison = Comparison::kElementwise;
   // Inputs that must hold valid values for the kernel (int32 indices,
   // routing tables, ...), in the .npy layouts of the contract, generated
   // deterministically from `seed`. Inputs it does not return are filled

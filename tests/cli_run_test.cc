@@ -521,6 +521,26 @@ TEST_F(CliRunTest, VerifyPassesTiledMatmulForBothDtypes) {
   }
 }
 
+TEST_F(CliRunTest, VerifySaysWhichMeasureItCompares) {
+  Result r =
+      Run("verify tiled_matmul --set m=3 --set k=5 --set n=7 --set "
+          "dtype=float32");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("compared by elementwise (|err|/(1+|want|))"));
+  EXPECT_THAT(r.out, HasSubstr("max |err|/(1+|want|) "));
+  // The MoE gradients compare against each output's scale.
+  r =
+      Run("verify blockwise_mm_bwd --set num_tokens=30 --set hidden=70 --set "
+          "num_experts=3 --set intermediate=50 --set block_size=20 --set "
+          "num_blocks=5 --set dtype=bfloat16");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("compared by scale (|err|/max|want|)"));
+  EXPECT_THAT(r.out, HasSubstr("gate_up_proj_weight_grad [3, 70, 2, 50]: "));
+  EXPECT_THAT(r.out, HasSubstr("scale max|want| "));
+  EXPECT_THAT(r.out, HasSubstr("max |err|/max|want| "));
+  EXPECT_THAT(r.out, HasSubstr("blockwise_mm_bwd: PASS"));
+}
+
 TEST_F(CliRunTest, VerifyWritesGraphInputsOutputsAndReference) {
   const Result r = Run(absl::StrCat(
       "verify tiled_matmul --set m=3 --set k=5 --set n=7 --set dtype=float32 "

@@ -2,7 +2,6 @@
 // fg_allgather, sb2sb_allgather and sb2sb_allgather_tiled, run by the
 // interpreter against their references, and the mechanisms their graphs
 // must show.
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -18,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "interp/interpreter.h"
 #include "kernels/collective_ring.h"
+#include "kernels/compare.h"
 #include "kernels/fg_allgather.h"
 #include "kernels/fgcc.h"
 #include "kernels/registry.h"
@@ -130,22 +130,14 @@ void ExpectMatchesReference(const std::string& kernel, const Settings& settings,
   for (const HostArray& expected : *want) {
     absl::StatusOr<HostArray> got = (*interp)->GetOutput(expected.name);
     ASSERT_TRUE(got.ok()) << got.status();
-    ASSERT_EQ(got->shape, expected.shape) << expected.name;
-    ASSERT_EQ(got->f32.size(), expected.f32.size());
-    int64_t bad = 0;
-    int64_t first_bad = -1;
-    for (size_t i = 0; i < got->f32.size(); ++i) {
-      const double w = expected.f32[i];
-      const bool ok =
-          exact ? got->f32[i] == expected.f32[i]
-                : std::fabs(got->f32[i] - w) <= tol * (1.0 + std::fabs(w));
-      if (!ok && bad++ == 0) first_bad = static_cast<int64_t>(i);
-    }
-    EXPECT_EQ(bad, 0) << expected.name << ": first mismatch at flat index "
-                      << first_bad << ": got "
-                      << (first_bad >= 0 ? got->f32[first_bad] : 0.0f)
-                      << ", want "
-                      << (first_bad >= 0 ? expected.f32[first_bad] : 0.0f);
+    // Exact: no error at all, under either measure.
+    absl::StatusOr<OutputComparison> c =
+        CompareOutput(*got, expected, def->comparison, exact ? 0.0 : tol);
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->failures, 0)
+        << expected.name << ": first mismatch at flat index "
+        << c->first_failure << ": got " << c->first_got << ", want "
+        << c->first_want;
   }
 }
 

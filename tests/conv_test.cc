@@ -2,7 +2,6 @@
 // against the references, the mechanisms KERNELS.md says the graph must
 // show, and trace-time refusals.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -15,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/compare.h"
 #include "kernels/conv1d.h"
 #include "kernels/depthwise_conv1d.h"
 #include "kernels/registry.h"
@@ -144,8 +144,8 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Traces `kernel` with `settings`, runs it in the interpreter on random
 // inputs (rounded to the kernel's dtype; float32 bias) and compares every
-// output element with the reference within the kernel's tolerance:
-// |got - want| <= tol * (1 + |want|).
+// output element with the reference within the kernel's tolerance, by the
+// kernel's comparison (kernels/compare.h).
 ::testing::AssertionResult MatchesReference(const std::string& kernel,
                                             const Settings& settings) {
   const KernelRegistry& registry = KernelRegistry::Global();
@@ -177,31 +177,19 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
   const double tol = def->tolerance(*values);
   const HostArray& out = got->at("out");
-  const HostArray& ref = (*want)[0];
-  if (out.shape != ref.shape) {
-    return ::testing::AssertionFailure()
-           << "shape [" << absl::StrJoin(out.shape, ", ") << "] vs ["
-           << absl::StrJoin(ref.shape, ", ") << "]";
-  }
-  int64_t bad = 0, first_bad = -1;
-  double worst = 0.0;
-  for (size_t i = 0; i < out.f32.size(); ++i) {
-    const double w = ref.f32[i];
-    const double err = std::fabs(out.f32[i] - w) / (1.0 + std::fabs(w));
-    worst = std::max(worst, err);
-    if (!(err <= tol)) {
-      if (bad++ == 0) first_bad = static_cast<int64_t>(i);
-    }
-  }
+  absl::StatusOr<OutputComparison> c =
+      CompareOutput(out, (*want)[0], def->comparison, tol);
+  if (!c.ok()) return ::testing::AssertionFailure() << c.status();
   // The kernel's dtype really is the one asked for.
   if (TensorNamed(*graph, "out")->dtype() != dtype) {
     return ::testing::AssertionFailure() << "out has the wrong dtype";
   }
-  if (bad > 0) {
+  if (!c->ok()) {
     return ::testing::AssertionFailure()
-           << bad << " of " << out.f32.size() << " elements off (first at "
-           << first_bad << ": " << out.f32[first_bad] << " vs "
-           << ref.f32[first_bad] << "), worst scaled error " << worst;
+           << c->failures << " of " << out.f32.size()
+           << " elements off (first at " << c->first_failure << ": "
+           << c->first_got << " vs " << c->first_want << "), worst "
+           << ComparisonMeasure(def->comparison) << " " << c->error;
   }
   return ::testing::AssertionSuccess();
 }

@@ -18,6 +18,7 @@
 #include "interp/interpreter.h"
 #include "kernels/blockwise_mm_bwd.h"
 #include "kernels/bwmm_shard_on_h.h"
+#include "kernels/compare.h"
 #include "kernels/moe_common.h"
 #include "kernels/registry.h"
 #include "ops/op_def.h"
@@ -137,27 +138,18 @@ Outputs RunOk(const proto::Graph& graph, const std::vector<HostArray>& inputs) {
   return outputs.ok() ? *std::move(outputs) : Outputs();
 }
 
-// got ≈ want within tol relative to want's scale (its largest magnitude).
+// got ≈ want within tol relative to want's scale (its largest magnitude),
+// as the family's kernels declare (Comparison::kScale) and verify compares.
 void ExpectClose(const HostArray& got, const HostArray& want, double tol) {
-  ASSERT_EQ(got.shape, want.shape) << want.name;
-  ASSERT_EQ(got.f32.size(), want.f32.size()) << want.name;
-  double scale = 0.0;
-  for (float w : want.f32) scale = std::max(scale, std::fabs(double{w}));
-  scale = std::max(scale, 1e-6);
-  int64_t bad = 0, first = -1;
-  double max_err = 0.0;
-  for (size_t k = 0; k < got.f32.size(); ++k) {
-    const double err = std::fabs(double{got.f32[k]} - want.f32[k]);
-    max_err = std::max(max_err, err);
-    if (!(err <= tol * scale)) {
-      if (bad++ == 0) first = static_cast<int64_t>(k);
-    }
-  }
-  EXPECT_EQ(bad, 0) << want.name << ": " << bad << " of " << got.f32.size()
-                    << " elements off by more than " << tol << " x scale "
-                    << scale << " (max error " << max_err << "); first at "
-                    << first << ": got " << got.f32[std::max<int64_t>(first, 0)]
-                    << ", want " << want.f32[std::max<int64_t>(first, 0)];
+  absl::StatusOr<OutputComparison> c =
+      CompareOutput(got, want, Comparison::kScale, tol);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->failures, 0)
+      << want.name << ": " << c->failures << " of " << want.num_elements()
+      << " elements off by more than " << tol << " x scale " << c->scale
+      << " (max error " << c->max_abs_error << "); first at "
+      << c->first_failure << ": got " << c->first_got << ", want "
+      << c->first_want;
 }
 
 void ExpectAllClose(const Outputs& got, const std::vector<HostArray>& want,

@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "interp/interpreter.h"
+#include "kernels/compare.h"
 #include "kernels/tiled_matmul.h"
 #include "proto/nkigraph.pb.h"
 #include "util/dtype.h"
@@ -567,14 +568,10 @@ TEST(TiledMatmulTest, InterpretedGraphMatchesReference) {
     absl::StatusOr<std::vector<HostArray>> want =
         def->reference(*values, inputs);
     ASSERT_TRUE(want.ok()) << want.status();
-    ASSERT_EQ(got->f32.size(), (*want)[0].f32.size());
-    const double tol = def->tolerance(*values);
-    int64_t bad = 0;
-    for (size_t i = 0; i < got->f32.size(); ++i) {
-      const double w = (*want)[0].f32[i];
-      if (std::fabs(got->f32[i] - w) > tol * (1.0 + std::fabs(w))) ++bad;
-    }
-    EXPECT_EQ(bad, 0) << "m=" << m << " k=" << k << " n=" << n;
+    absl::StatusOr<OutputComparison> c = CompareOutput(
+        *got, (*want)[0], def->comparison, def->tolerance(*values));
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->failures, 0) << "m=" << m << " k=" << k << " n=" << n;
   }
 }
 

@@ -1,7 +1,6 @@
 // nkigraph verify NAME [--set k=v]...: traces a registered kernel, runs it
 // on the interpreter and compares its outputs with the kernel's reference.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "interp/interpreter.h"
+#include "kernels/compare.h"
 #include "kernels/registry.h"
 #include "tools/commands.h"
 #include "tools/run_support.h"
@@ -28,10 +28,14 @@ constexpr char kUsage[] =
 Traces the registered kernel NAME, runs it on the interpreter with
 deterministic random inputs (index inputs come from the kernel, valid for
 it), computes the kernel's plain C++ reference from the same inputs (as the
-device holds them, rounded to their dtype) and compares every output:
-an element passes when |got - want| <= tol * (1 + |want|), tol being the
-kernel's tolerance for the dtype. Prints the maximum absolute and relative
-error per output and PASS or FAIL.
+device holds them, rounded to their dtype) and compares every output by
+the kernel's measure, tol being the kernel's tolerance for the dtype:
+  elementwise  an element passes when |got - want| <= tol * (1 + |want|)
+  scale        an element passes when |got - want| <= tol * max|want|, the
+               output's largest magnitude (gradients whose small entries
+               are sums of large, cancelling terms)
+Prints the kernel's measure, then per output the maximum absolute and
+relative error, the maximum of the measure and PASS or FAIL.
 
 options:
   -s, --set PARAM=VALUE   set a kernel parameter (repeatable)
@@ -56,61 +60,34 @@ struct VerifyOptions {
   interp::RunOptions run;
 };
 
-// Compares one output with its reference; prints a line and returns whether
-// it passed.
-bool CompareOutput(const HostArray& got, const HostArray& want, double tol) {
+// Compares one output with its reference under the kernel's comparison;
+// prints a line naming the measure and returns whether it passed.
+bool CheckOutput(const HostArray& got, const HostArray& want,
+                 kernels::Comparison comparison, double tol) {
   std::cout << "  " << got.name << " " << ShapeString(got.shape) << ": ";
-  if (got.shape != want.shape) {
-    std::cout << "FAIL: the reference has shape " << ShapeString(want.shape)
-              << "\n";
+  absl::StatusOr<kernels::OutputComparison> c =
+      kernels::CompareOutput(got, want, comparison, tol);
+  if (!c.ok()) {
+    std::cout << "FAIL: " << c.status().message() << "\n";
     return false;
   }
-  auto value = [](const HostArray& a, int64_t i) -> double {
-    return a.dtype == proto::INT32 ? a.i32[i] : a.f32[i];
-  };
-  const int64_t n = got.num_elements();
-  if (static_cast<int64_t>(got.dtype == proto::INT32 ? got.i32.size()
-                                                     : got.f32.size()) != n ||
-      static_cast<int64_t>(want.dtype == proto::INT32 ? want.i32.size()
-                                                      : want.f32.size()) != n) {
-    std::cout << "FAIL: element count does not match the shape\n";
-    return false;
-  }
-  double max_abs = 0.0;
-  double max_rel = 0.0;
-  double max_scaled = 0.0;  // |got - want| / (1 + |want|): what tol bounds
-  int64_t failures = 0;
-  int64_t first_failure = -1;
-  for (int64_t i = 0; i < n; ++i) {
-    const double g = value(got, i);
-    const double w = value(want, i);
-    // NaN matches NaN and an infinity the same infinity.
-    if (g == w || (std::isnan(g) && std::isnan(w))) continue;
-    const double diff = std::fabs(g - w);
-    if (std::isnan(diff)) {
-      max_abs = max_scaled = diff;
-    } else if (!std::isnan(max_abs)) {
-      max_abs = std::max(max_abs, diff);
-      max_scaled = std::max(max_scaled, diff / (1.0 + std::fabs(w)));
-      if (w != 0.0) max_rel = std::max(max_rel, diff / std::fabs(w));
-    }
-    if (!(diff <= tol * (1.0 + std::fabs(w)))) {
-      if (failures++ == 0) first_failure = i;
-    }
+  std::cout << absl::StrFormat("max abs err %.3g, max rel err %.3g, ",
+                               c->max_abs_error, c->max_rel_error);
+  if (comparison == kernels::Comparison::kScale) {
+    std::cout << absl::StrFormat("scale max|want| %.3g, ", c->scale);
   }
   std::cout << absl::StrFormat(
-      "max abs err %.3g, max rel err %.3g, max |err|/(1+|want|) %.3g, tol "
-      "%.3g: ",
-      max_abs, max_rel, max_scaled, tol);
-  if (failures == 0) {
+      "max %s %.3g, tol %.3g: ", kernels::ComparisonMeasure(comparison),
+      c->error, tol);
+  if (c->ok()) {
     std::cout << "PASS\n";
     return true;
   }
   std::cout << absl::StrFormat(
       "FAIL (%d of %d elements outside tolerance; first at %s: got %.9g, "
       "want %.9g)\n",
-      failures, n, IndexString(got.shape, first_failure),
-      value(got, first_failure), value(want, first_failure));
+      c->failures, got.num_elements(), IndexString(got.shape, c->first_failure),
+      c->first_got, c->first_want);
   return false;
 }
 
@@ -158,7 +135,9 @@ int VerifyKernel(
     pairs.push_back(absl::StrCat(key, "=", value));
   }
   std::cout << "verify " << name << " (" << absl::StrJoin(pairs, ", ")
-            << "), seed " << options.seed << "\n";
+            << "), seed " << options.seed << ", compared by "
+            << kernels::ComparisonName(def.comparison) << " ("
+            << kernels::ComparisonMeasure(def.comparison) << ")\n";
   const std::string kernel_dir =
       options.out_dir.empty()
           ? ""
@@ -243,7 +222,7 @@ int VerifyKernel(
       pass = false;
       continue;
     }
-    pass &= CompareOutput(output, *want, tol);
+    pass &= CheckOutput(output, *want, def.comparison, tol);
   }
   std::cout << name << ": " << (pass ? "PASS" : "FAIL") << "\n";
   return pass ? kExitOk : kExitFailure;
