@@ -42,6 +42,30 @@ void AddScopeSequence(const GroupTree& tree, const std::vector<int>& rep,
   }
 }
 
+// dot puts a node nothing points to in the first column, so a load deep in
+// the program (its source is a kernel input) would be drawn at the start,
+// stretching its scope's box back over everything before it. Such nodes
+// hang by an invisible edge from the node before them in program order.
+void AnchorSources(const std::vector<std::vector<int>>& lane_orders,
+                   VizGraph* graph) {
+  std::vector<char> placed(graph->nodes.size(), 0);
+  for (const VizEdge& edge : graph->edges) {
+    const bool loose =
+        std::find(edge.attrs.begin(), edge.attrs.end(),
+                  std::pair<std::string, std::string>("constraint", "false")) !=
+        edge.attrs.end();
+    if (!loose) placed[edge.head] = 1;
+  }
+  for (const std::vector<int>& order : lane_orders) {
+    for (size_t k = 1; k < order.size(); ++k) {
+      if (placed[order[k]]) continue;
+      graph->edges.push_back({order[k - 1],
+                              order[k],
+                              {{"style", "invis"}, {"class", "sequence"}}});
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
@@ -85,7 +109,7 @@ absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
   graph.graph_attrs.push_back({"label", EscapeLabel(title)});
 
   std::vector<int> rep(index.size(), -1);
-  std::vector<int> order;
+  std::vector<std::vector<int>> lane_orders(lane_core.size());
   unsigned engines = 0;
   for (size_t l = 0; l < lane_core.size(); ++l) {
     VizCluster box;
@@ -100,8 +124,8 @@ absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
     LaneEmit emit;
     emit.cluster = static_cast<int>(graph.clusters.size()) - 1;
     emit.stuck = nullptr;
-    order.clear();
-    EmitLane(index, tree, tree.lanes()[l], emit, &graph, &rep, &order);
+    EmitLane(index, tree, tree.lanes()[l], emit, &graph, &rep,
+             &lane_orders[l]);
   }
   for (int i = 0; i < index.size(); ++i) {
     if (sel.selected[i])
@@ -150,6 +174,7 @@ absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
   const unsigned kinds = edges.kinds_seen();
   edges.Emit(&graph);
   AddScopeSequence(tree, rep, &graph);
+  AnchorSources(lane_orders, &graph);
   if (options.legend) graph.nodes.push_back(LegendNode(engines, kinds));
   return graph;
 }

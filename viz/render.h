@@ -21,7 +21,8 @@ absl::StatusOr<Format> FormatForPath(absl::string_view path);
 absl::string_view FormatName(Format format);
 
 // The rendered bytes. Layout or rendering failures (Graphviz's own
-// messages) come back as errors.
+// messages) come back as errors; layout runs in a child process, so a
+// Graphviz crash is an error too.
 absl::StatusOr<std::string> Render(const VizGraph& graph, Format format);
 
 }  // namespace nkigraph::viz

@@ -42,7 +42,23 @@ absl::StatusOr<std::string> RenderGraph(const proto::Graph& graph,
                                         const DotOptions& options,
                                         Format format) {
   NKI_ASSIGN_OR_RETURN(VizGraph picture, BuildView(graph, options));
-  return Render(picture, format);
+  absl::StatusOr<std::string> out = Render(picture, format);
+  if (out.ok() || format == Format::kDot) return out;
+  // dot's crashes come from routing labelled edges; labels placed after
+  // layout avoid that code. Retry once so, before giving up.
+  bool relabelled = false;
+  for (VizEdge& edge : picture.edges) {
+    for (auto& [key, value] : edge.attrs) {
+      if (key == "label") {
+        key = "xlabel";
+        relabelled = true;
+      }
+    }
+  }
+  if (!relabelled) return out;
+  absl::StatusOr<std::string> retry = Render(picture, format);
+  if (retry.ok()) return retry;
+  return out.status();
 }
 
 }  // namespace nkigraph::viz
