@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_join.h"
@@ -197,13 +198,23 @@ int64_t GroupTree::Collapse(int64_t budget) {
       size_t longest = 0;
       for (const auto& lane : level) longest = std::max(longest, lane.size());
       if (longest == 0) break;
+      // Position-major order, lanes taking turns; for runs, smallest
+      // first: a collapsed run of two instructions saves one node, while
+      // a long run is where a summary pays.
+      std::vector<std::tuple<size_t, size_t, size_t>> order;  // size, k, l
       for (size_t k = 0; k < longest; ++k) {
         for (size_t l = 0; l < num_lanes; ++l) {
           if (k >= level[l].size()) continue;
-          const int g = level[l][k];
-          const bool is_run = groups_[g].kind == GroupKind::kRun;
-          if (!groups_[g].expanded && is_run == (pass == 1)) try_expand(g);
+          const size_t size =
+              pass == 1 ? groups_[level[l][k]].items.size() : 0;
+          order.emplace_back(size, k, l);
         }
+      }
+      std::stable_sort(order.begin(), order.end());
+      for (const auto& [size, k, l] : order) {
+        const int g = level[l][k];
+        const bool is_run = groups_[g].kind == GroupKind::kRun;
+        if (!groups_[g].expanded && is_run == (pass == 1)) try_expand(g);
       }
       std::vector<std::vector<int>> next(num_lanes);
       for (size_t l = 0; l < num_lanes; ++l) {
