@@ -22,13 +22,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/nkigraph.pb.h"
+#include "tests/cli_fixture.h"
 #include "tests/test_util.h"
 #include "util/graph_io.h"
 #include "util/npy.h"
 
-#ifndef NKIGRAPH_CLI_PATH
-#error "NKIGRAPH_CLI_PATH must name the nkigraph binary"
-#endif
 
 namespace nkigraph {
 namespace {
@@ -44,18 +42,8 @@ using testing::Ints;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using Result = testing::CliResult;
+using testing::Slurp;
 
 bool Exists(const std::string& path) {
   return static_cast<bool>(std::ifstream(path));
@@ -75,37 +63,9 @@ std::vector<std::string> ListDir(const std::string& dir) {
   return names;
 }
 
-class CliRunTest : public ::testing::Test {
+class CliRunTest : public testing::CliFixture {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/cli_run_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
-  }
-
-  std::string Path(const std::string& name) const {
-    return absl::StrCat(dir_, "/", name);
-  }
-
-  // Runs `nkigraph <args>` (args are shell words, already quoted as needed).
-  Result Run(const std::string& args) {
-    const std::string out = Path("stdout.txt");
-    const std::string err = Path("stderr.txt");
-    const std::string command =
-        absl::StrCat("'", NKIGRAPH_CLI_PATH, "' ", args, " >'", out, "' 2>'",
-                     err, "' </dev/null");
-    const int status = std::system(command.c_str());
-    Result result;
-    if (status != -1 && WIFEXITED(status)) {
-      result.exit_code = WEXITSTATUS(status);
-    }
-    result.out = Slurp(out);
-    result.err = Slurp(err);
-    return result;
-  }
+  Result Run(const std::string& args) { return RunCli(args); }
 
   // Traces tiled_matmul with `settings` into `name`; returns its path.
   std::string TraceMatmul(const std::string& settings,
@@ -139,16 +99,7 @@ class CliRunTest : public ::testing::Test {
   // and containing every fragment.
   void ExpectUsageError(const Result& r, const std::string& verb,
                         const std::vector<std::string>& fragments) {
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_EQ(r.out, "");
-    std::vector<std::string> lines = absl::StrSplit(r.err, '\n');
-    if (!lines.empty() && lines.back().empty()) lines.pop_back();
-    ASSERT_EQ(lines.size(), 1u) << r.err;
-    EXPECT_THAT(lines[0],
-                StartsWith(absl::StrCat("nkigraph ", verb, ": error: ")));
-    for (const std::string& fragment : fragments) {
-      EXPECT_THAT(lines[0], HasSubstr(fragment));
-    }
+    ExpectOneLineUsageError(r, verb, fragments);
   }
 
   // A graph whose first instruction copies never-written SBUF tensor 'a'
@@ -168,8 +119,6 @@ class CliRunTest : public ::testing::Test {
     EXPECT_TRUE(WriteGraph(*graph, path).ok());
     return path;
   }
-
-  std::string dir_;
 };
 
 TEST_F(CliRunTest, RunWritesOutputsMatchingAHandComputedMatmul) {

@@ -15,11 +15,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/nkigraph.pb.h"
+#include "tests/cli_fixture.h"
 #include "util/graph_io.h"
 
-#ifndef NKIGRAPH_CLI_PATH
-#error "NKIGRAPH_CLI_PATH must name the nkigraph binary"
-#endif
 
 namespace nkigraph {
 namespace {
@@ -27,73 +25,19 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = testing::CliResult;
+using testing::Lines;
+using testing::Slurp;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines = absl::StrSplit(text, '\n');
-  if (!lines.empty() && lines.back().empty()) lines.pop_back();
-  return lines;
-}
-
-class CliTest : public ::testing::Test {
+class CliTest : public testing::CliFixture {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/cli_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
-  }
+  Result Run(const std::string& args) { return RunCli(args); }
 
-  std::string Path(const std::string& name) const {
-    return absl::StrCat(dir_, "/", name);
-  }
-
-  // Runs `nkigraph <args>` (args are shell words, already quoted as needed).
-  Result Run(const std::string& args) {
-    const std::string out = Path("stdout.txt");
-    const std::string err = Path("stderr.txt");
-    const std::string command =
-        absl::StrCat("'", NKIGRAPH_CLI_PATH, "' ", args, " >'", out, "' 2>'",
-                     err, "' </dev/null");
-    const int status = std::system(command.c_str());
-    Result result;
-    if (status != -1 && WIFEXITED(status)) {
-      result.exit_code = WEXITSTATUS(status);
-    }
-    result.out = Slurp(out);
-    result.err = Slurp(err);
-    return result;
-  }
-
-  // Expects exit code 2, nothing on stdout, and exactly one stderr line
-  // starting with "nkigraph <verb>: error: " and containing `fragment`.
   void ExpectUsageError(const std::string& args, const std::string& verb,
                         const std::string& fragment) {
     SCOPED_TRACE(args);
-    const Result r = Run(args);
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_EQ(r.out, "");
-    const std::vector<std::string> lines = Lines(r.err);
-    ASSERT_EQ(lines.size(), 1u) << r.err;
-    EXPECT_THAT(lines[0],
-                StartsWith(absl::StrCat("nkigraph ", verb, ": error: ")));
-    EXPECT_THAT(lines[0], HasSubstr(fragment));
+    ExpectOneLineUsageError(Run(args), verb, {fragment});
   }
-
-  std::string dir_;
 };
 
 TEST_F(CliTest, HelpGoesToStdoutWithExitZeroEverywhere) {

@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
+#include "tests/cli_fixture.h"
 #include "util/graph_io.h"
 
 namespace nkigraph {
@@ -796,46 +797,13 @@ TEST(DiffJsonTest, OutputParsesAndEndsWithTheSummary) {
 
 // --- The CLI -----------------------------------------------------------------
 
-class DiffCliTest : public ::testing::Test {
+class DiffCliTest : public testing::CliFixture {
  protected:
-  struct Result {
-    int exit_code = -1;
-    std::string out;
-    std::string err;
-  };
+  using Result = testing::CliResult;
 
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/diff_cli_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
-  }
-
-  std::string Path(const std::string& name) const {
-    return absl::StrCat(dir_, "/", name);
-  }
-
-  static std::string Slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-  }
-
+  // Runs `nkigraph diff <args>`.
   Result Run(const std::string& args) {
-    const std::string out = Path("stdout.txt"), err = Path("stderr.txt");
-    const std::string command =
-        absl::StrCat("'", NKIGRAPH_CLI_PATH, "' diff ", args, " >'", out,
-                     "' 2>'", err, "' </dev/null");
-    const int status = std::system(command.c_str());
-    Result result;
-    if (status != -1 && WIFEXITED(status))
-      result.exit_code = WEXITSTATUS(status);
-    result.out = Slurp(out);
-    result.err = Slurp(err);
-    return result;
+    return RunCli(absl::StrCat("diff ", args));
   }
 
   // Writes the base graph as a.pb and, edited, as b.pbtxt.
@@ -852,7 +820,6 @@ class DiffCliTest : public ::testing::Test {
     ASSERT_TRUE(WriteGraph(a, Path("a_copy.pbtxt")).ok());
   }
 
-  std::string dir_;
 };
 
 TEST_F(DiffCliTest, ExitsZeroForTheSameGraphAcrossFormats) {

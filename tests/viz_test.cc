@@ -30,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
+#include "tests/cli_fixture.h"
 #include "tests/test_util.h"
 #include "util/graph_io.h"
 #include "viz/cgraph_builder.h"
@@ -987,45 +988,17 @@ TEST(VizGraphTest, MalformedGraphsAreErrorsNotCrashes) {
 // --- The CLI
 // -------------------------------------------------------------------
 
-#ifdef NKIGRAPH_CLI_PATH
-class VizCliTest : public ::testing::Test {
+using testing::Slurp;
+
+class VizCliTest : public testing::CliFixture {
  protected:
-  struct Result {
-    int exit_code = -1;
-    std::string out, err;
-  };
+  using Result = testing::CliResult;
 
   void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/viz_cli_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    CliFixture::SetUp();
     ASSERT_TRUE(WriteGraph(SmallChain(), Path("g.pb")).ok());
   }
-  void TearDown() override {
-    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
-  }
-  std::string Path(const std::string& name) const {
-    return absl::StrCat(dir_, "/", name);
-  }
-  static std::string Slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-  }
-  Result Run(const std::string& args) {
-    const std::string out = Path("stdout.txt"), err = Path("stderr.txt");
-    const int status =
-        std::system(absl::StrCat("'", NKIGRAPH_CLI_PATH, "' ", args, " >'", out,
-                                 "' 2>'", err, "' </dev/null")
-                        .c_str());
-    Result result;
-    if (status != -1 && WIFEXITED(status))
-      result.exit_code = WEXITSTATUS(status);
-    result.out = Slurp(out);
-    result.err = Slurp(err);
-    return result;
-  }
+  Result Run(const std::string& args) { return RunCli(args); }
   // Exit 2, nothing on stdout, one stderr line naming the problem.
   void ExpectError(const std::string& args, const std::string& fragment) {
     SCOPED_TRACE(args);
@@ -1037,7 +1010,6 @@ class VizCliTest : public ::testing::Test {
     EXPECT_THAT(r.err, HasSubstr(fragment));
   }
 
-  std::string dir_;
 };
 
 TEST_F(VizCliTest, WritesDotToStdoutAndSvgOrPngByExtension) {
@@ -1087,7 +1059,6 @@ TEST_F(VizCliTest, BadInputIsAClearOneLineError) {
   ExpectError(absl::StrCat("dot '", Path("g.pb"), "' --radius 2"),
               "--radius needs --around");
 }
-#endif  // NKIGRAPH_CLI_PATH
 
 }  // namespace
 }  // namespace nkigraph::viz

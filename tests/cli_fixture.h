@@ -1,0 +1,102 @@
+#ifndef NKIGRAPH_TESTS_CLI_FIXTURE_H_
+#define NKIGRAPH_TESTS_CLI_FIXTURE_H_
+
+// What every test of the nkigraph command line needs: a fresh temporary
+// directory per test and a way to run the built binary (NKIGRAPH_CLI_PATH,
+// set by CMake) as a separate process, capturing its exit code, stdout and
+// stderr.
+
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#ifndef NKIGRAPH_CLI_PATH
+#error "NKIGRAPH_CLI_PATH must name the nkigraph binary"
+#endif
+
+namespace nkigraph::testing {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// The whole file; empty if it cannot be read.
+inline std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// `text` split at newlines, without a trailing empty line.
+inline std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+class CliFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "/nkigraph_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
+  }
+
+  std::string Path(const std::string& name) const {
+    return absl::StrCat(dir_, "/", name);
+  }
+
+  // Runs `nkigraph <args>` (args are shell words, already quoted as needed).
+  CliResult RunCli(const std::string& args) {
+    const std::string out = Path("stdout.txt");
+    const std::string err = Path("stderr.txt");
+    const std::string command =
+        absl::StrCat("'", NKIGRAPH_CLI_PATH, "' ", args, " >'", out, "' 2>'",
+                     err, "' </dev/null");
+    const int status = std::system(command.c_str());
+    CliResult result;
+    if (status != -1 && WIFEXITED(status)) {
+      result.exit_code = WEXITSTATUS(status);
+    }
+    result.out = Slurp(out);
+    result.err = Slurp(err);
+    return result;
+  }
+
+  // Exit code 2, nothing on stdout, and exactly one stderr line starting
+  // with "nkigraph <verb>: error: " and containing every fragment.
+  static void ExpectOneLineUsageError(
+      const CliResult& r, const std::string& verb,
+      const std::vector<std::string>& fragments) {
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    const std::vector<std::string> lines = Lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_THAT(lines[0], ::testing::StartsWith(
+                              absl::StrCat("nkigraph ", verb, ": error: ")));
+    for (const std::string& fragment : fragments) {
+      EXPECT_THAT(lines[0], ::testing::HasSubstr(fragment));
+    }
+  }
+
+  std::string dir_;
+};
+
+}  // namespace nkigraph::testing
+
+#endif  // NKIGRAPH_TESTS_CLI_FIXTURE_H_
