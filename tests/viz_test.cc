@@ -770,6 +770,32 @@ TEST(VizFilterTest, ScopeShowsOnlyThatScopeExpanded) {
       10);
 }
 
+TEST(VizFilterTest, InstancePicksOneIterationOfARepeatedScope) {
+  // tiled_matmul m=512, k=256, n=256 runs four k_tile instances with one
+  // path: (#3, #4), (#5, #6), (#10, #11), (#12, #13).
+  const proto::Graph graph = TiledMatmul(512, 256, 256);
+  DotOptions options = Options();
+  options.filters.scope = "k_tile";
+  EXPECT_EQ(
+      ParseDot(MustRender(graph, options, Format::kDot)).CountNodes("instr"),
+      8);
+  options.filters.instance = 2;
+  const Dot dot = ParseDot(MustRender(graph, options, Format::kDot));
+  EXPECT_EQ(dot.CountNodes("instr"), 2);
+  EXPECT_EQ(dot.nodes.count("i10"), 1u);
+  EXPECT_EQ(dot.nodes.count("i11"), 1u);
+  options.filters.instance = 4;
+  absl::StatusOr<VizGraph> view = BuildView(graph, options);
+  ASSERT_FALSE(view.ok());
+  EXPECT_THAT(view.status().message(),
+              AllOf(HasSubstr("--instance 4"), HasSubstr("4 instance(s)")));
+  options.filters.scope.clear();
+  options.filters.instance = 0;
+  view = BuildView(graph, options);
+  ASSERT_FALSE(view.ok());
+  EXPECT_THAT(view.status().message(), HasSubstr("needs --scope"));
+}
+
 TEST(VizFilterTest, AroundShowsTheNeighbourhoodWithinTheRadius) {
   DotOptions options = Options();
   options.filters.around = 2;

@@ -50,6 +50,8 @@ options:
       --scope PATH       only this scope and what it contains; PATH is a
                          scope path or part of one ("layer_3",
                          "k_tile")
+      --instance N       with --scope: only its N-th instance on each core
+                         (0-based: one layer or block of many)
       --around ID        only the instructions within --radius edges of
                          instruction ID
       --radius N         hops for --around (default 2)
@@ -80,6 +82,7 @@ int RunDot(const std::vector<std::string>& args) {
                        {"--max-nodes", "", true, false},
                        {"--max-lane-nodes", "", true, false},
                        {"--scope", "", true, false},
+                       {"--instance", "", true, false},
                        {"--around", "", true, false},
                        {"--radius", "", true, false},
                        {"--core", "", true, false},
@@ -106,7 +109,7 @@ int RunDot(const std::vector<std::string>& args) {
   }
   for (const char* flag :
        {"--max-nodes", "--max-lane-nodes", "--around", "--radius", "--core",
-        "--rank"}) {
+        "--rank", "--instance"}) {
     if (!parsed->Has(flag)) continue;
     absl::StatusOr<int64_t> value = IntFlag(*parsed, flag);
     if (!value.ok()) return ReportError("dot", value.status());
@@ -118,6 +121,7 @@ int RunDot(const std::vector<std::string>& args) {
     if (name == "--radius") options.filters.radius = *value;
     if (name == "--core") options.filters.core = *value;
     if (name == "--rank") options.filters.rank = *value;
+    if (name == "--instance") options.filters.instance = *value;
     if (name == "--around") {
       if (*value < 0 || *value > UINT32_MAX) {
         return ReportError("dot", absl::StrCat("--around ", *value,

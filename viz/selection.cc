@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "viz/group_tree.h"
 
 namespace nkigraph::viz {
 
@@ -21,6 +22,52 @@ bool ScopeMatches(absl::string_view path, absl::string_view query) {
   }
   return false;
 }
+
+namespace {
+
+// Keeps, on each of `cores`, only the `n`-th outermost instance of the
+// scopes matching `query`. Instances are the scope groups the pictures
+// box (viz/group_tree.h), so consecutive iterations with one path count
+// separately.
+absl::Status KeepInstance(const GraphIndex& index, const std::string& query,
+                          int64_t n, const std::vector<int>& cores,
+                          std::vector<char>* selected) {
+  for (int c : cores) {
+    const std::vector<int>& stream = index.stream(c);
+    if (stream.empty()) continue;
+    GroupTree tree(index);
+    tree.AddLane("", stream, /*wrap_runs=*/false);
+    tree.Finish(1 << 30);
+    std::vector<const Group*> instances;
+    for (const Group& group : tree.groups()) {
+      if (group.kind != GroupKind::kScope ||
+          !ScopeMatches(group.path, query)) {
+        continue;
+      }
+      const Group& parent = tree.group(group.parent);
+      if (parent.kind == GroupKind::kScope &&
+          ScopeMatches(parent.path, query)) {
+        continue;  // nested inside a matching instance
+      }
+      instances.push_back(&group);
+    }
+    std::sort(instances.begin(), instances.end(),
+              [](const Group* a, const Group* b) { return a->first < b->first; });
+    if (n >= static_cast<int64_t>(instances.size())) {
+      return absl::NotFoundError(absl::StrCat(
+          "--instance ", n, ": scope '", query, "' has ", instances.size(),
+          " instance(s) on core ", c,
+          instances.empty() ? "" : absl::StrCat(" (0 to ", instances.size() - 1, ")")));
+    }
+    const Group& keep = *instances[n];
+    for (int i : stream) {
+      if (i < keep.first || i > keep.last) (*selected)[i] = 0;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<Selection> Select(
     const GraphIndex& index, const Filters& filters,
@@ -84,6 +131,21 @@ absl::StatusOr<Selection> Select(
     for (int i : index.stream(c)) {
       sel.selected[i] = scope_ok[index.instr(i).scope()];
     }
+  }
+  if (filters.instance.has_value()) {
+    if (filters.scope.empty()) {
+      return absl::InvalidArgumentError("--instance needs --scope PATH");
+    }
+    if (*filters.instance < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--instance ", *filters.instance, " must be 0 or more"));
+    }
+    if (absl::Status s = KeepInstance(index, filters.scope, *filters.instance,
+                                      sel.cores, &sel.selected);
+        !s.ok()) {
+      return s;
+    }
+    what.back() += absl::StrCat(" instance ", *filters.instance);
   }
 
   if (filters.around.has_value()) {

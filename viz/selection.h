@@ -21,6 +21,9 @@ struct Filters {
   // A scope path, or a run of its components ("layer_3", "attn/k_tile"):
   // every scope containing it, with everything nested inside.
   std::string scope;
+  // With `scope`: only its N-th instance (0-based, program order) on each
+  // core — one unrolled layer or block of many with the same path.
+  std::optional<int64_t> instance;
   std::optional<uint32_t> around;  // an instruction id
   int64_t radius = 2;              // hops from `around`
 };
