@@ -27,7 +27,7 @@ class Emitter {
     return *this;
   }
   Emitter& Str(const char* name, absl::string_view value) {
-    if (instr_ != nullptr) NewAttr(name)->set_s(std::string(value));
+    if (instr_ != nullptr) NewAttr(name)->set_s(value.data(), value.size());
     return *this;
   }
   Emitter& Ints(const char* name, const std::vector<int64_t>& values) {

@@ -160,7 +160,8 @@ absl::StatusOr<const proto::Graph*> Tracer::TraceInPlace(
     proto::Stream* stream = graph_->add_streams();
     stream->set_core(core_);
     shared_alloc_index_ = 0;
-    frames_.assign(1, Frame{0, 0, {}});
+    num_frames_ = 0;
+    PushFrame(0, 0);
     body(*this);
     FinishCore();
   }
@@ -172,7 +173,7 @@ absl::StatusOr<const proto::Graph*> Tracer::TraceInPlace(
 
 void Tracer::FinishCore() {
   if (failed()) return;
-  if (frames_.size() != 1 || !scope_stack_.empty()) {
+  if (num_frames_ != 1 || !scope_stack_.empty()) {
     RecordError("a Scope or jit kernel was left open at the end of the trace",
                 Loc::current());
     return;
@@ -186,18 +187,26 @@ void Tracer::FinishCore() {
     return;
   }
   const int64_t end = StreamPosition();
-  for (uint32_t id : frames_.back().tensors) {
+  for (uint32_t id : top_frame().tensors) {
     graph_->mutable_tensors(static_cast<int>(id) - 1)->set_live_end(end);
   }
+}
+
+void Tracer::PushFrame(int64_t sbuf_top, int64_t psum_top) {
+  if (num_frames_ == frames_.size()) frames_.push_back(Frame{0, 0, {}});
+  Frame& frame = frames_[num_frames_++];
+  frame.sbuf_top = sbuf_top;
+  frame.psum_top = psum_top;
+  frame.tensors.clear();
 }
 
 int64_t Tracer::StreamPosition() const {
   return graph_->streams(core_).instructions_size();
 }
 
-proto::Tensor* Tracer::NewTensor(const std::string& name, const Shape& shape,
-                                 DType dtype, proto::MemorySpace space,
-                                 Loc loc) {
+proto::Tensor* Tracer::NewTensor(absl::string_view name,
+                                 absl::Span<const int64_t> shape, DType dtype,
+                                 proto::MemorySpace space, Loc loc) {
   if (failed()) return nullptr;
   if (DTypeSize(dtype) == 0) {
     RecordError(absl::StrCat("tensor '", name, "' has no valid dtype"), loc);
@@ -218,7 +227,7 @@ proto::Tensor* Tracer::NewTensor(const std::string& name, const Shape& shape,
   }
   proto::Tensor* tensor = graph_->add_tensors();
   tensor->set_id(graph_->tensors_size());
-  tensor->set_name(name);
+  tensor->set_name(name.data(), name.size());
   tensor->set_space(space);
   tensor->set_dtype(dtype);
   tensor->mutable_shape()->Add(shape.begin(), shape.end());
@@ -239,7 +248,7 @@ bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
   }
   int64_t row = DTypeSize(tensor->dtype());
   for (int d = 1; d < tensor->shape_size(); ++d) row *= tensor->shape(d);
-  Frame& frame = frames_.back();
+  Frame& frame = top_frame();
   int64_t& top = psum ? frame.psum_top : frame.sbuf_top;
   const int64_t capacity =
       psum ? profile.psum_partition_bytes : profile.sbuf_partition_bytes;
@@ -274,8 +283,8 @@ bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
   return true;
 }
 
-Tensor Tracer::Input(const std::string& name, const Shape& shape, DType dtype,
-                     bool per_rank, Loc loc) {
+Tensor Tracer::Input(absl::string_view name, absl::Span<const int64_t> shape,
+                     DType dtype, bool per_rank, Loc loc) {
   if (failed()) return Tensor();
   if (core_ > 0) {
     for (uint32_t id : inputs_) {
@@ -368,8 +377,8 @@ void Tracer::Output(const std::string& name, const Tensor& tensor, Loc loc) {
   }
 }
 
-Tensor Tracer::Allocate(const Shape& shape, DType dtype, Buffer buffer,
-                        const std::string& name, Loc loc) {
+Tensor Tracer::Allocate(absl::Span<const int64_t> shape, DType dtype,
+                        Buffer buffer, absl::string_view name, Loc loc) {
   if (failed()) return Tensor();
   const proto::MemorySpace space = SpaceOf(buffer);
   if (space == proto::SHARED_HBM && core_ > 0) {
@@ -464,8 +473,8 @@ Instr Tracer::FinishInstr(proto::Instruction* instr, Loc loc) {
   if (instr == nullptr) return Instr{};
   proto::Stream* stream = graph_->mutable_streams(core_);
   if (!failed()) {
-    absl::Status status =
-        ops::CheckInstruction(*instr, graph_->tensors(), graph_->world());
+    absl::Status status = ops::MakeInstrView(*instr, graph_->tensors(),
+                                             graph_->world(), &check_view_);
     if (status.ok()) return Instr{instr->id()};
     RecordError(status.message(), loc);
   }
@@ -475,25 +484,34 @@ Instr Tracer::FinishInstr(proto::Instruction* instr, Loc loc) {
 }
 
 void Tracer::PushScope(absl::string_view name) {
-  const std::string& parent = graph_->scopes(scope_index_);
-  std::string path =
-      parent.empty() ? std::string(name) : absl::StrCat(parent, "/", name);
-  auto [it, inserted] =
-      scope_ids_.try_emplace(std::move(path), graph_->scopes_size());
-  if (inserted) graph_->add_scopes(it->first);
+  uint32_t index;
+  if (scope_index_ == last_scope_parent_ && name == last_scope_name_) {
+    index = last_scope_index_;
+  } else {
+    const std::string& parent = graph_->scopes(scope_index_);
+    std::string path =
+        parent.empty() ? std::string(name) : absl::StrCat(parent, "/", name);
+    auto [it, inserted] =
+        scope_ids_.try_emplace(std::move(path), graph_->scopes_size());
+    if (inserted) graph_->add_scopes(it->first);
+    index = it->second;
+    last_scope_parent_ = scope_index_;
+    last_scope_name_.assign(name.data(), name.size());
+    last_scope_index_ = index;
+  }
   scope_stack_.push_back(scope_index_);
-  scope_index_ = it->second;
-  const Frame& top = frames_.back();
-  frames_.push_back(Frame{top.sbuf_top, top.psum_top, {}});
+  scope_index_ = index;
+  const Frame& top = top_frame();
+  PushFrame(top.sbuf_top, top.psum_top);
 }
 
 void Tracer::PopScope() {
-  if (scope_stack_.empty() || frames_.size() < 2) return;
+  if (scope_stack_.empty() || num_frames_ < 2) return;
   const int64_t end = failed() ? 0 : StreamPosition();
-  for (uint32_t id : frames_.back().tensors) {
+  for (uint32_t id : top_frame().tensors) {
     graph_->mutable_tensors(static_cast<int>(id) - 1)->set_live_end(end);
   }
-  frames_.pop_back();
+  --num_frames_;
   scope_index_ = scope_stack_.back();
   scope_stack_.pop_back();
 }
@@ -532,8 +550,8 @@ Scope::~Scope() {
   if (tracer_ != nullptr) tracer_->PopScope();
 }
 
-Tensor ndarray(const Shape& shape, DType dtype, Buffer buffer,
-               const std::string& name, Loc loc) {
+Tensor ndarray(absl::Span<const int64_t> shape, DType dtype, Buffer buffer,
+               absl::string_view name, Loc loc) {
   Tracer* tracer = Tracer::Current();
   if (tracer == nullptr) return Tensor();
   return tracer->Allocate(shape, dtype, buffer, name, loc);

@@ -10,8 +10,11 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "google/protobuf/arena.h"
 #include "builder/tensor.h"
+#include "ops/instr_view.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::builder {
@@ -62,8 +65,8 @@ class Tracer {
 
   // --- Inside a trace ---------------------------------------------------
   // A kernel input in shared HBM. Every core gets the same tensor.
-  Tensor Input(const std::string& name, const Shape& shape, DType dtype,
-               bool per_rank = true, Loc loc = Loc::current());
+  Tensor Input(absl::string_view name, absl::Span<const int64_t> shape,
+               DType dtype, bool per_rank = true, Loc loc = Loc::current());
   // Publishes a whole HBM tensor as output `name`. An input published as
   // an output is written in place.
   void Output(const std::string& name, const Tensor& tensor,
@@ -71,8 +74,10 @@ class Tracer {
   // Allocates a tensor. On-chip tensors are freed when the enclosing Scope
   // ends; shared-HBM allocations are the same tensor on every core (matched
   // by allocation order).
-  Tensor Allocate(const Shape& shape, DType dtype, Buffer buffer,
-                  const std::string& name, Loc loc = Loc::current());
+  // (A span and a string_view: kernels allocate in their inner loops, and a
+  // braced shape or a literal name then costs no heap allocation.)
+  Tensor Allocate(absl::Span<const int64_t> shape, DType dtype, Buffer buffer,
+                  absl::string_view name, Loc loc = Loc::current());
 
   int program_id() const { return core_; }
   int num_programs() const { return config_.world.num_cores; }
@@ -118,8 +123,13 @@ class Tracer {
     std::vector<uint32_t> tensors;
   };
 
-  proto::Tensor* NewTensor(const std::string& name, const Shape& shape,
-                           DType dtype, proto::MemorySpace space, Loc loc);
+  Frame& top_frame() { return frames_[num_frames_ - 1]; }
+  // Opens a frame on top of the stack, reusing a popped frame's storage.
+  void PushFrame(int64_t sbuf_top, int64_t psum_top);
+
+  proto::Tensor* NewTensor(absl::string_view name,
+                           absl::Span<const int64_t> shape, DType dtype,
+                           proto::MemorySpace space, Loc loc);
   bool AllocateOnChip(proto::Tensor* tensor, Loc loc);
   int64_t StreamPosition() const;
   uint32_t InternFile(const char* file);
@@ -138,7 +148,10 @@ class Tracer {
   int core_ = 0;
   int64_t next_instr_id_ = 0;
   int64_t hbm_top_ = 0;
+  // Frames [0, num_frames_) are open. Popped frames stay in the vector so
+  // a loop body's Scope does not allocate a tensor list per iteration.
   std::vector<Frame> frames_;
+  size_t num_frames_ = 0;
   int64_t sbuf_high_water_ = 0;
   int64_t psum_high_water_ = 0;
 
@@ -150,11 +163,20 @@ class Tracer {
   std::vector<uint32_t> scope_stack_;  // enclosing scopes' indexes
   uint32_t scope_index_ = 0;
   absl::flat_hash_map<std::string, uint32_t> scope_ids_;
+  // The last scope PushScope entered and its parent: a loop body enters the
+  // same scope every iteration, so this skips building and hashing its path.
+  uint32_t last_scope_parent_ = 0;
+  std::string last_scope_name_;
+  uint32_t last_scope_index_ = 0;
   absl::flat_hash_map<const char*, uint32_t> file_ids_by_ptr_;
   const char* last_file_ptr_ = nullptr;
   uint32_t last_file_id_ = 0;
   absl::flat_hash_map<std::string, uint32_t> file_ids_;
   std::vector<std::pair<const void*, std::string>> kernels_;
+  // Reused by every check: a fresh InstrView zeroes all kMaxOperands
+  // operand slots, which showed up in tracing profiles. MakeInstrView sets
+  // every slot the instruction has, as the interpreter relies on too.
+  ops::InstrView check_view_;
 };
 
 // RAII name scope that also frees the on-chip tensors allocated inside it.
@@ -170,8 +192,8 @@ class Scope {
 };
 
 // NKI-style conveniences on the current tracer.
-Tensor ndarray(const Shape& shape, DType dtype, Buffer buffer,
-               const std::string& name, Loc loc = Loc::current());
+Tensor ndarray(absl::Span<const int64_t> shape, DType dtype, Buffer buffer,
+               absl::string_view name, Loc loc = Loc::current());
 int program_id();
 int num_programs();
 

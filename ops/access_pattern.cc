@@ -1,6 +1,9 @@
 #include "ops/access_pattern.h"
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace nkigraph::ops {
 
@@ -53,101 +56,198 @@ int64_t ApElements(const proto::AccessPattern& ap) {
   return elements;
 }
 
-absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
-                                        int first_dim) {
-  if (ap.pattern_size() % 2 != 0) {
-    return absl::InvalidArgumentError(
-        "access pattern is not a list of [stride, count] pairs");
-  }
-  if (NumDims(ap) < 1 || NumDims(ap) > kMaxDims) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "access pattern has ", NumDims(ap), " dims (1 to ", kMaxDims,
-        " allowed)"));
-  }
-  if (ap.offset() < -kMaxElements || ap.offset() > kMaxElements) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("access pattern offset ", ap.offset(), " is absurd"));
-  }
-  FlatExtent extent{ap.offset(), ap.offset()};
+namespace {
+
+// What a pattern check found wrong. The checks run on every operand the
+// tracer records, so they report a code and a dim, and the message is
+// built only for a pattern that fails.
+enum class Fault {
+  kNone,
+  kOddPattern,
+  kDimCount,
+  kOffset,
+  kCount,
+  kStride,
+  kTooManyElements,
+  kReach,
+  kFlatBounds,
+  kPartitionStride,
+  kPartitionBounds,
+  kRowBounds,
+  kFreeDims,
+};
+
+// StaticExtent's checks and result without a Status; `*dim` names the dim
+// at fault.
+Fault ComputeExtent(const proto::AccessPattern& ap, int first_dim,
+                    FlatExtent* extent, int* dim) {
+  const int size = ap.pattern_size();
+  if (size % 2 != 0) return Fault::kOddPattern;
+  const int dims = size / 2;
+  if (dims < 1 || dims > kMaxDims) return Fault::kDimCount;
+  const int64_t offset = ap.offset();
+  if (offset < -kMaxElements || offset > kMaxElements) return Fault::kOffset;
+  *extent = FlatExtent{offset, offset};
   int64_t elements = 1;
   const int64_t* pattern = ap.pattern().data();
-  for (int d = 0; d < NumDims(ap); ++d) {
+  for (int d = 0; d < dims; ++d) {
+    *dim = d;
     const int64_t stride = pattern[2 * d];
     const int64_t count = pattern[2 * d + 1];
-    if (count < 1 || count > kMaxElements) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("access pattern dim ", d, " has count ", count));
-    }
-    if (stride < -kMaxElements || stride > kMaxElements) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("access pattern dim ", d, " has stride ", stride));
-    }
+    if (count < 1 || count > kMaxElements) return Fault::kCount;
+    if (stride < -kMaxElements || stride > kMaxElements) return Fault::kStride;
     if (__builtin_mul_overflow(elements, count, &elements) ||
         elements > kMaxElements) {
-      return absl::InvalidArgumentError("access pattern has too many elements");
+      return Fault::kTooManyElements;
     }
     if (d < first_dim) continue;
     // Each factor is below 2^40, but their product need not fit.
     int64_t reach = 0;
-    int64_t& end = stride < 0 ? extent.lo : extent.hi;
+    int64_t& end = stride < 0 ? extent->lo : extent->hi;
     if (__builtin_mul_overflow(stride, count - 1, &reach) ||
         __builtin_add_overflow(end, reach, &end)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("access pattern dim ", d, " (stride ", stride,
-                       ", count ", count, ") reaches beyond the int64 range"));
+      return Fault::kReach;
     }
   }
+  return Fault::kNone;
+}
+
+// CheckAccessPattern's checks without a Status. (The repeated fields are
+// read through one data() call each: RepeatedField's accessors are not
+// inlined across the protobuf library boundary.)
+Fault ComputeBounds(const proto::AccessPattern& ap,
+                    const proto::Tensor& tensor, int* dim) {
+  FlatExtent extent;
+  if (Fault f = ComputeExtent(ap, 0, &extent, dim); f != Fault::kNone) {
+    return f;
+  }
+  const int64_t* shape = tensor.shape().data();
+  const int rank = tensor.shape_size();
+  int64_t row = 1;  // RowElements(tensor)
+  for (int d = 1; d < rank; ++d) row *= shape[d];
+  const int64_t tensor_elements = shape[0] * row;
+  if (extent.lo < 0 || extent.hi >= tensor_elements) return Fault::kFlatBounds;
+  if (!IsOnChip(tensor.space())) return Fault::kNone;
+
+  // On chip: dim 0 walks partitions, the other dims stay in one row.
+  const int64_t* pattern = ap.pattern().data();
+  const int dims = ap.pattern_size() / 2;
+  const int64_t pcount = pattern[1];
+  if (pcount > 1 && pattern[0] != row) return Fault::kPartitionStride;
+  if (ap.offset() / row + pcount > shape[0]) return Fault::kPartitionBounds;
+  int64_t free_lo = ap.offset() % row;
+  int64_t free_hi = free_lo;
+  for (int d = 1; d < dims; ++d) {
+    const int64_t reach = pattern[2 * d] * (pattern[2 * d + 1] - 1);
+    (reach < 0 ? free_lo : free_hi) += reach;
+  }
+  if (free_lo < 0 || free_hi >= row) return Fault::kRowBounds;
+  if (dims > 5) return Fault::kFreeDims;
+  return Fault::kNone;
+}
+
+absl::Status OutOfBounds(const proto::Tensor& tensor, int64_t lo, int64_t hi,
+                         int64_t size, absl::string_view what) {
+  return absl::OutOfRangeError(absl::StrCat(
+      "access outside tensor '", tensor.name(), "': ", what, " [", lo, ", ",
+      hi, "] not within [0, ", size - 1, "]"));
+}
+
+// The message for `fault`, recomputing what it needs. `tensor` is null for
+// the extent checks, which do not look at a tensor.
+ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(
+    Fault fault, int dim, const proto::AccessPattern& ap,
+    const proto::Tensor* tensor) {
+  switch (fault) {
+    case Fault::kNone:
+      return absl::OkStatus();
+    case Fault::kOddPattern:
+      return absl::InvalidArgumentError(
+          "access pattern is not a list of [stride, count] pairs");
+    case Fault::kDimCount:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "access pattern has ", NumDims(ap), " dims (1 to ", kMaxDims,
+          " allowed)"));
+    case Fault::kOffset:
+      return absl::InvalidArgumentError(
+          absl::StrCat("access pattern offset ", ap.offset(), " is absurd"));
+    case Fault::kCount:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "access pattern dim ", dim, " has count ", Count(ap, dim)));
+    case Fault::kStride:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "access pattern dim ", dim, " has stride ", Stride(ap, dim)));
+    case Fault::kTooManyElements:
+      return absl::InvalidArgumentError("access pattern has too many elements");
+    case Fault::kReach:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "access pattern dim ", dim, " (stride ", Stride(ap, dim),
+          ", count ", Count(ap, dim), ") reaches beyond the int64 range"));
+    default:
+      break;
+  }
+  // The bounds faults: only CheckAccessPattern reports them, with a tensor.
+  FlatExtent extent;
+  int unused_dim = 0;
+  ComputeExtent(ap, 0, &extent, &unused_dim);
+  const int64_t* shape = tensor->shape().data();
+  switch (fault) {
+    case Fault::kFlatBounds: {
+      int64_t tensor_elements = 1;
+      for (int d = 0; d < tensor->shape_size(); ++d) {
+        tensor_elements *= shape[d];
+      }
+      return OutOfBounds(*tensor, extent.lo, extent.hi, tensor_elements,
+                         "flat elements");
+    }
+    case Fault::kPartitionStride:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "on-chip access pattern of '", tensor->name(),
+          "' must walk partitions in its first dim (stride ",
+          RowElements(*tensor), "), not ", Stride(ap, 0)));
+    case Fault::kPartitionBounds: {
+      const int64_t first_partition = ap.offset() / RowElements(*tensor);
+      return OutOfBounds(*tensor, first_partition,
+                         first_partition + Count(ap, 0) - 1, shape[0],
+                         "partitions");
+    }
+    case Fault::kRowBounds: {
+      const int64_t row = RowElements(*tensor);
+      int64_t free_lo = ap.offset() % row;
+      int64_t free_hi = free_lo;
+      for (int d = 1; d < NumDims(ap); ++d) {
+        const int64_t reach = Stride(ap, d) * (Count(ap, d) - 1);
+        (reach < 0 ? free_lo : free_hi) += reach;
+      }
+      return OutOfBounds(*tensor, free_lo, free_hi, row,
+                         "elements of a partition row");
+    }
+    case Fault::kFreeDims:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "on-chip access pattern of '", tensor->name(), "' has ",
+          NumDims(ap) - 1, " free dims (the hardware allows 4)"));
+    default:
+      return absl::InternalError("unknown access pattern fault");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
+                                        int first_dim) {
+  FlatExtent extent;
+  int dim = 0;
+  const Fault fault = ComputeExtent(ap, first_dim, &extent, &dim);
+  if (fault != Fault::kNone) return FaultStatus(fault, dim, ap, nullptr);
   return extent;
 }
 
 absl::Status CheckAccessPattern(const proto::AccessPattern& ap,
                                 const proto::Tensor& tensor) {
-  absl::StatusOr<FlatExtent> extent = StaticExtent(ap);
-  if (!extent.ok()) return extent.status();
-  const int64_t* shape = tensor.shape().data();
-  int64_t tensor_elements = 1;
-  for (int d = 0; d < tensor.shape_size(); ++d) tensor_elements *= shape[d];
-  const auto out_of_bounds = [&](int64_t lo, int64_t hi, int64_t size,
-                                 absl::string_view what) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "access outside tensor '", tensor.name(), "': ", what, " [", lo, ", ",
-        hi, "] not within [0, ", size - 1, "]"));
-  };
-  if (extent->lo < 0 || extent->hi >= tensor_elements) {
-    return out_of_bounds(extent->lo, extent->hi, tensor_elements,
-                         "flat elements");
-  }
-  if (!IsOnChip(tensor.space())) return absl::OkStatus();
-
-  // On chip: dim 0 walks partitions, the other dims stay in one row.
-  const int64_t row = RowElements(tensor);
-  const int64_t pcount = Count(ap, 0);
-  if (pcount > 1 && Stride(ap, 0) != row) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "on-chip access pattern of '", tensor.name(),
-        "' must walk partitions in its first dim (stride ", row, "), not ",
-        Stride(ap, 0)));
-  }
-  const int64_t first_partition = ap.offset() / row;
-  if (first_partition + pcount > shape[0]) {
-    return out_of_bounds(first_partition, first_partition + pcount - 1,
-                         shape[0], "partitions");
-  }
-  int64_t free_lo = ap.offset() % row;
-  int64_t free_hi = free_lo;
-  for (int d = 1; d < NumDims(ap); ++d) {
-    const int64_t reach = Stride(ap, d) * (Count(ap, d) - 1);
-    (reach < 0 ? free_lo : free_hi) += reach;
-  }
-  if (free_lo < 0 || free_hi >= row) {
-    return out_of_bounds(free_lo, free_hi, row, "elements of a partition row");
-  }
-  if (NumDims(ap) > 5) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "on-chip access pattern of '", tensor.name(), "' has ",
-        NumDims(ap) - 1, " free dims (the hardware allows 4)"));
-  }
-  return absl::OkStatus();
+  int dim = 0;
+  const Fault fault = ComputeBounds(ap, tensor, &dim);
+  if (ABSL_PREDICT_TRUE(fault == Fault::kNone)) return absl::OkStatus();
+  return FaultStatus(fault, dim, ap, &tensor);
 }
 
 }  // namespace nkigraph::ops
