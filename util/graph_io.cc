@@ -1,7 +1,9 @@
 #include "util/graph_io.h"
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "util/file_io.h"
 #include "util/status_macros.h"
@@ -14,11 +16,23 @@ bool IsTextPath(const std::string& path) { return EndsWith(path, ".pbtxt"); }
 }  // namespace
 
 std::string SerializeDeterministic(const google::protobuf::Message& message) {
-  // The schema has no map fields, the only source of nondeterministic
-  // order, so the fast flat-array serializer already gives identical bytes
-  // for identical messages (the determinism tests hold it to that).
-  std::string bytes;
-  message.SerializeToString(&bytes);
+  // One sizing pass (which also caches every submessage's size for the
+  // write), then one pass straight into the string's buffer: no growth, no
+  // copy. Deterministic mode only orders map entries, and the schema has no
+  // maps, so it costs nothing today and keeps the promise if one is added.
+  const size_t size = message.ByteSizeLong();
+  std::string bytes(size, '\0');
+  google::protobuf::io::ArrayOutputStream array(bytes.data(),
+                                                static_cast<int>(size));
+  google::protobuf::io::CodedOutputStream out(&array);
+  out.SetSerializationDeterministic(true);
+  message.SerializeWithCachedSizes(&out);
+  out.Trim();
+  if (out.HadError() || static_cast<size_t>(out.ByteCount()) != size) {
+    // Only if the message changed while being written.
+    bytes.clear();
+    message.SerializeToString(&bytes);
+  }
   return bytes;
 }
 
