@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -37,6 +38,11 @@
 namespace nkigraph::bench {
 
 using Settings = std::vector<std::pair<std::string, std::string>>;
+// Makes a kernel's inputs from its parameters and a seed, as
+// KernelDef::make_inputs does: a benchmark's own choice of inputs (a
+// realistic routing, say) in its place.
+using InputMaker = std::function<absl::StatusOr<std::vector<HostArray>>(
+    const kernels::ParamValues&, uint64_t seed)>;
 
 [[noreturn]] inline void Die(const absl::Status& status) {
   std::fprintf(stderr, "%s\n", status.ToString().c_str());
@@ -89,17 +95,19 @@ struct KernelCase {
   std::vector<HostArray> inputs;
 };
 
-// Inputs the kernel's make_inputs provides (indices and routing tables
-// must be valid, checkpoints consistent), then uniform [-1, 1) values,
-// rounded to the dtype, for every other floating input. The random stream
-// is seeded as before make_inputs existed here, so figures of kernels
-// without it stay comparable across revisions.
+// Inputs `make` (by default the kernel's make_inputs) provides (indices
+// and routing tables must be valid, checkpoints consistent), then uniform
+// [-1, 1) values, rounded to the dtype, for every other floating input.
+// The random stream is seeded as before make_inputs existed here, so
+// figures of kernels without it stay comparable across revisions.
 inline std::vector<HostArray> MakeInputs(const kernels::KernelDef& def,
                                          const kernels::ParamValues& values,
-                                         const proto::Graph& graph) {
+                                         const proto::Graph& graph,
+                                         const InputMaker& make = nullptr) {
   std::vector<HostArray> inputs;
-  if (def.make_inputs) {
-    absl::StatusOr<std::vector<HostArray>> made = def.make_inputs(values, 7);
+  const InputMaker& maker = make ? make : def.make_inputs;
+  if (maker) {
+    absl::StatusOr<std::vector<HostArray>> made = maker(values, 7);
     if (!made.ok()) Die(made.status());
     inputs = *std::move(made);
   }
@@ -121,9 +129,10 @@ inline std::vector<HostArray> MakeInputs(const kernels::KernelDef& def,
   return inputs;
 }
 
-// Traces `kernel` (timed) and makes its inputs.
+// Traces `kernel` (timed) and makes its inputs (MakeInputs).
 inline KernelCase PrepareKernel(const std::string& kernel,
-                                const Settings& settings) {
+                                const Settings& settings,
+                                const InputMaker& make = nullptr) {
   const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
   KernelCase c;
   c.def = registry.Find(kernel);
@@ -140,7 +149,7 @@ inline KernelCase PrepareKernel(const std::string& kernel,
   for (const proto::Stream& stream : c.graph.streams()) {
     c.instructions += stream.instructions_size();
   }
-  c.inputs = MakeInputs(*c.def, c.values, c.graph);
+  c.inputs = MakeInputs(*c.def, c.values, c.graph, make);
   return c;
 }
 
@@ -196,7 +205,8 @@ inline double MaxError(const KernelCase& c, const interp::Interpreter& interp,
 // per iteration each (validation, device allocation and input loading
 // excluded) and reports `ratio_vs_reference`: mean Run() wall time over the
 // reference's, and `cpu_ratio_vs_reference`, the same by CPU time.
-// BLAS runs single-threaded, as the reference does.
+// BLAS runs single-threaded, as the reference does. `make`, if given,
+// makes the inputs in place of the kernel's make_inputs.
 //
 // A graph the interpreter refuses for memory (its memory_limit) is not a
 // failure of the benchmark: the run is marked skipped with the
@@ -204,9 +214,10 @@ inline double MaxError(const KernelCase& c, const interp::Interpreter& interp,
 // stderr.
 inline void RunAgainstReference(benchmark::State& state,
                                 const std::string& kernel,
-                                const Settings& settings) {
+                                const Settings& settings,
+                                const InputMaker& make = nullptr) {
   openblas_set_num_threads(1);
-  const KernelCase c = PrepareKernel(kernel, settings);
+  const KernelCase c = PrepareKernel(kernel, settings, make);
   std::vector<HostArray> want;
   const Elapsed reference =
       TimeReference(c, std::max<int64_t>(1, state.max_iterations), &want);

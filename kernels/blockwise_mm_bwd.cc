@@ -488,8 +488,9 @@ void TraceBlockwiseMmBwd(builder::Tracer& tracer, const MoeParams& p,
 }
 
 absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
-    const MoeParams& p, uint64_t seed) {
-  std::vector<HostArray> inputs = MakeMoeInputs(p, seed);
+    const MoeParams& p, uint64_t seed, int64_t top_k) {
+  NKI_ASSIGN_OR_RETURN(std::vector<HostArray> inputs,
+                       MakeMoeInputs(p, seed, top_k));
   NKI_ASSIGN_OR_RETURN(std::vector<HostArray> forward,
                        BwmmShardOnHReference(p, inputs));
   for (HostArray& array : forward) {

@@ -71,11 +71,12 @@ void TraceBlockwiseMmBwd(builder::Tracer& tracer, const MoeParams& params,
 absl::StatusOr<std::vector<HostArray>> BlockwiseMmBwdReference(
     const MoeParams& params, const std::vector<HostArray>& inputs);
 
-// Valid inputs from `seed`: MakeMoeInputs, the checkpoints the forward
-// reference computes from them and an output gradient in [−1, 1), all
-// rounded to params.dtype.
+// Valid inputs from `seed`: MakeMoeInputs(params, seed, top_k) (top_k 0:
+// its random routing; k ≥ 1: top-k dropless routing), the checkpoints the
+// forward reference computes from them and an output gradient in [−1, 1),
+// all rounded to params.dtype.
 absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
-    const MoeParams& params, uint64_t seed);
+    const MoeParams& params, uint64_t seed, int64_t top_k = 0);
 
 void RegisterBlockwiseMmBwd(KernelRegistry& registry);
 

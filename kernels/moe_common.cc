@@ -360,69 +360,172 @@ HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape) {
   return array;
 }
 
-std::vector<HostArray> MakeMoeInputs(const MoeParams& p, uint64_t seed) {
-  const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
-                I = p.intermediate, B = p.block_size, N = p.num_blocks;
-  std::mt19937_64 rng(seed);
-  // Portable draws (std distributions differ between libraries).
-  const auto below = [&](int64_t n) {
-    return static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
-  };
-  const auto uniform = [&](double lo, double hi) {
-    return lo + (hi - lo) * (static_cast<double>(rng() >> 11) * 0x1p-53);
-  };
-  const auto floats = [&](const char* name, std::vector<int64_t> shape,
-                          double lo, double hi) {
-    HostArray array = ZeroHostArray(name, std::move(shape));
-    for (float& v : array.f32) {
-      v = RoundTo(p.dtype, static_cast<float>(uniform(lo, hi)), 240.0f);
-    }
-    return array;
-  };
+namespace {
 
-  HostArray block_to_expert;
-  block_to_expert.name = "block_to_expert";
-  block_to_expert.dtype = proto::INT32;
-  block_to_expert.shape = {N};
-  HostArray token_position_to_id;
-  token_position_to_id.name = "token_position_to_id";
-  token_position_to_id.dtype = proto::INT32;
-  token_position_to_id.shape = {N * B};
-  // Each expert hands out its tokens in a random order, each once.
+// Portable draws (std distributions differ between libraries).
+int64_t Below(std::mt19937_64& rng, int64_t n) {
+  return static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+}
+
+double Uniform(std::mt19937_64& rng, double lo, double hi) {
+  return lo + (hi - lo) * (static_cast<double>(rng() >> 11) * 0x1p-53);
+}
+
+HostArray Int32HostArray(const std::string& name, std::vector<int64_t> shape,
+                         std::vector<int32_t> values) {
+  HostArray array;
+  array.name = name;
+  array.dtype = proto::INT32;
+  array.shape = std::move(shape);
+  array.i32 = std::move(values);
+  return array;
+}
+
+// MakeMoeInputs' random routing (no affinities): each block's expert is
+// random, each expert hands out its tokens in a random order, each once,
+// and about a quarter of the slots stay empty.
+MoeRouting RandomRouting(const MoeParams& p, std::mt19937_64& rng) {
+  const int64_t T = p.num_tokens, E = p.num_experts, B = p.block_size,
+                N = p.num_blocks;
+  MoeRouting routing;
   std::vector<std::vector<int32_t>> order(E);
   std::vector<size_t> next(E, 0);
   for (int64_t n = 0; n < N; ++n) {
-    const int64_t e = below(E);
-    block_to_expert.i32.push_back(static_cast<int32_t>(e));
+    const int64_t e = Below(rng, E);
+    routing.block_to_expert.push_back(static_cast<int32_t>(e));
     if (order[e].empty()) {
       for (int64_t t = 0; t < T; ++t)
         order[e].push_back(static_cast<int32_t>(t));
       for (int64_t k = T - 1; k > 0; --k)
-        std::swap(order[e][k], order[e][below(k + 1)]);
+        std::swap(order[e][k], order[e][Below(rng, k + 1)]);
     }
     for (int64_t b = 0; b < B; ++b) {
       int32_t token = -1;
-      if (below(4) != 0 && next[e] < order[e].size())
+      if (Below(rng, 4) != 0 && next[e] < order[e].size())
         token = order[e][next[e]++];
-      token_position_to_id.i32.push_back(token);
+      routing.token_position_to_id.push_back(token);
     }
   }
+  return routing;
+}
 
+// The inputs around `routing`, the values drawn from `rng`; affinities too
+// when the routing has none.
+std::vector<HostArray> InputsWithRouting(const MoeParams& p,
+                                         std::mt19937_64& rng,
+                                         MoeRouting routing) {
+  const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
+                I = p.intermediate, B = p.block_size, N = p.num_blocks;
+  const auto floats = [&](const char* name, std::vector<int64_t> shape,
+                          double lo, double hi) {
+    HostArray array = ZeroHostArray(name, std::move(shape));
+    for (float& v : array.f32) {
+      v = RoundTo(p.dtype, static_cast<float>(Uniform(rng, lo, hi)), 240.0f);
+    }
+    return array;
+  };
   const double w_gate_up = std::sqrt(3.0 / static_cast<double>(H));
   const double w_down = std::sqrt(3.0 / static_cast<double>(I));
   std::vector<HostArray> inputs;
   inputs.push_back(floats("hidden_states", {T, H}, -1.0, 1.0));
-  inputs.push_back(floats("expert_affinities_masked", {T * E, 1}, 0.0, 1.0));
+  if (routing.expert_affinities_masked.empty()) {
+    inputs.push_back(floats("expert_affinities_masked", {T * E, 1}, 0.0, 1.0));
+  } else {
+    HostArray affinities =
+        ZeroHostArray("expert_affinities_masked", {T * E, 1});
+    affinities.f32 = std::move(routing.expert_affinities_masked);
+    for (float& v : affinities.f32) v = RoundTo(p.dtype, v, 240.0f);
+    inputs.push_back(std::move(affinities));
+  }
   inputs.push_back(
       floats("gate_up_proj_weight", {E, H, 2, I}, -w_gate_up, w_gate_up));
   inputs.push_back(floats("down_proj_weight", {E, I, H}, -w_down, w_down));
-  inputs.push_back(std::move(token_position_to_id));
-  inputs.push_back(std::move(block_to_expert));
+  inputs.push_back(Int32HostArray("token_position_to_id", {N * B},
+                                  std::move(routing.token_position_to_id)));
+  inputs.push_back(Int32HostArray("block_to_expert", {N},
+                                  std::move(routing.block_to_expert)));
   if (p.bias) {
     inputs.push_back(floats("gate_up_proj_bias", {E, 2, I}, -0.5, 0.5));
     inputs.push_back(floats("down_proj_bias", {E, H}, -0.5, 0.5));
   }
   return inputs;
+}
+
+}  // namespace
+
+std::vector<HostArray> MakeMoeInputs(const MoeParams& p, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  MoeRouting routing = RandomRouting(p, rng);
+  return InputsWithRouting(p, rng, std::move(routing));
+}
+
+absl::StatusOr<MoeRouting> MakeTopKRouting(const MoeParams& p, int64_t k,
+                                           uint64_t seed) {
+  const int64_t T = p.num_tokens, E = p.num_experts, B = p.block_size,
+                N = p.num_blocks;
+  if (k < 1 || k > E) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "top-k routing: k is ", k, "; it must be between 1 and E = ", E));
+  }
+  std::mt19937_64 rng(seed);
+  MoeRouting routing;
+  routing.expert_affinities_masked.assign(T * E, 0.0f);
+  std::vector<std::vector<int32_t>> tokens_of(E);
+  std::vector<double> logits(E);
+  std::vector<int64_t> experts(E);
+  for (int64_t t = 0; t < T; ++t) {
+    for (double& l : logits) l = Uniform(rng, -2.0, 2.0);
+    for (int64_t e = 0; e < E; ++e) experts[e] = e;
+    // The k largest logits, ties to the lower expert index.
+    std::partial_sort(experts.begin(), experts.begin() + k, experts.end(),
+                      [&](int64_t a, int64_t b) {
+                        return logits[a] > logits[b] ||
+                               (logits[a] == logits[b] && a < b);
+                      });
+    const double top = logits[experts[0]];
+    double sum = 0;
+    for (int64_t j = 0; j < k; ++j) sum += std::exp(logits[experts[j]] - top);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t e = experts[j];
+      routing.expert_affinities_masked[t * E + e] =
+          static_cast<float>(std::exp(logits[e] - top) / sum);
+      tokens_of[e].push_back(static_cast<int32_t>(t));
+    }
+  }
+  int64_t needed = 0;
+  for (const std::vector<int32_t>& tokens : tokens_of) {
+    needed += (static_cast<int64_t>(tokens.size()) + B - 1) / B;
+  }
+  if (needed > N) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("top-", k, " routing of ", T, " tokens needs ", needed,
+                     " blocks of ", B, " slots; num_blocks is ", N));
+  }
+  routing.token_position_to_id.reserve(N * B);
+  for (int64_t e = 0; e < E; ++e) {
+    const std::vector<int32_t>& tokens = tokens_of[e];
+    for (size_t i = 0; i < tokens.size(); i += B) {
+      routing.block_to_expert.push_back(static_cast<int32_t>(e));
+      for (int64_t b = 0; b < B; ++b) {
+        const size_t slot = i + static_cast<size_t>(b);
+        routing.token_position_to_id.push_back(
+            slot < tokens.size() ? tokens[slot] : -1);
+      }
+    }
+  }
+  routing.block_to_expert.resize(N, static_cast<int32_t>(E - 1));
+  routing.token_position_to_id.resize(N * B, -1);
+  return routing;
+}
+
+absl::StatusOr<std::vector<HostArray>> MakeMoeInputs(const MoeParams& p,
+                                                     uint64_t seed,
+                                                     int64_t top_k) {
+  if (top_k == 0) return MakeMoeInputs(p, seed);
+  NKI_ASSIGN_OR_RETURN(MoeRouting routing, MakeTopKRouting(p, top_k, seed));
+  // The values apart from the routing's draws.
+  std::mt19937_64 rng(seed ^ 0x6a09e667f3bcc909u);
+  return InputsWithRouting(p, rng, std::move(routing));
 }
 
 }  // namespace nkigraph::kernels

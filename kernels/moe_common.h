@@ -179,6 +179,31 @@ HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape);
 // biases in [−0.5, 0.5).
 std::vector<HostArray> MakeMoeInputs(const MoeParams& params, uint64_t seed);
 
+// A top-k dropless routing: the three routing inputs as host vectors.
+struct MoeRouting {
+  std::vector<int32_t> token_position_to_id;    // [N·B], −1: empty slot
+  std::vector<int32_t> block_to_expert;         // [N]
+  std::vector<float> expert_affinities_masked;  // [T·E], 0 unless routed
+};
+
+// Top-k routing of every token, deterministic in `seed`: each token draws
+// one logit per expert and goes to the k experts with the largest ones
+// (k distinct experts), its affinities the softmax over those k logits
+// (summing to 1) and 0 elsewhere. Dropless blocking: expert 0's tokens, in
+// increasing order, fill consecutive blocks of B slots, its last block
+// padded with −1, then expert 1's, and so on; the blocks left over up to N
+// are empty (all −1) and assigned expert E − 1. Fails when k is not in
+// [1, E] or the blocks needed exceed N (at most T·k / B + E are).
+absl::StatusOr<MoeRouting> MakeTopKRouting(const MoeParams& params, int64_t k,
+                                           uint64_t seed);
+
+// MakeMoeInputs with the routing of MakeTopKRouting(params, top_k, seed)
+// in place of the random one (its affinities rounded to params.dtype);
+// top_k = 0 gives MakeMoeInputs(params, seed).
+absl::StatusOr<std::vector<HostArray>> MakeMoeInputs(const MoeParams& params,
+                                                     uint64_t seed,
+                                                     int64_t top_k);
+
 }  // namespace nkigraph::kernels
 
 #endif  // NKIGRAPH_KERNELS_MOE_COMMON_H_

@@ -619,6 +619,139 @@ TEST(BwmmShardOnHRoutingTest, GatherSkipsExactlyTheEmptySlots) {
 }
 
 // =============================================================================
+// Top-k dropless routing (MakeTopKRouting)
+// =============================================================================
+
+// Every token in exactly k slots, at k distinct experts; each block one
+// expert's tokens (each once), in consecutive blocks per expert with only
+// the expert's last block padded (−1 at its tail), then empty blocks; the
+// affinities nonzero exactly at the routed (token, expert) pairs, summing
+// to 1 per token.
+void ExpectTopKRouting(const MoeParams& p, int64_t k, const MoeRouting& r) {
+  const int64_t T = p.num_tokens, E = p.num_experts, B = p.block_size,
+                N = p.num_blocks;
+  ASSERT_EQ(static_cast<int64_t>(r.token_position_to_id.size()), N * B);
+  ASSERT_EQ(static_cast<int64_t>(r.block_to_expert.size()), N);
+  ASSERT_EQ(static_cast<int64_t>(r.expert_affinities_masked.size()), T * E);
+  std::set<std::pair<int64_t, int64_t>> routed;  // (token, expert)
+  std::vector<int64_t> times(T, 0);
+  int64_t previous_expert = -1;
+  bool seen_empty_block = false;
+  bool previous_block_full = true;
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t e = r.block_to_expert[n];
+    ASSERT_GE(e, 0);
+    ASSERT_LT(e, E);
+    int64_t filled = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      const int32_t t = r.token_position_to_id[n * B + b];
+      if (t < 0) {
+        EXPECT_EQ(t, -1) << "block " << n << " slot " << b;
+        continue;
+      }
+      ASSERT_LT(t, T);
+      EXPECT_EQ(b, filled) << "block " << n << ": padding before slot " << b;
+      ++filled;
+      ++times[t];
+      EXPECT_TRUE(routed.insert({t, e}).second)
+          << "token " << t << " twice at expert " << e;
+    }
+    if (filled == 0) {
+      seen_empty_block = true;
+      continue;
+    }
+    EXPECT_FALSE(seen_empty_block) << "block " << n << " after an empty one";
+    // A new expert starts a block; a block of the same expert follows only
+    // a full one.
+    EXPECT_GE(e, previous_expert) << "block " << n;
+    if (e == previous_expert) {
+      EXPECT_TRUE(previous_block_full) << "block " << n;
+    }
+    previous_expert = e;
+    previous_block_full = filled == B;
+  }
+  EXPECT_EQ(static_cast<int64_t>(routed.size()), T * k);
+  for (int64_t t = 0; t < T; ++t) {
+    EXPECT_EQ(times[t], k) << "token " << t;
+    double sum = 0;
+    for (int64_t e = 0; e < E; ++e) {
+      const float a = r.expert_affinities_masked[t * E + e];
+      if (routed.count({t, e}) > 0) {
+        EXPECT_GT(a, 0.0f) << "token " << t << " expert " << e;
+      } else {
+        EXPECT_EQ(a, 0.0f) << "token " << t << " expert " << e;
+      }
+      sum += a;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-6) << "token " << t;
+  }
+}
+
+TEST(MoeTopKRoutingTest, EveryTokenAtKExpertsInPaddedPerExpertBlocks) {
+  for (const auto& [T, E, B, k] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
+           {300, 5, 64, 2}, {37, 4, 8, 1}, {64, 3, 16, 3}, {200, 8, 32, 2}}) {
+    // Enough blocks for any routing: T·k / B + E, plus spare empty ones.
+    const int64_t N = T * k / B + E + 2;
+    const MoeParams p =
+        Params(T, 32, E, 16, B, N, MoeActivation::kSilu, false, proto::FLOAT32);
+    SCOPED_TRACE(Describe(p) + absl::StrCat("k=", k));
+    absl::StatusOr<MoeRouting> routing = MakeTopKRouting(p, k, 11);
+    ASSERT_TRUE(routing.ok()) << routing.status();
+    ExpectTopKRouting(p, k, *routing);
+    // The spare blocks are empty.
+    for (int64_t b = (N - 2) * B; b < N * B; ++b) {
+      EXPECT_EQ(routing->token_position_to_id[b], -1);
+    }
+    // Deterministic in the seed.
+    absl::StatusOr<MoeRouting> again = MakeTopKRouting(p, k, 11);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->token_position_to_id, routing->token_position_to_id);
+    EXPECT_EQ(again->block_to_expert, routing->block_to_expert);
+    EXPECT_EQ(again->expert_affinities_masked,
+              routing->expert_affinities_masked);
+  }
+}
+
+TEST(MoeTopKRoutingTest, InputsCarryTheRoutingAndItsRoundedAffinities) {
+  const MoeParams p = Params(96, 64, 4, 32, 32, 10, MoeActivation::kSilu, false,
+                             proto::BFLOAT16);
+  absl::StatusOr<MoeRouting> routing = MakeTopKRouting(p, 2, 3);
+  ASSERT_TRUE(routing.ok()) << routing.status();
+  absl::StatusOr<std::vector<HostArray>> inputs = MakeMoeInputs(p, 3, 2);
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  EXPECT_EQ(Find(*inputs, "token_position_to_id").i32,
+            routing->token_position_to_id);
+  EXPECT_EQ(Find(*inputs, "block_to_expert").i32, routing->block_to_expert);
+  const std::vector<float>& affinities =
+      Find(*inputs, "expert_affinities_masked").f32;
+  ASSERT_EQ(affinities.size(), routing->expert_affinities_masked.size());
+  for (size_t i = 0; i < affinities.size(); ++i) {
+    EXPECT_EQ(affinities[i],
+              RoundTo(p.dtype, routing->expert_affinities_masked[i], 240.0f))
+        << i;
+  }
+  // top_k 0: the random routing.
+  absl::StatusOr<std::vector<HostArray>> random = MakeMoeInputs(p, 3, 0);
+  ASSERT_TRUE(random.ok());
+  std::vector<HostArray> want = MakeMoeInputs(p, 3);
+  EXPECT_EQ(Find(*random, "token_position_to_id").i32,
+            Find(want, "token_position_to_id").i32);
+}
+
+TEST(MoeTopKRoutingTest, RefusesKOutOfRangeAndTooFewBlocks) {
+  const MoeParams p =
+      Params(64, 32, 4, 16, 16, 7, MoeActivation::kSilu, false, proto::FLOAT32);
+  EXPECT_THAT(MakeTopKRouting(p, 0, 1).status().message(),
+              HasSubstr("between 1 and E = 4"));
+  EXPECT_THAT(MakeTopKRouting(p, 5, 1).status().message(),
+              HasSubstr("between 1 and E = 4"));
+  // 128 pairs need at least 8 blocks of 16.
+  EXPECT_THAT(MakeTopKRouting(p, 2, 1).status().message(),
+              HasSubstr("num_blocks is 7"));
+}
+
+// =============================================================================
 // blockwise_mm_bwd
 // =============================================================================
 
