@@ -70,10 +70,10 @@ void BM_InterpTiledMatmul(benchmark::State& state) {
                        {"dtype", bf16 ? "bfloat16" : "float32"}});
   if (!graph.ok()) Die(graph.status());
 
-  HostArray lhs{"lhs", proto::FLOAT32, {size, size},
-                RandomMatrix(size * size, 1), {}};
-  HostArray rhs{"rhs", proto::FLOAT32, {size, size},
-                RandomMatrix(size * size, 2), {}};
+  HostArray lhs{
+      "lhs", proto::FLOAT32, {size, size}, RandomMatrix(size * size, 1), {}};
+  HostArray rhs{
+      "rhs", proto::FLOAT32, {size, size}, RandomMatrix(size * size, 2), {}};
   const double sgemm = SgemmSeconds(size, lhs.f32, rhs.f32);
 
   double total = 0;
@@ -117,7 +117,8 @@ void BM_InterpDispatch(benchmark::State& state) {
     namespace isa = builder::isa;
     builder::Tensor out =
         t.Allocate({1, 1}, proto::FLOAT32, Buffer::kSharedHbm, "out");
-    builder::Tensor a = builder::ndarray({1, 1}, proto::FLOAT32, Buffer::kSbuf, "a");
+    builder::Tensor a =
+        builder::ndarray({1, 1}, proto::FLOAT32, Buffer::kSbuf, "a");
     isa::memset(a, 1.0f);
     for (int64_t i = 0; i < count; ++i) {
       isa::tensor_tensor(a, a, a, isa::Alu::kMaximum);
@@ -137,12 +138,14 @@ void BM_InterpDispatch(benchmark::State& state) {
     executed += (*interp)->instructions_executed();
   }
   state.SetItemsProcessed(executed);
-  state.counters["ns_per_instruction"] =
-      benchmark::Counter(static_cast<double>(executed) * 1e-9,
-                         benchmark::Counter::kIsRate |
-                             benchmark::Counter::kInvert);
+  state.counters["ns_per_instruction"] = benchmark::Counter(
+      static_cast<double>(executed) * 1e-9,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_InterpDispatch)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_InterpDispatch)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace nkigraph

@@ -27,24 +27,26 @@ std::unique_ptr<builder::Tracer> TraceStreamingKernel(int64_t steps) {
       builder::TraceConfig{"streaming", {}, {}});
   absl::StatusOr<const proto::Graph*> graph =
       tracer->TraceInPlace([&](builder::Tracer& t) {
-    constexpr int64_t kCols = 512;
-    constexpr int64_t kTiles = 64;
-    Tensor in = t.Input("in", {128, kCols * kTiles}, proto::BFLOAT16);
-    Tensor out = t.Allocate({128, kCols * kTiles}, proto::BFLOAT16,
-                            Buffer::kSharedHbm, "out");
-    for (int64_t s = 0; s < steps; ++s) {
-      builder::Scope scope("step");
-      const int64_t col = (s % kTiles) * kCols;
-      Tensor a = builder::ndarray({128, kCols}, proto::BFLOAT16, Buffer::kSbuf, "a");
-      Tensor b = builder::ndarray({128, kCols}, proto::FLOAT32, Buffer::kSbuf, "b");
-      isa::dma_copy(a, in.Slice(1, col, kCols));
-      isa::tensor_tensor(b, a, a, isa::Alu::kMultiply);
-      isa::tensor_scalar(b, b, isa::Alu::kAdd, 1.0f);
-      isa::activation(a, isa::ActFunc::kExp, b);
-      isa::dma_copy(out.Slice(1, col, kCols), a);
-    }
-    t.Output("out", out);
-  });
+        constexpr int64_t kCols = 512;
+        constexpr int64_t kTiles = 64;
+        Tensor in = t.Input("in", {128, kCols * kTiles}, proto::BFLOAT16);
+        Tensor out = t.Allocate({128, kCols * kTiles}, proto::BFLOAT16,
+                                Buffer::kSharedHbm, "out");
+        for (int64_t s = 0; s < steps; ++s) {
+          builder::Scope scope("step");
+          const int64_t col = (s % kTiles) * kCols;
+          Tensor a = builder::ndarray({128, kCols}, proto::BFLOAT16,
+                                      Buffer::kSbuf, "a");
+          Tensor b = builder::ndarray({128, kCols}, proto::FLOAT32,
+                                      Buffer::kSbuf, "b");
+          isa::dma_copy(a, in.Slice(1, col, kCols));
+          isa::tensor_tensor(b, a, a, isa::Alu::kMultiply);
+          isa::tensor_scalar(b, b, isa::Alu::kAdd, 1.0f);
+          isa::activation(a, isa::ActFunc::kExp, b);
+          isa::dma_copy(out.Slice(1, col, kCols), a);
+        }
+        t.Output("out", out);
+      });
   if (!graph.ok()) {
     fprintf(stderr, "trace failed: %s\n", graph.status().ToString().c_str());
     std::abort();
@@ -66,7 +68,8 @@ void BM_TraceInstructions(benchmark::State& state) {
     state.ResumeTiming();
   }
   state.SetItemsProcessed(state.iterations() * steps * kInstructionsPerStep);
-  state.counters["instructions"] = static_cast<double>(steps * kInstructionsPerStep);
+  state.counters["instructions"] =
+      static_cast<double>(steps * kInstructionsPerStep);
 }
 BENCHMARK(BM_TraceInstructions)
     ->Arg(1'000'000 / kInstructionsPerStep)
@@ -98,7 +101,8 @@ void BM_ParseGraph(benchmark::State& state) {
     proto::Graph graph;
     benchmark::DoNotOptimize(graph.ParseFromString(bytes));
   }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes.size()));
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<int64_t>(bytes.size()));
 }
 BENCHMARK(BM_ParseGraph)
     ->Arg(1'000'000 / kInstructionsPerStep)

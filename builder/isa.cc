@@ -116,8 +116,8 @@ Instr activation(const Tensor& dst, ActFunc func, const Tensor& data,
   return e.Finish();
 }
 
-Instr tensor_tensor(const Tensor& dst, const Tensor& data1,
-                    const Tensor& data2, Alu op, Loc loc) {
+Instr tensor_tensor(const Tensor& dst, const Tensor& data1, const Tensor& data2,
+                    Alu op, Loc loc) {
   return Emitter(proto::TENSOR_TENSOR, dst, loc)
       .Operand(dst)
       .Operand(data1)
@@ -145,8 +145,8 @@ Instr tensor_scalar(const Tensor& dst, const Tensor& data, Alu op0,
   return e.Finish();
 }
 
-Instr tensor_reduce(const Tensor& dst, Alu op, const Tensor& data,
-                    int num_axes, bool negate, Loc loc) {
+Instr tensor_reduce(const Tensor& dst, Alu op, const Tensor& data, int num_axes,
+                    bool negate, Loc loc) {
   Emitter e(proto::TENSOR_REDUCE, dst, loc);
   e.Operand(dst).Operand(data).Str("op", ops::AluName(op));
   if (num_axes != 1) e.Int("num_axes", num_axes);
@@ -181,8 +181,7 @@ Instr memset(const Tensor& dst, float value, Engine engine, Loc loc) {
 
 Instr affine_select(const Tensor& dst, const Pattern& pattern,
                     int64_t channel_multiplier, const Tensor& on_true,
-                    float on_false_value, Alu cmp_op, int64_t offset,
-                    Loc loc) {
+                    float on_false_value, Alu cmp_op, int64_t offset, Loc loc) {
   return Emitter(proto::AFFINE_SELECT, dst, loc)
       .Operand(dst)
       .Operand(on_true)
@@ -212,7 +211,8 @@ Instr dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs,
   Emitter e(proto::DMA_COMPUTE, dst, loc);
   e.Operand(dst);
   for (const Tensor& src : srcs) e.Operand(src);
-  return e.Str("reduce_op", "add").Int("accumulate", accumulate ? 1 : 0)
+  return e.Str("reduce_op", "add")
+      .Int("accumulate", accumulate ? 1 : 0)
       .Finish();
 }
 
@@ -238,8 +238,8 @@ Instr nc_stream_shuffle(const Tensor& dst, const Tensor& src,
       .Finish();
 }
 
-Instr sendrecv(const Tensor& dst, const Tensor& src, int send_to,
-               int recv_from, int pipe_id, Loc loc) {
+Instr sendrecv(const Tensor& dst, const Tensor& src, int send_to, int recv_from,
+               int pipe_id, Loc loc) {
   return Emitter(proto::SENDRECV, dst, loc)
       .Operand(dst)
       .Operand(src)
@@ -279,8 +279,10 @@ Instr collective_permute_implicit(const Tensor& dst, const Tensor& src,
       .Finish();
 }
 
-Instr collective_permute_implicit_current_processing_rank_id(
-    const Tensor& dst, int iteration, int channel, Loc loc) {
+Instr collective_permute_implicit_current_processing_rank_id(const Tensor& dst,
+                                                             int iteration,
+                                                             int channel,
+                                                             Loc loc) {
   return Emitter(proto::COLLECTIVE_PERMUTE_IMPLICIT_CURRENT_PROCESSING_RANK_ID,
                  dst, loc)
       .Operand(dst)

@@ -51,7 +51,8 @@ struct ActivationArgs {
   Scalar bias = 0.0f;   // immediate or [P, 1] fp32 column
   Scalar scale = 1.0f;  // immediate or [P, 1] fp32 column
   ReduceCmd reduce_cmd = ReduceCmd::kIdle;
-  Tensor reduce_res = Tensor();  // [P, 1]: the accumulation registers after this call
+  Tensor reduce_res =
+      Tensor();  // [P, 1]: the accumulation registers after this call
 };
 
 // dst = func(data * scale + bias).
@@ -59,8 +60,8 @@ Instr activation(const Tensor& dst, ActFunc func, const Tensor& data,
                  const ActivationArgs& args = {}, Loc loc = Loc::current());
 
 // dst = data1 op data2, elementwise.
-Instr tensor_tensor(const Tensor& dst, const Tensor& data1,
-                    const Tensor& data2, Alu op, Loc loc = Loc::current());
+Instr tensor_tensor(const Tensor& dst, const Tensor& data1, const Tensor& data2,
+                    Alu op, Loc loc = Loc::current());
 
 struct TensorScalarArgs {
   bool reverse0 = false;
@@ -125,8 +126,8 @@ Instr nc_stream_shuffle(const Tensor& dst, const Tensor& src,
 
 // Sends src to core send_to and receives dst from core recv_from of this
 // rank; both sides must reach a matching sendrecv with the same pipe_id.
-Instr sendrecv(const Tensor& dst, const Tensor& src, int send_to,
-               int recv_from, int pipe_id = 0, Loc loc = Loc::current());
+Instr sendrecv(const Tensor& dst, const Tensor& src, int send_to, int recv_from,
+               int pipe_id = 0, Loc loc = Loc::current());
 
 // Waits until every core of the rank reaches a core_barrier on `data`
 // (a shared-HBM tensor that names the barrier).

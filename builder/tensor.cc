@@ -58,10 +58,9 @@ Tensor Tensor::Slice(int d, int64_t start, int64_t size, int64_t step,
   }
   if (start < 0 || size < 1 || step < 1 ||
       start + (size - 1) * step >= dims_[d].count) {
-    return Invalid(absl::StrCat("Slice of '", name(), "' dim ", d, ": [",
-                                start, ", ", start + (size - 1) * step,
-                                "] step ", step, " is outside [0, ",
-                                dims_[d].count, ")"),
+    return Invalid(absl::StrCat("Slice of '", name(), "' dim ", d, ": [", start,
+                                ", ", start + (size - 1) * step, "] step ",
+                                step, " is outside [0, ", dims_[d].count, ")"),
                    loc);
   }
   Tensor view = *this;
@@ -83,28 +82,27 @@ Tensor Tensor::Reshape(const Shape& new_shape, Loc loc) const {
   int64_t new_elements = 1;
   for (int64_t d : new_shape) {
     if (d < 1) {
-      return Invalid(absl::StrCat("Reshape of '", name(), "' to ",
-                                  ShapeString(new_shape),
-                                  ": dims must be positive"),
-                     loc);
+      return Invalid(
+          absl::StrCat("Reshape of '", name(), "' to ", ShapeString(new_shape),
+                       ": dims must be positive"),
+          loc);
     }
     new_elements *= d;
   }
   if (new_shape.empty() || new_elements != num_elements()) {
-    return Invalid(absl::StrCat("Reshape of '", name(), "' from ",
-                                ShapeString(shape()), " to ",
-                                ShapeString(new_shape),
-                                ": element counts differ"),
-                   loc);
+    return Invalid(
+        absl::StrCat("Reshape of '", name(), "' from ", ShapeString(shape()),
+                     " to ", ShapeString(new_shape), ": element counts differ"),
+        loc);
   }
   // On chip, the partition dim stays as it is; only free dims reshape.
   const int fixed = ops::IsOnChip(space()) ? 1 : 0;
   if (fixed == 1 && new_shape[0] != dims_[0].count) {
-    return Invalid(absl::StrCat("Reshape of on-chip '", name(), "' from ",
-                                ShapeString(shape()), " to ",
-                                ShapeString(new_shape),
-                                " changes the partition dim"),
-                   loc);
+    return Invalid(
+        absl::StrCat("Reshape of on-chip '", name(), "' from ",
+                     ShapeString(shape()), " to ", ShapeString(new_shape),
+                     " changes the partition dim"),
+        loc);
   }
   // Old dims without unit dims, then numpy's no-copy reshape: group old
   // and new dims into runs of equal size; a run of old dims must be
@@ -130,13 +128,14 @@ Tensor Tensor::Reshape(const Shape& new_shape, Loc loc) const {
       }
     }
     for (size_t k = oi; k + 1 < oj; ++k) {
-      if (old_dims[k].stride != old_dims[k + 1].count * old_dims[k + 1].stride) {
-        return Invalid(absl::StrCat("Reshape of '", name(), "' from ",
-                                    ShapeString(shape()), " to ",
-                                    ShapeString(new_shape),
-                                    ": the view's strides cannot express it "
-                                    "without a copy"),
-                       loc);
+      if (old_dims[k].stride !=
+          old_dims[k + 1].count * old_dims[k + 1].stride) {
+        return Invalid(
+            absl::StrCat("Reshape of '", name(), "' from ",
+                         ShapeString(shape()), " to ", ShapeString(new_shape),
+                         ": the view's strides cannot express it "
+                         "without a copy"),
+            loc);
       }
     }
     result[nj - 1] = Dim{old_dims[oj - 1].stride, new_shape[nj - 1]};
@@ -159,10 +158,10 @@ Tensor Tensor::Permute(const std::vector<int>& order, Loc loc) const {
   std::vector<int> identity(rank());
   std::iota(identity.begin(), identity.end(), 0);
   if (sorted != identity) {
-    return Invalid(absl::StrCat("Permute of '", name(), "': [",
-                                absl::StrJoin(order, ", "),
-                                "] is not a permutation of ", rank(), " dims"),
-                   loc);
+    return Invalid(
+        absl::StrCat("Permute of '", name(), "': [", absl::StrJoin(order, ", "),
+                     "] is not a permutation of ", rank(), " dims"),
+        loc);
   }
   if (ops::IsOnChip(space()) && order[0] != 0) {
     return Invalid(absl::StrCat("Permute of on-chip '", name(),
@@ -216,9 +215,9 @@ Tensor Tensor::WithScalarOffset(const Tensor& index, int indirect_dim,
                    loc);
   }
   Tensor view = *this;
-  view.dynamic_ = Dynamic{proto::DynamicOffset::SCALAR, index.id(),
-                          index.offset(), 0,
-                          static_cast<uint32_t>(indirect_dim), oob};
+  view.dynamic_ = Dynamic{
+      proto::DynamicOffset::SCALAR,        index.id(), index.offset(), 0,
+      static_cast<uint32_t>(indirect_dim), oob};
   return view;
 }
 
@@ -252,9 +251,12 @@ Tensor Tensor::WithVectorOffset(const Tensor& index, int indirect_dim,
   Tensor view = *this;
   // The index selects the row; dim 0 itself no longer moves along it.
   if (indirect_dim == 0) view.dims_[0].stride = 0;
-  view.dynamic_ = Dynamic{proto::DynamicOffset::VECTOR, index.id(),
-                          index.offset(), entry_stride,
-                          static_cast<uint32_t>(indirect_dim), oob};
+  view.dynamic_ = Dynamic{proto::DynamicOffset::VECTOR,
+                          index.id(),
+                          index.offset(),
+                          entry_stride,
+                          static_cast<uint32_t>(indirect_dim),
+                          oob};
   return view;
 }
 

@@ -61,22 +61,18 @@ class Tensor {
 
   // Elements [start, start + size) of dim `d`, every `step`-th.
   Tensor Slice(int d, int64_t start, int64_t size, int64_t step = 1,
-      Loc loc = Loc::current()) const;
+               Loc loc = Loc::current()) const;
   // Element `index` of dim `d`; the dim is dropped (kept with count 1 for
   // the partition dim of an on-chip tensor).
-  Tensor Select(int d, int64_t index,
-      Loc loc = Loc::current()) const;
+  Tensor Select(int d, int64_t index, Loc loc = Loc::current()) const;
   // Reinterprets the view's elements (in row-major view order) under a new
   // shape without copying; refused when the strides cannot express it.
-  Tensor Reshape(const Shape& shape,
-      Loc loc = Loc::current()) const;
+  Tensor Reshape(const Shape& shape, Loc loc = Loc::current()) const;
   // Reorders dims; an on-chip view must keep dim 0 first.
-  Tensor Permute(const std::vector<int>& order,
-      Loc loc = Loc::current()) const;
+  Tensor Permute(const std::vector<int>& order, Loc loc = Loc::current()) const;
   // Inserts a dim of `count` with stride 0 before dim `d` (reads the same
   // elements `count` times).
-  Tensor Broadcast(int d, int64_t count,
-      Loc loc = Loc::current()) const;
+  Tensor Broadcast(int d, int64_t count, Loc loc = Loc::current()) const;
   // A raw pattern: `pattern` is [[stride, count], ...] outermost first, over
   // the tensor's flat elements, starting at `offset`.
   Tensor Ap(const std::vector<std::pair<int64_t, int64_t>>& pattern,

@@ -179,9 +179,10 @@ void Tracer::FinishCore() {
     return;
   }
   if (core_ > 0 && shared_alloc_index_ != shared_allocs_.size()) {
-    RecordError(absl::StrCat("core ", core_, " allocated ",
-                             shared_alloc_index_, " shared-HBM tensors but "
-                             "core 0 allocated ", shared_allocs_.size(),
+    RecordError(absl::StrCat("core ", core_, " allocated ", shared_alloc_index_,
+                             " shared-HBM tensors but "
+                             "core 0 allocated ",
+                             shared_allocs_.size(),
                              "; control flow must not differ between cores"),
                 Loc::current());
     return;
@@ -265,13 +266,13 @@ bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
     address = AlignUp(top, kSbufAlign);
   }
   if (address + row > capacity) {
-    RecordError(absl::StrCat(
-                    ops::SpaceName(tensor->space()), " capacity exceeded: '",
-                    tensor->name(), "' needs ", row,
-                    " bytes per partition at offset ", address, ", but a ",
-                    profile.name, " partition holds ", capacity,
-                    " bytes (", address, " already in use by live tensors)"),
-                loc);
+    RecordError(
+        absl::StrCat(ops::SpaceName(tensor->space()), " capacity exceeded: '",
+                     tensor->name(), "' needs ", row,
+                     " bytes per partition at offset ", address, ", but a ",
+                     profile.name, " partition holds ", capacity, " bytes (",
+                     address, " already in use by live tensors)"),
+        loc);
     return false;
   }
   tensor->set_address(address);
@@ -301,8 +302,7 @@ Tensor Tracer::Input(absl::string_view name, absl::Span<const int64_t> shape,
         return Tensor::FullView(this, id);
       }
     }
-    RecordError(absl::StrCat("input '", name,
-                             "' is declared on core ", core_,
+    RecordError(absl::StrCat("input '", name, "' is declared on core ", core_,
                              " but not on core 0"),
                 loc);
     return Tensor();
@@ -351,9 +351,9 @@ void Tracer::Output(const std::string& name, const Tensor& tensor, Loc loc) {
                tensor.dims()[d].count == whole.dims()[d].count;
   }
   if (!is_whole) {
-    RecordError(absl::StrCat("output '", name,
-                             "' must be a whole tensor, not a view"),
-                loc);
+    RecordError(
+        absl::StrCat("output '", name, "' must be a whole tensor, not a view"),
+        loc);
     return;
   }
   switch (t->role()) {
@@ -383,17 +383,17 @@ Tensor Tracer::Allocate(absl::Span<const int64_t> shape, DType dtype,
   const proto::MemorySpace space = SpaceOf(buffer);
   if (space == proto::SHARED_HBM && core_ > 0) {
     if (shared_alloc_index_ >= shared_allocs_.size()) {
-      RecordError(absl::StrCat("core ", core_, " allocates shared-HBM tensor '",
-                               name, "' that core 0 did not; control flow "
-                               "must not differ between cores"),
-                  loc);
+      RecordError(
+          absl::StrCat("core ", core_, " allocates shared-HBM tensor '", name,
+                       "' that core 0 did not; control flow "
+                       "must not differ between cores"),
+          loc);
       return Tensor();
     }
     const uint32_t id = shared_allocs_[shared_alloc_index_++];
     const proto::Tensor& t = decl(id);
-    if (t.dtype() != dtype ||
-        !std::equal(shape.begin(), shape.end(), t.shape().begin(),
-                    t.shape().end())) {
+    if (t.dtype() != dtype || !std::equal(shape.begin(), shape.end(),
+                                          t.shape().begin(), t.shape().end())) {
       RecordError(absl::StrCat("shared-HBM allocation '", name, "' on core ",
                                core_, " differs from core 0's '", t.name(),
                                "'; control flow must not differ between "
@@ -519,16 +519,16 @@ void Tracer::PopScope() {
 bool Tracer::EnterKernel(const void* key, absl::string_view name, Loc loc) {
   for (const auto& [active, active_name] : kernels_) {
     if (active == key) {
-      RecordError(absl::StrCat("kernel '", name,
-                               "' calls itself; recursive kernels cannot be "
-                               "traced (active kernels: ",
-                               absl::StrJoin(kernels_, " -> ",
-                                             [](std::string* out,
-                                                const auto& k) {
-                                               out->append(k.second);
-                                             }),
-                               ")"),
-                  loc);
+      RecordError(
+          absl::StrCat("kernel '", name,
+                       "' calls itself; recursive kernels cannot be "
+                       "traced (active kernels: ",
+                       absl::StrJoin(kernels_, " -> ",
+                                     [](std::string* out, const auto& k) {
+                                       out->append(k.second);
+                                     }),
+                       ")"),
+          loc);
       return false;
     }
   }

@@ -12,8 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "google/protobuf/arena.h"
 #include "builder/tensor.h"
+#include "google/protobuf/arena.h"
 #include "ops/instr_view.h"
 #include "proto/nkigraph.pb.h"
 

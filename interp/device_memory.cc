@@ -27,7 +27,8 @@ Extents Measure(const proto::Graph& graph) {
       const int64_t end =
           (t.address() + esize * ops::RowElements(t) + 63) / 64 * 64;
       auto& rows = t.space() == proto::SBUF ? e.sbuf_row : e.psum_row;
-      if (t.core() < rows.size()) rows[t.core()] = std::max(rows[t.core()], end);
+      if (t.core() < rows.size())
+        rows[t.core()] = std::max(rows[t.core()], end);
     } else {
       int64_t bytes = esize;
       for (int64_t d : t.shape()) bytes *= d;

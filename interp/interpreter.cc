@@ -29,7 +29,7 @@ struct Interpreter::Impl {
         race_scopes(std::move(scopes)) {}
   DeviceMemory memory;
   RaceDetector race;
-  std::vector<RaceScope> race_scopes;  // by tensor index
+  std::vector<RaceScope> race_scopes;                   // by tensor index
   std::vector<std::unique_ptr<ProgramState>> programs;  // [rank][core]
   std::vector<bool> input_set;                          // by tensor index
   int num_ranks = 1;
@@ -47,8 +47,7 @@ bool IsInput(const proto::Tensor& t) {
 }
 
 bool IsOutput(const proto::Tensor& t) {
-  return t.role() == proto::ROLE_OUTPUT ||
-         t.role() == proto::ROLE_INPUT_OUTPUT;
+  return t.role() == proto::ROLE_OUTPUT || t.role() == proto::ROLE_INPUT_OUTPUT;
 }
 
 const std::string& OutputName(const proto::Tensor& t) {
@@ -85,8 +84,7 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   // from, at least one byte per byte of it. Refuse an instruction whose
   // buffers alone would break the limit (e.g. a stride-0 pattern walking a
   // small tensor billions of times) instead of allocating them.
-  const int64_t available =
-      interp->options_.memory_limit_bytes - memory_bytes;
+  const int64_t available = interp->options_.memory_limit_bytes - memory_bytes;
   for (const proto::Stream& stream : g.streams()) {
     for (const proto::Instruction& instr : stream.instructions()) {
       int64_t bytes = 0;
@@ -119,9 +117,8 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   impl.num_cores = cores;
   for (int r = 0; r < ranks; ++r) {
     for (int c = 0; c < cores; ++c) {
-      impl.programs.push_back(
-          std::make_unique<ProgramState>(g, impl.memory, impl.race,
-                                         impl.race_scopes, r, c));
+      impl.programs.push_back(std::make_unique<ProgramState>(
+          g, impl.memory, impl.race, impl.race_scopes, r, c));
     }
   }
   impl.input_set.assign(g.tensors_size(), false);
@@ -168,10 +165,9 @@ const proto::Tensor* Interpreter::FindOutput(const std::string& name) const {
 absl::Status Interpreter::SetInput(const HostArray& array) {
   const proto::Tensor* t = FindInput(array.name);
   if (t == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", array.name, "' is not an input of kernel '",
-                     graph_.kernel_name(), "' (inputs: ",
-                     absl::StrJoin(InputNames(), ", "), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", array.name, "' is not an input of kernel '", graph_.kernel_name(),
+        "' (inputs: ", absl::StrJoin(InputNames(), ", "), ")"));
   }
   const std::vector<int64_t> expected = HostShape(*t);
   if (array.shape != expected) {
@@ -181,10 +177,10 @@ absl::Status Interpreter::SetInput(const HostArray& array) {
   }
   const bool integer = !IsFloatDType(t->dtype());
   if (integer != (array.dtype == proto::INT32)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input '", array.name, "' is ", DTypeName(array.dtype), "; the graph ",
-        "expects ", integer ? "int32" : "float32", " (declared ",
-        DTypeName(t->dtype()), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", array.name, "' is ", DTypeName(array.dtype),
+                     "; the graph ", "expects ", integer ? "int32" : "float32",
+                     " (declared ", DTypeName(t->dtype()), ")"));
   }
   const size_t values = integer ? array.i32.size() : array.f32.size();
   if (values != static_cast<size_t>(array.num_elements())) {
@@ -251,16 +247,17 @@ void Interpreter::FillRandomInputs(uint64_t seed) {
 std::vector<std::string> Interpreter::MissingInputs() const {
   std::vector<std::string> missing;
   for (const proto::Tensor& t : graph_.tensors()) {
-    if (IsInput(t) && !impl_->input_set[t.id() - 1]) missing.push_back(t.name());
+    if (IsInput(t) && !impl_->input_set[t.id() - 1])
+      missing.push_back(t.name());
   }
   return missing;
 }
 
 absl::StatusOr<HostArray> Interpreter::ReadTensor(uint32_t tensor_id, int rank,
                                                   int core) const {
-  if (tensor_id < 1 || tensor_id > static_cast<uint32_t>(graph_.tensors_size()) ||
-      rank < 0 || rank >= impl_->num_ranks || core < 0 ||
-      core >= impl_->num_cores) {
+  if (tensor_id < 1 ||
+      tensor_id > static_cast<uint32_t>(graph_.tensors_size()) || rank < 0 ||
+      rank >= impl_->num_ranks || core < 0 || core >= impl_->num_cores) {
     return absl::InvalidArgumentError("no such tensor or program");
   }
   const proto::Tensor& t = graph_.tensors(static_cast<int>(tensor_id) - 1);
@@ -301,7 +298,8 @@ absl::StatusOr<HostArray> Interpreter::ReadTensor(uint32_t tensor_id, int rank,
   return array;
 }
 
-absl::StatusOr<HostArray> Interpreter::GetOutput(const std::string& name) const {
+absl::StatusOr<HostArray> Interpreter::GetOutput(
+    const std::string& name) const {
   const proto::Tensor* t = FindOutput(name);
   if (t == nullptr) {
     return absl::InvalidArgumentError(
@@ -338,8 +336,10 @@ absl::Status DeviceError(const proto::Graph& graph, const ProgramState& p,
                          const proto::Instruction& instr,
                          const absl::Status& status) {
   std::string who;
-  if (graph.world().num_ranks() > 1) absl::StrAppend(&who, "rank ", p.rank(), " ");
-  if (graph.world().num_cores() > 1) absl::StrAppend(&who, "core ", p.core(), " ");
+  if (graph.world().num_ranks() > 1)
+    absl::StrAppend(&who, "rank ", p.rank(), " ");
+  if (graph.world().num_cores() > 1)
+    absl::StrAppend(&who, "core ", p.core(), " ");
   return absl::Status(kDeviceErrorCode,
                       absl::StrCat(who, DescribeInstruction(graph, instr), ": ",
                                    status.message()));
@@ -362,12 +362,13 @@ absl::Status Interpreter::Run() {
     const std::vector<ops::OperandRole>& roles = view.def().roles;
     absl::flat_hash_set<uint32_t> seen;
     for (int i = 0; i < view.num_operands(); ++i) {
-      const ops::OperandRole& role = roles[std::min<size_t>(i, roles.size() - 1)];
+      const ops::OperandRole& role =
+          roles[std::min<size_t>(i, roles.size() - 1)];
       const ops::OperandInfo& op = view.operand(i);
       if (!op.present() || role.access == ops::Access::kRead) continue;
       if (!seen.insert(op.tensor->id()).second) continue;
-      options_.on_write(RunOptions::WriteEvent{p.rank(), p.core(), &instr,
-                                               op.tensor});
+      options_.on_write(
+          RunOptions::WriteEvent{p.rank(), p.core(), &instr, op.tensor});
     }
   };
 

@@ -44,7 +44,8 @@ class IntervalMap {
     auto it = map_.lower_bound(begin);
     while (pos < end) {
       if (it == map_.end() || it->first > pos) {
-        const int64_t gap_end = it == map_.end() ? end : std::min(end, it->first);
+        const int64_t gap_end =
+            it == map_.end() ? end : std::min(end, it->first);
         it = map_.emplace_hint(it, pos, Entry{gap_end, V{}});
       }
       update(it->second.value);
@@ -87,7 +88,8 @@ class IntervalMap {
     if (it == map_.begin()) return;
     --it;
     if (it->first < pos && pos < it->second.end) {
-      map_.emplace_hint(std::next(it), pos, Entry{it->second.end, it->second.value});
+      map_.emplace_hint(std::next(it), pos,
+                        Entry{it->second.end, it->second.value});
       it->second.end = pos;
     }
   }
@@ -103,7 +105,8 @@ class IntervalMap {
     while (it != map_.end() && it->first <= end) {
       auto next = std::next(it);
       if (next == map_.end()) break;
-      if (it->second.end == next->first && it->second.value == next->second.value) {
+      if (it->second.end == next->first &&
+          it->second.value == next->second.value) {
         it->second.end = next->second.end;
         map_.erase(next);
       } else {

@@ -106,10 +106,10 @@ absl::Status ProgramState::Bind(const proto::Instruction& instr) {
 absl::Status ProgramState::AccessError(absl::string_view what,
                                        const proto::Tensor& t,
                                        int64_t flat) const {
-  return absl::Status(absl::StatusCode::kAborted,
-                      absl::StrCat(what, " ", ops::SpaceName(t.space()),
-                                   " tensor '", t.name(), "' element ",
-                                   ElementString(t, flat)));
+  return absl::Status(
+      absl::StatusCode::kAborted,
+      absl::StrCat(what, " ", ops::SpaceName(t.space()), " tensor '", t.name(),
+                   "' element ", ElementString(t, flat)));
 }
 
 void ProgramState::MarkSkipped(int64_t position, int64_t count) {
@@ -173,9 +173,9 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
       // The static pass trusted the op's operand roles; a write here would
       // mean reads of this tensor went unrecorded.
       if (write) {
-        return absl::InternalError(absl::StrCat(
-            "writes shared_hbm tensor '", t.name(),
-            "' through an operand whose role is read-only"));
+        return absl::InternalError(
+            absl::StrCat("writes shared_hbm tensor '", t.name(),
+                         "' through an operand whose role is read-only"));
       }
       return absl::OkStatus();
     default:
@@ -207,12 +207,11 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
       }
     }
     // The element holding the lowest racing byte.
-    const int64_t element = contiguous ? (conflict->offset - run.byte) / esize
-                                       : k;
+    const int64_t element =
+        contiguous ? (conflict->offset - run.byte) / esize : k;
     return absl::Status(
         absl::StatusCode::kAborted,
-        absl::StrCat("data race on shared_hbm tensor '", t.name(),
-                     "' element ",
+        absl::StrCat("data race on shared_hbm tensor '", t.name(), "' element ",
                      ElementString(t, run.flat + element * run.flat_stride),
                      ": this ", write ? "write" : "read", " on core ", core_,
                      " and a ", conflict->other_was_write ? "write" : "read",
@@ -245,7 +244,8 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
     stride[d] = ops::Stride(ap, d);
     count[d] = ops::Count(ap, d);
   }
-  if (nd == 1) {  // a single dim walks as outer x 1 so the loop below is uniform
+  if (nd ==
+      1) {  // a single dim walks as outer x 1 so the loop below is uniform
     stride[1] = 1;
     count[1] = 1;
     nd = 2;
@@ -280,9 +280,9 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
       }
       return absl::Status(
           absl::StatusCode::kAborted,
-          absl::StrCat("out-of-bounds dynamic offset: index ", v,
-                       " along dim ", dyn.indirect_dim(), " of '", t.name(),
-                       "' (size ", dim_size, ")"));
+          absl::StrCat("out-of-bounds dynamic offset: index ", v, " along dim ",
+                       dyn.indirect_dim(), " of '", t.name(), "' (size ",
+                       dim_size, ")"));
     }
     base = shifted;
   }
@@ -303,8 +303,8 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
           ReadIndex(dyn.tensor_id(),
                     dyn.offset_element() + current_row * dyn.offset_stride()));
       const int64_t row_base = base + current_row * stride[0] + v * dim_stride;
-      row_skipped = v < 0 || v >= dim_size || row_base + lo < 0 ||
-                    row_base + hi >= numel;
+      row_skipped =
+          v < 0 || v >= dim_size || row_base + lo < 0 || row_base + hi >= numel;
       if (row_skipped && !skip_oob) {
         return absl::Status(
             absl::StatusCode::kAborted,
@@ -341,21 +341,23 @@ absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {
   const int64_t esize = DTypeSize(op.dtype());
   std::vector<uint8_t>& out = raws_[i];
   out.assign(op.elements() * esize, 0);
-  NKI_RETURN_IF_ERROR(Walk(i, [&](const proto::Tensor& t, Region& region,
-                                  const Run& run) -> absl::Status {
-    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
-    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
-    uint8_t* dst = &out[run.position * esize];
-    if (run.byte_stride == esize) {
-      std::memcpy(dst, &region.data[run.byte], run.count * esize);
-    } else {
-      for (int64_t k = 0; k < run.count; ++k) {
-        std::memcpy(dst + k * esize, &region.data[run.byte + k * run.byte_stride],
-                    esize);
-      }
-    }
-    return absl::OkStatus();
-  }));
+  NKI_RETURN_IF_ERROR(Walk(
+      i,
+      [&](const proto::Tensor& t, Region& region,
+          const Run& run) -> absl::Status {
+        NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+        NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+        uint8_t* dst = &out[run.position * esize];
+        if (run.byte_stride == esize) {
+          std::memcpy(dst, &region.data[run.byte], run.count * esize);
+        } else {
+          for (int64_t k = 0; k < run.count; ++k) {
+            std::memcpy(dst + k * esize,
+                        &region.data[run.byte + k * run.byte_stride], esize);
+          }
+        }
+        return absl::OkStatus();
+      }));
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) std::memset(&out[p * esize], 0, esize);
@@ -369,20 +371,23 @@ absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
   const int64_t esize = DTypeSize(op.dtype());
   std::vector<float>& out = floats_[i];
   out.resize(op.elements());
-  NKI_RETURN_IF_ERROR(Walk(i, [&](const proto::Tensor& t, Region& region,
-                                  const Run& run) -> absl::Status {
-    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
-    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
-    float* dst = &out[run.position];
-    if (run.byte_stride == esize) {
-      LoadRowAsFloat(t.dtype(), &region.data[run.byte], run.count, dst);
-    } else {
-      for (int64_t k = 0; k < run.count; ++k) {
-        dst[k] = LoadAsFloat(t.dtype(), &region.data[run.byte + k * run.byte_stride]);
-      }
-    }
-    return absl::OkStatus();
-  }));
+  NKI_RETURN_IF_ERROR(Walk(
+      i,
+      [&](const proto::Tensor& t, Region& region,
+          const Run& run) -> absl::Status {
+        NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+        NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+        float* dst = &out[run.position];
+        if (run.byte_stride == esize) {
+          LoadRowAsFloat(t.dtype(), &region.data[run.byte], run.count, dst);
+        } else {
+          for (int64_t k = 0; k < run.count; ++k) {
+            dst[k] = LoadAsFloat(t.dtype(),
+                                 &region.data[run.byte + k * run.byte_stride]);
+          }
+        }
+        return absl::OkStatus();
+      }));
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) out[p] = 0.0f;
@@ -395,16 +400,18 @@ absl::StatusOr<absl::Span<const int64_t>> ProgramState::ReadInt(int i) {
   const ops::OperandInfo& op = view_.operand(i);
   std::vector<int64_t>& out = ints_[i];
   out.assign(op.elements(), 0);
-  NKI_RETURN_IF_ERROR(Walk(i, [&](const proto::Tensor& t, Region& region,
-                                  const Run& run) -> absl::Status {
-    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
-    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
-    for (int64_t k = 0; k < run.count; ++k) {
-      out[run.position + k] =
-          LoadInt(t.dtype(), &region.data[run.byte + k * run.byte_stride]);
-    }
-    return absl::OkStatus();
-  }));
+  NKI_RETURN_IF_ERROR(Walk(
+      i,
+      [&](const proto::Tensor& t, Region& region,
+          const Run& run) -> absl::Status {
+        NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+        NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+        for (int64_t k = 0; k < run.count; ++k) {
+          out[run.position + k] =
+              LoadInt(t.dtype(), &region.data[run.byte + k * run.byte_stride]);
+        }
+        return absl::OkStatus();
+      }));
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) out[p] = 0;
@@ -416,24 +423,27 @@ absl::StatusOr<absl::Span<const int64_t>> ProgramState::ReadInt(int i) {
 template <typename StoreRun, typename StoreOne>
 absl::Status ProgramState::WriteWalk(int i, StoreRun&& store_run,
                                      StoreOne&& store_one) {
-  return Walk(i, [&](const proto::Tensor& t, Region& region,
-                     const Run& run) -> absl::Status {
-    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/true));
-    const int64_t esize = DTypeSize(t.dtype());
-    if (run.byte_stride == esize && !any_skipped_) {
-      store_run(t.dtype(), &region.data[run.byte], run.position, run.count);
-      std::memset(&region.shadow[run.byte], kInitialized, run.count * esize);
-      return absl::OkStatus();
-    }
-    for (int64_t k = 0; k < run.count; ++k) {
-      const int64_t position = run.position + k;
-      if (Skipped(position)) continue;
-      const int64_t byte = run.byte + k * run.byte_stride;
-      store_one(t.dtype(), &region.data[byte], position);
-      std::memset(&region.shadow[byte], kInitialized, esize);
-    }
-    return absl::OkStatus();
-  });
+  return Walk(i,
+              [&](const proto::Tensor& t, Region& region,
+                  const Run& run) -> absl::Status {
+                NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/true));
+                const int64_t esize = DTypeSize(t.dtype());
+                if (run.byte_stride == esize && !any_skipped_) {
+                  store_run(t.dtype(), &region.data[run.byte], run.position,
+                            run.count);
+                  std::memset(&region.shadow[run.byte], kInitialized,
+                              run.count * esize);
+                  return absl::OkStatus();
+                }
+                for (int64_t k = 0; k < run.count; ++k) {
+                  const int64_t position = run.position + k;
+                  if (Skipped(position)) continue;
+                  const int64_t byte = run.byte + k * run.byte_stride;
+                  store_one(t.dtype(), &region.data[byte], position);
+                  std::memset(&region.shadow[byte], kInitialized, esize);
+                }
+                return absl::OkStatus();
+              });
 }
 
 absl::Status ProgramState::WriteFloat(int i, absl::Span<const float> values) {
@@ -488,43 +498,46 @@ absl::Status ProgramState::MatmulWrite(int i, absl::Span<const float> values,
   if (static_cast<int64_t>(values.size()) != view_.operand(i).elements()) {
     return absl::InternalError("MatmulWrite: wrong element count");
   }
-  return Walk(i, [&](const proto::Tensor& t, Region& region,
-                     const Run& run) -> absl::Status {
-    const int64_t esize = DTypeSize(t.dtype());
-    // Every element of the run must belong to an open accumulation group.
-    if (accumulate) {
-      for (int64_t k = 0; k < run.count; ++k) {
-        if (!(region.shadow[run.byte + k * run.byte_stride] & kMatmulGroup)) {
-          return AccessError(
-              "accumulates (accumulate=true) into psum that no matmul "
-              "started:",
-              t, run.flat + k * run.flat_stride);
+  return Walk(
+      i,
+      [&](const proto::Tensor& t, Region& region,
+          const Run& run) -> absl::Status {
+        const int64_t esize = DTypeSize(t.dtype());
+        // Every element of the run must belong to an open accumulation group.
+        if (accumulate) {
+          for (int64_t k = 0; k < run.count; ++k) {
+            if (!(region.shadow[run.byte + k * run.byte_stride] &
+                  kMatmulGroup)) {
+              return AccessError(
+                  "accumulates (accumulate=true) into psum that no matmul "
+                  "started:",
+                  t, run.flat + k * run.flat_stride);
+            }
+          }
         }
-      }
-    }
-    const float* src = &values[run.position];
-    if (t.dtype() == proto::FLOAT32 && run.byte_stride == 4) {
-      // The common case: a contiguous fp32 PSUM row.
-      float* dst = reinterpret_cast<float*>(&region.data[run.byte]);
-      if (accumulate) {
-        for (int64_t k = 0; k < run.count; ++k) dst[k] += src[k];
-      } else {
-        std::memcpy(dst, src, run.count * 4);
-      }
-      std::memset(&region.shadow[run.byte], kInitialized | kMatmulGroup,
-                  run.count * 4);
-      return absl::OkStatus();
-    }
-    for (int64_t k = 0; k < run.count; ++k) {
-      const int64_t byte = run.byte + k * run.byte_stride;
-      uint8_t* dst = &region.data[byte];
-      float value = src[k];
-      if (accumulate) value += LoadAsFloat(t.dtype(), dst);
-      StoreFromFloat(t.dtype(), value, dst, fp8_max_);
-      std::memset(&region.shadow[byte], kInitialized | kMatmulGroup, esize);
-    }
-    return absl::OkStatus();
-  });
+        const float* src = &values[run.position];
+        if (t.dtype() == proto::FLOAT32 && run.byte_stride == 4) {
+          // The common case: a contiguous fp32 PSUM row.
+          float* dst = reinterpret_cast<float*>(&region.data[run.byte]);
+          if (accumulate) {
+            for (int64_t k = 0; k < run.count; ++k) dst[k] += src[k];
+          } else {
+            std::memcpy(dst, src, run.count * 4);
+          }
+          std::memset(&region.shadow[run.byte], kInitialized | kMatmulGroup,
+                      run.count * 4);
+          return absl::OkStatus();
+        }
+        for (int64_t k = 0; k < run.count; ++k) {
+          const int64_t byte = run.byte + k * run.byte_stride;
+          uint8_t* dst = &region.data[byte];
+          float value = src[k];
+          if (accumulate) value += LoadAsFloat(t.dtype(), dst);
+          StoreFromFloat(t.dtype(), value, dst, fp8_max_);
+          std::memset(&region.shadow[byte], kInitialized | kMatmulGroup, esize);
+        }
+        return absl::OkStatus();
+      });
 }
 
 absl::Span<float> ProgramState::ReduceRegisters(ops::Engine engine) {

@@ -81,8 +81,7 @@ class ProgramState : public ops::ExecContext {
   // Positions past the last one marked were not skipped (skipped_ only
   // grows as far as MarkSkipped needs).
   bool Skipped(int64_t position) const {
-    return any_skipped_ &&
-           position < static_cast<int64_t>(skipped_.size()) &&
+    return any_skipped_ && position < static_cast<int64_t>(skipped_.size()) &&
            skipped_[position];
   }
   absl::Status AccessError(absl::string_view what, const proto::Tensor& t,

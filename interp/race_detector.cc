@@ -25,33 +25,34 @@ RaceDetector::RaceDetector(int num_ranks, int num_cores,
   bytes_.resize(num_ranks);
 }
 
-std::optional<RaceDetector::Conflict> RaceDetector::Access(
-    int rank, int core, int64_t offset, int64_t length, bool write,
-    uint32_t instr) {
+std::optional<RaceDetector::Conflict> RaceDetector::Access(int rank, int core,
+                                                           int64_t offset,
+                                                           int64_t length,
+                                                           bool write,
+                                                           uint32_t instr) {
   if (!enabled_ || length <= 0) return std::nullopt;
   IntervalMap<ByteState>& map = bytes_[rank];
   // Check the whole range first; bytes never accessed hold ByteState{},
   // which conflicts with nothing, so the map need not visit them.
   std::optional<Conflict> conflict;
-  map.Visit(offset, offset + length,
-            [&](int64_t begin, int64_t, const ByteState& state) {
-              if (state.write_core != kNoCore && state.write_core != core &&
-                  state.write_epoch > Clock(rank, core, state.write_core)) {
-                conflict = Conflict{begin, state.write_core, state.write_instr,
-                                    true};
-                return true;
-              }
-              if (!write) return false;
-              for (int other = 0; other < num_cores_; ++other) {
-                if (other != core &&
-                    state.read_epoch[other] > Clock(rank, core, other)) {
-                  conflict =
-                      Conflict{begin, other, state.read_instr[other], false};
-                  return true;
-                }
-              }
-              return false;
-            });
+  map.Visit(
+      offset, offset + length,
+      [&](int64_t begin, int64_t, const ByteState& state) {
+        if (state.write_core != kNoCore && state.write_core != core &&
+            state.write_epoch > Clock(rank, core, state.write_core)) {
+          conflict = Conflict{begin, state.write_core, state.write_instr, true};
+          return true;
+        }
+        if (!write) return false;
+        for (int other = 0; other < num_cores_; ++other) {
+          if (other != core &&
+              state.read_epoch[other] > Clock(rank, core, other)) {
+            conflict = Conflict{begin, other, state.read_instr[other], false};
+            return true;
+          }
+        }
+        return false;
+      });
   if (conflict) return conflict;
   const uint32_t epoch = Clock(rank, core, core);
   const int64_t before = map.size();

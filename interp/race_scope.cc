@@ -60,7 +60,8 @@ std::vector<RaceScope> ComputeRaceScopes(const proto::Graph& graph) {
   });
   for (size_t first = 0; first < shared.size();) {
     const proto::Tensor& head = graph.tensors(shared[first]);
-    int64_t group_end = static_cast<int64_t>(head.address()) + TensorBytes(head);
+    int64_t group_end =
+        static_cast<int64_t>(head.address()) + TensorBytes(head);
     uint64_t group_cores = cores[shared[first]];
     bool group_written = written[shared[first]];
     size_t last = first + 1;
@@ -72,9 +73,10 @@ std::vector<RaceScope> ComputeRaceScopes(const proto::Graph& graph) {
       group_cores |= cores[shared[last]];
       group_written = group_written || written[shared[last]];
     }
-    const RaceScope verdict = std::popcount(group_cores) < 2 ? RaceScope::kOneCore
-                              : !group_written              ? RaceScope::kReadOnly
-                                                            : RaceScope::kTracked;
+    const RaceScope verdict = std::popcount(group_cores) < 2
+                                  ? RaceScope::kOneCore
+                              : !group_written ? RaceScope::kReadOnly
+                                               : RaceScope::kTracked;
     for (size_t k = first; k < last; ++k) scopes[shared[k]] = verdict;
     first = last;
   }

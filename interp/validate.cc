@@ -26,8 +26,8 @@ void CheckWorld(const proto::World& world, std::vector<std::string>* errors) {
                                    " is not in [1, ", kMaxRanks, "]"));
   }
   if (world.num_cores() < 1 || world.num_cores() > 2) {
-    errors->push_back(absl::StrCat("world: num_cores ", world.num_cores(),
-                                   " is not 1 or 2"));
+    errors->push_back(
+        absl::StrCat("world: num_cores ", world.num_cores(), " is not 1 or 2"));
   }
   if (world.replica_groups_size() == 0) return;
   std::vector<int> seen(std::min<uint32_t>(world.num_ranks(), kMaxRanks), 0);
@@ -61,8 +61,8 @@ void CheckWorld(const proto::World& world, std::vector<std::string>* errors) {
 void CheckTensor(const proto::Graph& graph, int index,
                  std::vector<std::string>* errors) {
   const proto::Tensor& t = graph.tensors(index);
-  const std::string where = absl::StrCat("tensor ", index + 1, " ('",
-                                         t.name().substr(0, 80), "')");
+  const std::string where =
+      absl::StrCat("tensor ", index + 1, " ('", t.name().substr(0, 80), "')");
   auto error = [&](auto&&... parts) {
     errors->push_back(absl::StrCat(where, ": ", parts...));
   };
@@ -139,9 +139,9 @@ void CheckOnChipOverlaps(const proto::Graph& graph,
   for (const proto::Tensor& t : graph.tensors()) {
     if (!ops::IsOnChip(t.space()) || !IsValidDType(t.dtype())) continue;
     if (!ops::ShapeElements(t.shape()).ok()) continue;
-    allocs.push_back(Alloc{&t, t.address(),
-                           t.address() + DTypeSize(t.dtype()) *
-                                             ops::RowElements(t)});
+    allocs.push_back(
+        Alloc{&t, t.address(),
+              t.address() + DTypeSize(t.dtype()) * ops::RowElements(t)});
   }
   std::sort(allocs.begin(), allocs.end(), [](const Alloc& a, const Alloc& b) {
     return std::make_tuple(a.t->core(), a.t->space(), a.t->live_begin()) <
@@ -219,8 +219,8 @@ std::vector<std::string> ValidateGraph(const proto::Graph& graph) {
   for (int c = 0; c < num_cores; ++c) {
     const proto::Stream& stream = graph.streams(c);
     if (stream.core() != static_cast<uint32_t>(c)) {
-      errors.push_back(absl::StrCat("stream ", c, " claims core ",
-                                    stream.core()));
+      errors.push_back(
+          absl::StrCat("stream ", c, " claims core ", stream.core()));
     }
     for (int pos = 0; pos < stream.instructions_size(); ++pos) {
       if (errors.size() > 1000) return errors;
@@ -229,8 +229,10 @@ std::vector<std::string> ValidateGraph(const proto::Graph& graph) {
       if (!ids.insert(instr.id()).second) {
         errors.push_back(absl::StrCat(where, ": duplicate instruction id"));
       }
-      if (instr.file() >= static_cast<uint32_t>(std::max(graph.files_size(), 1)) ||
-          instr.scope() >= static_cast<uint32_t>(std::max(graph.scopes_size(), 1))) {
+      if (instr.file() >=
+              static_cast<uint32_t>(std::max(graph.files_size(), 1)) ||
+          instr.scope() >=
+              static_cast<uint32_t>(std::max(graph.scopes_size(), 1))) {
         errors.push_back(
             absl::StrCat(where, ": source file or scope index out of range"));
       }
@@ -275,11 +277,11 @@ absl::Status CheckGraph(const proto::Graph& graph, int max_listed) {
   const size_t total = errors.size();
   if (static_cast<int>(errors.size()) > max_listed) errors.resize(max_listed);
   return absl::InvalidArgumentError(absl::StrCat(
-      "invalid graph (", total, total == 1 ? " problem" : " problems",
-      "):\n  ", absl::StrJoin(errors, "\n  "),
-      total > errors.size() ? absl::StrCat("\n  … and ", total - errors.size(),
-                                           " more")
-                            : ""));
+      "invalid graph (", total, total == 1 ? " problem" : " problems", "):\n  ",
+      absl::StrJoin(errors, "\n  "),
+      total > errors.size()
+          ? absl::StrCat("\n  … and ", total - errors.size(), " more")
+          : ""));
 }
 
 }  // namespace nkigraph::interp

@@ -18,9 +18,8 @@ bool IsHbm(proto::MemorySpace space) {
 absl::StatusOr<int64_t> ShapeElements(
     const google::protobuf::RepeatedField<int64_t>& shape) {
   if (shape.empty() || shape.size() > kMaxDims) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("shape has ", shape.size(), " dims (1 to ", kMaxDims,
-                     " allowed)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shape has ", shape.size(), " dims (1 to ", kMaxDims, " allowed)"));
   }
   int64_t elements = 1;
   for (int64_t dim : shape) {
@@ -115,8 +114,8 @@ Fault ComputeExtent(const proto::AccessPattern& ap, int first_dim,
 // CheckAccessPattern's checks without a Status. (The repeated fields are
 // read through one data() call each: RepeatedField's accessors are not
 // inlined across the protobuf library boundary.)
-Fault ComputeBounds(const proto::AccessPattern& ap,
-                    const proto::Tensor& tensor, int* dim) {
+Fault ComputeBounds(const proto::AccessPattern& ap, const proto::Tensor& tensor,
+                    int* dim) {
   FlatExtent extent;
   if (Fault f = ComputeExtent(ap, 0, &extent, dim); f != Fault::kNone) {
     return f;
@@ -148,16 +147,16 @@ Fault ComputeBounds(const proto::AccessPattern& ap,
 
 absl::Status OutOfBounds(const proto::Tensor& tensor, int64_t lo, int64_t hi,
                          int64_t size, absl::string_view what) {
-  return absl::OutOfRangeError(absl::StrCat(
-      "access outside tensor '", tensor.name(), "': ", what, " [", lo, ", ",
-      hi, "] not within [0, ", size - 1, "]"));
+  return absl::OutOfRangeError(
+      absl::StrCat("access outside tensor '", tensor.name(), "': ", what, " [",
+                   lo, ", ", hi, "] not within [0, ", size - 1, "]"));
 }
 
 // The message for `fault`, recomputing what it needs. `tensor` is null for
 // the extent checks, which do not look at a tensor.
-ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(
-    Fault fault, int dim, const proto::AccessPattern& ap,
-    const proto::Tensor* tensor) {
+ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(Fault fault, int dim,
+                                                 const proto::AccessPattern& ap,
+                                                 const proto::Tensor* tensor) {
   switch (fault) {
     case Fault::kNone:
       return absl::OkStatus();
@@ -165,9 +164,9 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(
       return absl::InvalidArgumentError(
           "access pattern is not a list of [stride, count] pairs");
     case Fault::kDimCount:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "access pattern has ", NumDims(ap), " dims (1 to ", kMaxDims,
-          " allowed)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("access pattern has ", NumDims(ap), " dims (1 to ",
+                       kMaxDims, " allowed)"));
     case Fault::kOffset:
       return absl::InvalidArgumentError(
           absl::StrCat("access pattern offset ", ap.offset(), " is absurd"));
@@ -181,8 +180,8 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(
       return absl::InvalidArgumentError("access pattern has too many elements");
     case Fault::kReach:
       return absl::InvalidArgumentError(absl::StrCat(
-          "access pattern dim ", dim, " (stride ", Stride(ap, dim),
-          ", count ", Count(ap, dim), ") reaches beyond the int64 range"));
+          "access pattern dim ", dim, " (stride ", Stride(ap, dim), ", count ",
+          Count(ap, dim), ") reaches beyond the int64 range"));
     default:
       break;
   }
@@ -201,10 +200,10 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(
                          "flat elements");
     }
     case Fault::kPartitionStride:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "on-chip access pattern of '", tensor->name(),
-          "' must walk partitions in its first dim (stride ",
-          RowElements(*tensor), "), not ", Stride(ap, 0)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("on-chip access pattern of '", tensor->name(),
+                       "' must walk partitions in its first dim (stride ",
+                       RowElements(*tensor), "), not ", Stride(ap, 0)));
     case Fault::kPartitionBounds: {
       const int64_t first_partition = ap.offset() / RowElements(*tensor);
       return OutOfBounds(*tensor, first_partition,
@@ -223,9 +222,9 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(
                          "elements of a partition row");
     }
     case Fault::kFreeDims:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "on-chip access pattern of '", tensor->name(), "' has ",
-          NumDims(ap) - 1, " free dims (the hardware allows 4)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("on-chip access pattern of '", tensor->name(), "' has ",
+                       NumDims(ap) - 1, " free dims (the hardware allows 4)"));
     default:
       return absl::InternalError("unknown access pattern fault");
   }

@@ -48,9 +48,7 @@ constexpr float k2OverSqrtPi = 1.1283791670955126f;
 constexpr float kSwishAlpha = 1.702f;
 
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-float Softplus(float x) {
-  return x > 20.0f ? x : std::log1p(std::exp(x));
-}
+float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
 }  // namespace
 

@@ -1,9 +1,8 @@
 #ifndef NKIGRAPH_OPS_ACTIVATION_FUNCTIONS_H_
 #define NKIGRAPH_OPS_ACTIVATION_FUNCTIONS_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace nkigraph::ops {
 

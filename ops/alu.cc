@@ -132,8 +132,8 @@ float ApplyAlu(Alu op, float a, float b) {
     case Alu::kBitwiseAnd:
     case Alu::kBitwiseOr:
     case Alu::kBitwiseXor:
-      return static_cast<float>(ApplyAluInt(op, static_cast<int64_t>(a),
-                                            static_cast<int64_t>(b)));
+      return static_cast<float>(
+          ApplyAluInt(op, static_cast<int64_t>(a), static_cast<int64_t>(b)));
   }
   return 0.0f;
 }

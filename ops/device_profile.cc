@@ -7,12 +7,15 @@ namespace {
 
 constexpr int64_t kKiB = 1024;
 
-constexpr DeviceProfile kTrn1{proto::TARGET_TRN1, "trn1", 128, 192 * kKiB,
-                              16 * kKiB, 2 * kKiB, 128, 512, 240.0f};
-constexpr DeviceProfile kTrn2{proto::TARGET_TRN2, "trn2", 128, 224 * kKiB,
-                              16 * kKiB, 2 * kKiB, 128, 512, 240.0f};
-constexpr DeviceProfile kTrn3{proto::TARGET_TRN3, "trn3", 128, 256 * kKiB,
-                              16 * kKiB, 2 * kKiB, 128, 4096, 448.0f};
+constexpr DeviceProfile kTrn1{
+    proto::TARGET_TRN1, "trn1", 128, 192 * kKiB, 16 * kKiB,
+    2 * kKiB,           128,    512, 240.0f};
+constexpr DeviceProfile kTrn2{
+    proto::TARGET_TRN2, "trn2", 128, 224 * kKiB, 16 * kKiB,
+    2 * kKiB,           128,    512, 240.0f};
+constexpr DeviceProfile kTrn3{
+    proto::TARGET_TRN3, "trn3", 128,  256 * kKiB, 16 * kKiB,
+    2 * kKiB,           128,    4096, 448.0f};
 
 }  // namespace
 
@@ -31,8 +34,8 @@ absl::StatusOr<proto::Target> ParseTarget(absl::string_view name) {
   for (const DeviceProfile* p : {&kTrn1, &kTrn2, &kTrn3}) {
     if (p->name == name) return p->target;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown target '", name, "' (expected trn1, trn2 or trn3)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown target '", name, "' (expected trn1, trn2 or trn3)"));
 }
 
 }  // namespace nkigraph::ops

@@ -2,9 +2,9 @@
 #define NKIGRAPH_OPS_DEVICE_PROFILE_H_
 
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::ops {
@@ -14,13 +14,13 @@ namespace nkigraph::ops {
 struct DeviceProfile {
   proto::Target target;
   absl::string_view name;
-  int64_t num_partitions;         // 128
-  int64_t sbuf_partition_bytes;   // 192 / 224 / 256 KiB
-  int64_t psum_partition_bytes;   // 16 KiB
-  int64_t psum_bank_bytes;        // 2 KiB (512 fp32)
-  int64_t matmul_stationary_fmax; // 128
-  int64_t matmul_moving_fmax;     // 512 (4096 fp32 on trn3)
-  float fp8_e4m3_max;             // 240 / 448
+  int64_t num_partitions;          // 128
+  int64_t sbuf_partition_bytes;    // 192 / 224 / 256 KiB
+  int64_t psum_partition_bytes;    // 16 KiB
+  int64_t psum_bank_bytes;         // 2 KiB (512 fp32)
+  int64_t matmul_stationary_fmax;  // 128
+  int64_t matmul_moving_fmax;      // 512 (4096 fp32 on trn3)
+  float fp8_e4m3_max;              // 240 / 448
 };
 
 // TARGET_UNSPECIFIED reads as trn2, the default.

@@ -70,7 +70,7 @@ double InstrView::FloatAttr(absl::string_view name, double fallback) const {
 }
 
 absl::string_view InstrView::StrAttr(absl::string_view name,
-                                    absl::string_view fallback) const {
+                                     absl::string_view fallback) const {
   const proto::Attr* attr = FindAttr(name);
   return attr != nullptr && attr->has_s() ? absl::string_view(attr->s())
                                           : fallback;
@@ -98,29 +98,29 @@ absl::Status CheckDynamicOffset(const proto::AccessPattern& ap,
   }
   if (dyn.tensor_id() < 1 ||
       dyn.tensor_id() > static_cast<uint32_t>(tensors.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dynamic offset names tensor id ", dyn.tensor_id(),
-        ", which does not exist"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("dynamic offset names tensor id ", dyn.tensor_id(),
+                     ", which does not exist"));
   }
   const proto::Tensor& index = tensors.Get(dyn.tensor_id() - 1);
   if (index.dtype() != proto::INT32 && index.dtype() != proto::UINT32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dynamic offset tensor '", index.name(), "' is ",
-        DTypeName(index.dtype()), "; it must be int32 or uint32"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("dynamic offset tensor '", index.name(), "' is ",
+                     DTypeName(index.dtype()), "; it must be int32 or uint32"));
   }
   if (index.space() == proto::PSUM) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dynamic offset tensor '", index.name(), "' is in psum"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("dynamic offset tensor '", index.name(), "' is in psum"));
   }
   if (dyn.kind() == proto::DynamicOffset::VECTOR && !IsHbm(indexed.space())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a vector dynamic offset indexes an HBM tensor; '", indexed.name(),
-        "' is in ", SpaceName(indexed.space())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a vector dynamic offset indexes an HBM tensor; '",
+                     indexed.name(), "' is in ", SpaceName(indexed.space())));
   }
   if (dyn.indirect_dim() >= static_cast<uint32_t>(indexed.shape_size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "indirect_dim ", dyn.indirect_dim(), " is not a dim of '",
-        indexed.name(), "' (rank ", indexed.shape_size(), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("indirect_dim ", dyn.indirect_dim(), " is not a dim of '",
+                     indexed.name(), "' (rank ", indexed.shape_size(), ")"));
   }
   int64_t index_elements = 1;
   for (int64_t d : index.shape()) index_elements *= d;
@@ -186,8 +186,8 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
     const proto::Tensor& tensor = tensors.Get(ap.tensor_id() - 1);
     if ((Space(tensor.space()) & role.spaces) == 0) {
       return view->Error("operand '", role.name, "' ('", tensor.name(),
-                         "') is in ", SpaceName(tensor.space()), "; it must be in ",
-                         SpaceSetName(role.spaces));
+                         "') is in ", SpaceName(tensor.space()),
+                         "; it must be in ", SpaceSetName(role.spaces));
     }
     if (absl::Status s = CheckAccessPattern(ap, tensor); !s.ok()) {
       return view->Error("operand '", role.name, "': ", s.message());

@@ -4,10 +4,10 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ops/device_profile.h"
 #include "ops/op_def.h"
@@ -54,11 +54,13 @@ class InstrView {
   int RoleIndex(absl::string_view role) const;
   const OperandInfo* Find(absl::string_view role) const;
 
-  bool HasAttr(absl::string_view name) const { return FindAttr(name) != nullptr; }
+  bool HasAttr(absl::string_view name) const {
+    return FindAttr(name) != nullptr;
+  }
   int64_t IntAttr(absl::string_view name, int64_t fallback = 0) const;
   double FloatAttr(absl::string_view name, double fallback = 0.0) const;
   absl::string_view StrAttr(absl::string_view name,
-                           absl::string_view fallback = "") const;
+                            absl::string_view fallback = "") const;
   absl::Span<const int64_t> IntsAttr(absl::string_view name) const;
 
   // An InvalidArgument error prefixed by the op name.

@@ -11,7 +11,8 @@ enum { kDst };
 
 absl::Status Check(const InstrView& v) {
   NKI_RETURN_IF_ERROR(CheckPartitions(v, kDst));
-  if (v.StrAttr("engine") == "gpsimd" && v.operand(kDst).space() == proto::PSUM) {
+  if (v.StrAttr("engine") == "gpsimd" &&
+      v.operand(kDst).space() == proto::PSUM) {
     return v.Error("the gpsimd engine cannot access psum");
   }
   return absl::OkStatus();

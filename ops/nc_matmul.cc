@@ -20,9 +20,10 @@ absl::Status Check(const InstrView& v) {
   const DeviceProfile& profile = v.profile();
   const int64_t k = st.partitions();
   if (mv.partitions() != k) {
-    return v.Error("stationary and moving must share the contraction "
-                   "(partition) dim: ",
-                   k, " vs ", mv.partitions());
+    return v.Error(
+        "stationary and moving must share the contraction "
+        "(partition) dim: ",
+        k, " vs ", mv.partitions());
   }
   if (k > profile.num_partitions) {
     return v.Error("contraction dim ", k, " exceeds ", profile.num_partitions);
@@ -37,8 +38,8 @@ absl::Status Check(const InstrView& v) {
   }
   if (dst.partitions() != st.free_size() || dst.free_size() != mv.free_size()) {
     return v.Error("dst must be [", st.free_size(), ", ", mv.free_size(),
-                   "] (stationary free x moving free), not [",
-                   dst.partitions(), ", ", dst.free_size(), "]");
+                   "] (stationary free x moving free), not [", dst.partitions(),
+                   ", ", dst.free_size(), "]");
   }
   const bool bf16_dst_ok = profile.target == proto::TARGET_TRN3;
   if (dst.dtype() != proto::FLOAT32 &&
@@ -46,8 +47,8 @@ absl::Status Check(const InstrView& v) {
     return v.Error("dst must be float32 in psum, not ", DTypeName(dst.dtype()));
   }
   if (!IsFloatDType(st.dtype()) || !IsFloatDType(mv.dtype())) {
-    return v.Error("inputs must be floating point, not ",
-                   DTypeName(st.dtype()), " and ", DTypeName(mv.dtype()));
+    return v.Error("inputs must be floating point, not ", DTypeName(st.dtype()),
+                   " and ", DTypeName(mv.dtype()));
   }
   if ((st.dtype() == proto::FLOAT32) != (mv.dtype() == proto::FLOAT32)) {
     return v.Error("if one input is float32 the other must be too (",

@@ -2,10 +2,10 @@
 #define NKIGRAPH_OPS_OP_DEF_H_
 
 #include <cstdint>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ops/device_profile.h"
 #include "proto/nkigraph.pb.h"
@@ -15,7 +15,15 @@ namespace nkigraph::ops {
 class ExecContext;
 class InstrView;
 
-enum class Engine { kTensor, kVector, kScalar, kGpSimd, kDma, kSync, kCollective };
+enum class Engine {
+  kTensor,
+  kVector,
+  kScalar,
+  kGpSimd,
+  kDma,
+  kSync,
+  kCollective
+};
 absl::string_view EngineName(Engine engine);
 
 enum class Access { kRead, kWrite, kReadWrite };
@@ -23,7 +31,8 @@ enum class Access { kRead, kWrite, kReadWrite };
 // Bit set of memory spaces an operand may live in.
 using SpaceSet = uint32_t;
 constexpr SpaceSet Space(proto::MemorySpace space) { return 1u << space; }
-inline constexpr SpaceSet kHbmSpaces = Space(proto::HBM) | Space(proto::SHARED_HBM);
+inline constexpr SpaceSet kHbmSpaces =
+    Space(proto::HBM) | Space(proto::SHARED_HBM);
 inline constexpr SpaceSet kSbuf = Space(proto::SBUF);
 inline constexpr SpaceSet kPsum = Space(proto::PSUM);
 inline constexpr SpaceSet kOnChip = kSbuf | kPsum;

@@ -27,7 +27,6 @@
 #include "util/graph_io.h"
 #include "util/npy.h"
 
-
 namespace nkigraph {
 namespace {
 

@@ -18,7 +18,6 @@
 #include "tests/cli_fixture.h"
 #include "util/graph_io.h"
 
-
 namespace nkigraph {
 namespace {
 

@@ -819,7 +819,6 @@ class DiffCliTest : public testing::CliFixture {
     ASSERT_TRUE(WriteGraph(b, Path("b.pbtxt")).ok());
     ASSERT_TRUE(WriteGraph(a, Path("a_copy.pbtxt")).ok());
   }
-
 };
 
 TEST_F(DiffCliTest, ExitsZeroForTheSameGraphAcrossFormats) {

@@ -11,8 +11,8 @@ using builder::Buffer;
 using builder::Tensor;
 using builder::Tracer;
 namespace isa = builder::isa;
-using ::testing::HasSubstr;
 using testing::Floats;
+using ::testing::HasSubstr;
 using testing::RunGraph;
 using testing::Trace1;
 
@@ -50,7 +50,8 @@ TEST(InterpSmokeTest, MatmulBiasReluMatchesHandComputedValues) {
               ::testing::ElementsAre(1.5f, 2.5f, 3.5f, 0.0f, 0.0f, 0.0f));
 }
 
-TEST(InterpSmokeTest, ReadingNeverWrittenSbufIsADeviceErrorNamingTheInstruction) {
+TEST(InterpSmokeTest,
+     ReadingNeverWrittenSbufIsADeviceErrorNamingTheInstruction) {
   absl::StatusOr<proto::Graph> graph = Trace1([](Tracer& t) {
     Tensor out = t.Allocate({4, 4}, proto::FLOAT32, Buffer::kSharedHbm, "o");
     Tensor a = builder::ndarray({4, 4}, proto::FLOAT32, Buffer::kSbuf, "a");

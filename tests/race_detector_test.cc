@@ -2,6 +2,8 @@
 // its exact agreement with a byte-by-byte model, the static pass that
 // decides which shared tensors it follows, and whole graphs whose races
 // sit inside, across or beside earlier accesses.
+#include "interp/race_detector.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -14,7 +16,6 @@
 #include "gtest/gtest.h"
 #include "interp/device_memory.h"
 #include "interp/interval_map.h"
-#include "interp/race_detector.h"
 #include "interp/race_scope.h"
 #include "tests/test_util.h"
 
@@ -60,8 +61,8 @@ TEST(IntervalMapTest, UpdatesSplitAndRemergeIntervals) {
   map.Update(0, 1000, [](int64_t& v) { v = 7; });
   EXPECT_EQ(Contents(map), (std::vector<Span>{{0, 1000, 7}}));
   map.Update(400, 410, [](int64_t& v) { v += 1; });  // the middle
-  EXPECT_EQ(Contents(map), (std::vector<Span>{
-                               {0, 400, 7}, {400, 410, 8}, {410, 1000, 7}}));
+  EXPECT_EQ(Contents(map),
+            (std::vector<Span>{{0, 400, 7}, {400, 410, 8}, {410, 1000, 7}}));
   map.Update(400, 410, [](int64_t& v) { v -= 1; });  // equal again: one run
   EXPECT_EQ(Contents(map), (std::vector<Span>{{0, 1000, 7}}));
   EXPECT_EQ(map.size(), 1);
@@ -72,9 +73,10 @@ TEST(IntervalMapTest, UpdatesFillGapsFromTheDefaultValue) {
   map.Update(10, 20, [](int64_t& v) { v = 1; });
   map.Update(30, 40, [](int64_t& v) { v = 1; });
   map.Update(0, 50, [](int64_t& v) { v += 2; });
-  EXPECT_EQ(Contents(map),
-            (std::vector<Span>{{0, 10, 2}, {10, 20, 3}, {20, 30, 2},
-                               {30, 40, 3}, {40, 50, 2}}));
+  EXPECT_EQ(
+      Contents(map),
+      (std::vector<Span>{
+          {0, 10, 2}, {10, 20, 3}, {20, 30, 2}, {30, 40, 3}, {40, 50, 2}}));
 }
 
 TEST(IntervalMapTest, VisitClipsToTheRangeAndStopsWhenAsked) {
@@ -333,7 +335,8 @@ TEST(RaceScopeTest, OverlappingSharedTensorsShareOneVerdict) {
   scopes = interp::ComputeRaceScopes(*graph);
   EXPECT_EQ(ScopeOf(*graph, scopes, "a"), RaceScope::kTracked);
   EXPECT_EQ(ScopeOf(*graph, scopes, "b"), RaceScope::kTracked);
-  absl::StatusOr<Outputs> out = RunGraph(*graph, {Floats("x", {4}, {1, 2, 3, 4})});
+  absl::StatusOr<Outputs> out =
+      RunGraph(*graph, {Floats("x", {4}, {1, 2, 3, 4})});
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out.status().message(),
               HasSubstr("data race on shared_hbm tensor 'b' element [0]"));
@@ -349,7 +352,8 @@ absl::Status WideThenNarrow(int64_t first, int64_t rows, bool write) {
     const int c = t.program_id();
     Tensor x = t.Input("x", {64, 64}, proto::FLOAT32);
     Tensor out = t.Allocate({64, 64}, proto::FLOAT32, Buffer::kSharedHbm, "o");
-    Tensor other = t.Allocate({64, 64}, proto::FLOAT32, Buffer::kSharedHbm, "p");
+    Tensor other =
+        t.Allocate({64, 64}, proto::FLOAT32, Buffer::kSharedHbm, "p");
     if (c == 0) isa::dma_copy(out, x);
     if (c == 1) {
       Tensor cols = out.Slice(0, first, rows).Slice(1, 17, 3);
@@ -422,10 +426,10 @@ TEST(RaceGraphTest, ALargeSharedTensorNeedsLittleRaceState) {
   absl::StatusOr<proto::Graph> graph = TraceWorld(1, 2, [&](Tracer& t) {
     const int c = t.program_id();
     Tensor x = t.Input("x", {kRows / 2, kCols}, proto::FLOAT32);
-    Tensor out = t.Allocate({kRows, kCols}, proto::FLOAT32,
-                            Buffer::kSharedHbm, "o");
-    Tensor copy = t.Allocate({kRows, kCols}, proto::FLOAT32,
-                             Buffer::kSharedHbm, "copy");
+    Tensor out =
+        t.Allocate({kRows, kCols}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    Tensor copy =
+        t.Allocate({kRows, kCols}, proto::FLOAT32, Buffer::kSharedHbm, "copy");
     Tensor flag = t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
     isa::dma_copy(out.Slice(0, c * kRows / 2, kRows / 2), x);
     isa::core_barrier(flag);
@@ -452,8 +456,8 @@ TEST(RaceGraphTest, RaceStateBeyondTheMemoryLimitIsAnError) {
   absl::StatusOr<proto::Graph> graph = TraceWorld(1, 2, [&](Tracer& t) {
     const int c = t.program_id();
     Tensor x = t.Input("x", {1, 65536}, proto::FLOAT32);
-    Tensor out = t.Allocate({1, 65536}, proto::FLOAT32, Buffer::kSharedHbm,
-                            "o");
+    Tensor out =
+        t.Allocate({1, 65536}, proto::FLOAT32, Buffer::kSharedHbm, "o");
     // Every other element per core: 65536 one-element intervals.
     isa::dma_copy(out.Slice(1, c, 32768, 2), x.Slice(1, c, 32768, 2));
     t.Output("out", out);
@@ -468,9 +472,8 @@ TEST(RaceGraphTest, RaceStateBeyondTheMemoryLimitIsAnError) {
   ASSERT_TRUE(interp.ok()) << interp.status();
   (*interp)->FillRandomInputs(1);
   const absl::Status status = (*interp)->Run();
-  EXPECT_THAT(status.message(),
-              AllOf(HasSubstr("race-detection state"),
-                    HasSubstr("raise --memory-limit")));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("race-detection state"),
+                                      HasSubstr("raise --memory-limit")));
   // With room, the same graph runs.
   options.memory_limit_bytes = *device + (64 << 20);
   interp = interp::Interpreter::Create(*graph, options);

@@ -715,8 +715,8 @@ TEST(VizKernelsTest, EveryRegisteredKernelDrawsBothViewsWithinTheBudget) {
       instructions += stream.instructions_size();
     }
     for (View view : {View::kDataflow, View::kBarrier}) {
-      const Dot dot = ParseDot(MustRender(*graph, Options(view, 200),
-                                          Format::kDot));
+      const Dot dot =
+          ParseDot(MustRender(*graph, Options(view, 200), Format::kDot));
       ASSERT_TRUE(dot.ok);
       const int visible = dot.CountNodes("instr") + dot.CountNodes("summary");
       EXPECT_GT(visible, 0);
@@ -1035,7 +1035,6 @@ class VizCliTest : public testing::CliFixture {
     EXPECT_TRUE(absl::StartsWith(r.err, "nkigraph dot: error: ")) << r.err;
     EXPECT_THAT(r.err, HasSubstr(fragment));
   }
-
 };
 
 TEST_F(VizCliTest, WritesDotToStdoutAndSvgOrPngByExtension) {

@@ -107,9 +107,8 @@ int RunDot(const std::vector<std::string>& args) {
     if (!view.ok()) return ReportError("dot", view.status());
     options.view = *view;
   }
-  for (const char* flag :
-       {"--max-nodes", "--max-lane-nodes", "--around", "--radius", "--core",
-        "--rank", "--instance"}) {
+  for (const char* flag : {"--max-nodes", "--max-lane-nodes", "--around",
+                           "--radius", "--core", "--rank", "--instance"}) {
     if (!parsed->Has(flag)) continue;
     absl::StatusOr<int64_t> value = IntFlag(*parsed, flag);
     if (!value.ok()) return ReportError("dot", value.status());

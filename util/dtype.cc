@@ -259,7 +259,8 @@ void LoadRowAsFloat(DType dtype, const uint8_t* src, int64_t count,
       return;
     default: {
       const int size = DTypeSize(dtype);
-      for (int64_t i = 0; i < count; ++i) dst[i] = LoadAsFloat(dtype, src + i * size);
+      for (int64_t i = 0; i < count; ++i)
+        dst[i] = LoadAsFloat(dtype, src + i * size);
     }
   }
 }

@@ -3,9 +3,9 @@
 
 #include <cstdint>
 #include <cstring>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph {
@@ -40,8 +40,7 @@ float LoadAsFloat(DType dtype, const uint8_t* src);
 void StoreFromFloat(DType dtype, float value, uint8_t* dst, float fp8_max);
 
 // Bulk forms of the above, for the interpreter's hot paths.
-void LoadRowAsFloat(DType dtype, const uint8_t* src, int64_t count,
-                    float* dst);
+void LoadRowAsFloat(DType dtype, const uint8_t* src, int64_t count, float* dst);
 void StoreRowFromFloat(DType dtype, const float* src, int64_t count,
                        uint8_t* dst, float fp8_max);
 

@@ -23,9 +23,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path,
     return absl::DataLossError(absl::StrCat("cannot size '", path, "'"));
   }
   if (size > max_bytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("'", path, "' is ", size, " bytes, over the limit of ",
-                     max_bytes));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "'", path, "' is ", size, " bytes, over the limit of ", max_bytes));
   }
   std::string contents(static_cast<size_t>(size), '\0');
   in.seekg(0);
@@ -46,8 +45,8 @@ absl::Status WriteFileAtomically(const std::string& path,
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "cannot create '", temp, "': ", std::strerror(errno)));
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot create '", temp, "': ", std::strerror(errno)));
     }
     for (absl::string_view piece : pieces) {
       out.write(piece.data(), static_cast<std::streamsize>(piece.size()));

@@ -3,11 +3,11 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
-#include "absl/types/span.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace nkigraph {
 

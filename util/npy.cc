@@ -409,10 +409,12 @@ absl::StatusOr<std::string> NpyPreamble(const HostArray& array) {
 // The array's values as stored, when that is already little-endian.
 absl::string_view RawValues(const HostArray& array) {
   return array.dtype == proto::FLOAT32
-             ? absl::string_view(reinterpret_cast<const char*>(array.f32.data()),
-                                 4 * array.f32.size())
-             : absl::string_view(reinterpret_cast<const char*>(array.i32.data()),
-                                 4 * array.i32.size());
+             ? absl::string_view(
+                   reinterpret_cast<const char*>(array.f32.data()),
+                   4 * array.f32.size())
+             : absl::string_view(
+                   reinterpret_cast<const char*>(array.i32.data()),
+                   4 * array.i32.size());
 }
 
 }  // namespace

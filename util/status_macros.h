@@ -5,12 +5,11 @@
 #include "absl/status/statusor.h"
 
 // Propagates a non-OK absl::Status to the caller.
-#define NKI_RETURN_IF_ERROR(expr)                \
-  do {                                           \
-    if (absl::Status _nki_status = (expr);       \
-        !_nki_status.ok()) {                     \
-      return _nki_status;                        \
-    }                                            \
+#define NKI_RETURN_IF_ERROR(expr)                               \
+  do {                                                          \
+    if (absl::Status _nki_status = (expr); !_nki_status.ok()) { \
+      return _nki_status;                                       \
+    }                                                           \
   } while (0)
 
 #define NKI_CONCAT_INNER(a, b) a##b

@@ -73,13 +73,14 @@ absl::StatusOr<VizGraph> BuildBarrierView(const GraphIndex& index,
                 cores, (budget - lanes) / static_cast<int64_t>(ranks.size()))
           : 0;
   if (options.max_lane_nodes > 0) {
-    const int64_t lane_cap = std::max<int64_t>(2, options.max_lane_nodes) * cores;
+    const int64_t lane_cap =
+        std::max<int64_t>(2, options.max_lane_nodes) * cores;
     per_copy = per_copy > 0 ? std::min(per_copy, lane_cap) : lane_cap;
   }
   const bool collapse = per_copy > 0;
-  tree.Finish(collapse ? static_cast<int>(
-                             std::max<int64_t>(4, per_copy / (2 * cores)))
-                       : 1 << 30);
+  tree.Finish(
+      collapse ? static_cast<int>(std::max<int64_t>(4, per_copy / (2 * cores)))
+               : 1 << 30);
   const int64_t visible = collapse ? tree.Collapse(per_copy) : tree.ExpandAll();
 
   VizGraph graph;

@@ -124,8 +124,7 @@ absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
     LaneEmit emit;
     emit.cluster = static_cast<int>(graph.clusters.size()) - 1;
     emit.stuck = nullptr;
-    EmitLane(index, tree, tree.lanes()[l], emit, &graph, &rep,
-             &lane_orders[l]);
+    EmitLane(index, tree, tree.lanes()[l], emit, &graph, &rep, &lane_orders[l]);
   }
   for (int i = 0; i < index.size(); ++i) {
     if (sel.selected[i])

@@ -21,8 +21,8 @@ namespace nkigraph::viz {
 inline constexpr int kNumEngines = 7;  // ops::Engine values
 // Every engine, in ops::Engine order (legends and counts list them so).
 inline constexpr ops::Engine kAllEngines[kNumEngines] = {
-    ops::Engine::kTensor, ops::Engine::kVector, ops::Engine::kScalar,
-    ops::Engine::kGpSimd, ops::Engine::kDma,    ops::Engine::kSync,
+    ops::Engine::kTensor,    ops::Engine::kVector, ops::Engine::kScalar,
+    ops::Engine::kGpSimd,    ops::Engine::kDma,    ops::Engine::kSync,
     ops::Engine::kCollective};
 // Worlds larger than this are refused (hostile graphs must not make the
 // visualizer allocate per core without bound).

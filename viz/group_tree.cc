@@ -205,8 +205,7 @@ int64_t GroupTree::Collapse(int64_t budget) {
       for (size_t k = 0; k < longest; ++k) {
         for (size_t l = 0; l < num_lanes; ++l) {
           if (k >= level[l].size()) continue;
-          const size_t size =
-              pass == 1 ? groups_[level[l][k]].items.size() : 0;
+          const size_t size = pass == 1 ? groups_[level[l][k]].items.size() : 0;
           order.emplace_back(size, k, l);
         }
       }

@@ -121,8 +121,8 @@ absl::StatusOr<std::string> LayOutAndRenderIsolated(
     const char tag = out.ok() ? '+' : '-';
     const std::string body =
         out.ok() ? *std::move(out) : std::string(out.status().message());
-    const bool sent = WriteAll(fds[1], &tag, 1) &&
-                      WriteAll(fds[1], body.data(), body.size());
+    const bool sent =
+        WriteAll(fds[1], &tag, 1) && WriteAll(fds[1], body.data(), body.size());
     close(fds[1]);
     _exit(sent ? 0 : 1);
   }
@@ -140,9 +140,9 @@ absl::StatusOr<std::string> LayOutAndRenderIsolated(
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFSIGNALED(status)) {
-    return absl::InternalError(absl::StrCat(
-        "Graphviz crashed laying out this picture (signal ", WTERMSIG(status),
-        ", ", strsignal(WTERMSIG(status)), ")"));
+    return absl::InternalError(
+        absl::StrCat("Graphviz crashed laying out this picture (signal ",
+                     WTERMSIG(status), ", ", strsignal(WTERMSIG(status)), ")"));
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || received.empty()) {
     return absl::InternalError("Graphviz's layout process failed");
@@ -187,14 +187,14 @@ absl::StatusOr<std::string> Render(const VizGraph& graph, Format format) {
   }
   if (format == Format::kDot) return WriteDot(g.get());
 
-  if (format == Format::kPng && agget(g.get(), const_cast<char*>("size")) ==
-                                    nullptr) {
+  if (format == Format::kPng &&
+      agget(g.get(), const_cast<char*>("size")) == nullptr) {
     // Cairo bitmaps stop at 32767 pixels a side; past that Graphviz
     // shrinks the picture itself, with a message on stderr. Ask for at
     // most 340 inches (32640 pixels at 96 dpi) instead; smaller drawings
     // are not scaled.
-    agsafeset(g.get(), const_cast<char*>("size"),
-              const_cast<char*>("340,340"), const_cast<char*>(""));
+    agsafeset(g.get(), const_cast<char*>("size"), const_cast<char*>("340,340"),
+              const_cast<char*>(""));
   }
   return LayOutAndRenderIsolated(g.get(), format, messages);
 }

@@ -40,8 +40,7 @@ absl::Status KeepInstance(const GraphIndex& index, const std::string& query,
     tree.Finish(1 << 30);
     std::vector<const Group*> instances;
     for (const Group& group : tree.groups()) {
-      if (group.kind != GroupKind::kScope ||
-          !ScopeMatches(group.path, query)) {
+      if (group.kind != GroupKind::kScope || !ScopeMatches(group.path, query)) {
         continue;
       }
       const Group& parent = tree.group(group.parent);
@@ -51,13 +50,16 @@ absl::Status KeepInstance(const GraphIndex& index, const std::string& query,
       }
       instances.push_back(&group);
     }
-    std::sort(instances.begin(), instances.end(),
-              [](const Group* a, const Group* b) { return a->first < b->first; });
+    std::sort(
+        instances.begin(), instances.end(),
+        [](const Group* a, const Group* b) { return a->first < b->first; });
     if (n >= static_cast<int64_t>(instances.size())) {
       return absl::NotFoundError(absl::StrCat(
           "--instance ", n, ": scope '", query, "' has ", instances.size(),
           " instance(s) on core ", c,
-          instances.empty() ? "" : absl::StrCat(" (0 to ", instances.size() - 1, ")")));
+          instances.empty()
+              ? ""
+              : absl::StrCat(" (0 to ", instances.size() - 1, ")")));
     }
     const Group& keep = *instances[n];
     for (int i : stream) {
@@ -137,8 +139,8 @@ absl::StatusOr<Selection> Select(
       return absl::InvalidArgumentError("--instance needs --scope PATH");
     }
     if (*filters.instance < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--instance ", *filters.instance, " must be 0 or more"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--instance ", *filters.instance, " must be 0 or more"));
     }
     if (absl::Status s = KeepInstance(index, filters.scope, *filters.instance,
                                       sel.cores, &sel.selected);
