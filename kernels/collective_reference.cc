@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "util/dtype.h"
+#include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
@@ -28,28 +29,19 @@ int64_t Elements(const std::vector<int64_t>& shape) {
 absl::StatusOr<std::vector<std::vector<float>>> PerRankInput(
     const std::vector<HostArray>& inputs, const std::string& name,
     int64_t num_ranks, const std::vector<int64_t>& shape, proto::DType dtype) {
-  const std::vector<int64_t> expected = HostShape(num_ranks, shape);
-  for (const HostArray& array : inputs) {
-    if (array.name != name) continue;
-    if (array.dtype != proto::FLOAT32 || array.shape != expected ||
-        static_cast<int64_t>(array.f32.size()) != Elements(expected)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", name, "' is ", DTypeName(array.dtype), " [",
-          absl::StrJoin(array.shape, ", "), "]; expected float32 [",
-          absl::StrJoin(expected, ", "), "]"));
+  NKI_ASSIGN_OR_RETURN(
+      const HostArray* array,
+      FindHostInput(inputs, name, HostShape(num_ranks, shape)));
+  const int64_t per_rank = Elements(shape);
+  std::vector<std::vector<float>> ranks(num_ranks);
+  for (int64_t r = 0; r < num_ranks; ++r) {
+    ranks[r].reserve(per_rank);
+    for (int64_t e = 0; e < per_rank; ++e) {
+      ranks[r].push_back(
+          RoundTo(dtype, array->f32[r * per_rank + e], /*fp8_max=*/240.0f));
     }
-    const int64_t per_rank = Elements(shape);
-    std::vector<std::vector<float>> ranks(num_ranks);
-    for (int64_t r = 0; r < num_ranks; ++r) {
-      ranks[r].reserve(per_rank);
-      for (int64_t e = 0; e < per_rank; ++e) {
-        ranks[r].push_back(
-            RoundTo(dtype, array.f32[r * per_rank + e], /*fp8_max=*/240.0f));
-      }
-    }
-    return ranks;
   }
-  return absl::InvalidArgumentError(absl::StrCat("missing input '", name, "'"));
+  return ranks;
 }
 
 HostArray PerRankOutput(const std::string& name,

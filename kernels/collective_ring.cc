@@ -1,11 +1,14 @@
 #include "kernels/collective_ring.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "builder/isa.h"
 #include "builder/tiling.h"
+#include "kernels/params.h"
 #include "util/dtype.h"
+#include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
@@ -72,6 +75,44 @@ void LaunchRingPermutes(const RingBuffers& buffers, int from, int to) {
 }
 
 }  // namespace
+
+std::vector<ParamSpec> RingParamSpecs(std::string k_help,
+                                      std::vector<ParamSpec> after_k) {
+  std::vector<ParamSpec> specs = {
+      IntParam("tp_degree", 4,
+               "ranks per replica group, the ring length (even, >= 2)"),
+      IntParam("num_groups", 1,
+               "replica groups; num_ranks = tp_degree x num_groups"),
+      IntParam("m", 128, "rows of lhs per rank"),
+      IntParam("k", 256, std::move(k_help)),
+  };
+  for (ParamSpec& spec : after_k) specs.push_back(std::move(spec));
+  specs.push_back(IntParam(
+      "force_hbm_cc", 0,
+      "1: run the ring over shared-HBM buffers even when the SBUF budget "
+      "fits"));
+  specs.push_back(IntParam(
+      "nc_version", 3,
+      "NeuronCore version (2 to 4); tp_degree 32 uses 4 channels below 3"));
+  specs.push_back(IntParam(
+      "lnc", 2, "logical cores per rank (1 or 2); the cores split the rows"));
+  specs.push_back(DTypeParam());
+  return specs;
+}
+
+absl::StatusOr<RingParams> RingParamsFrom(const ParamValues& values) {
+  RingParams params;
+  params.tp_degree = values.Int("tp_degree");
+  params.num_groups = values.Int("num_groups");
+  params.m = values.Int("m");
+  params.k = values.Int("k");
+  NKI_RETURN_IF_ERROR(CheckIntRange(values, "force_hbm_cc", 0, 1));
+  params.force_hbm_cc = values.Int("force_hbm_cc") == 1;
+  params.nc_version = values.Int("nc_version");
+  params.lnc = values.Int("lnc");
+  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
+  return params;
+}
 
 absl::Status ValidateRingParams(const RingParams& params) {
   if (params.tp_degree < 2 || params.tp_degree > kMaxRanks ||

@@ -25,8 +25,10 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "builder/tracer.h"
+#include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::kernels {
@@ -57,6 +59,14 @@ struct RingParams {
 // ranks at most 4096), m and k (1 to 65536), nc_version (2 to 4), lnc (1 or
 // 2) and dtype; messages name the parameter and the limit.
 absl::Status ValidateRingParams(const RingParams& params);
+
+// The parameters of the kernels built on the ring (fgcc, fg_allgather), in
+// their contract order: tp_degree, num_groups, m, k (described by
+// `k_help`), `after_k`, force_hbm_cc, nc_version, lnc, dtype.
+std::vector<ParamSpec> RingParamSpecs(std::string k_help,
+                                      std::vector<ParamSpec> after_k);
+// The RingParams those parameters name (not yet validated).
+absl::StatusOr<RingParams> RingParamsFrom(const ParamValues& values);
 
 // Replica group g is ranks [g·tp, (g+1)·tp), in ring order
 // (fgcc._generate_replica_groups).

@@ -297,16 +297,6 @@ void TraceConv1d(builder::Tracer& tracer, const ParamValues& values) {
   tracer.Output("out", out);
 }
 
-absl::Status CheckRange(const char* name, int64_t value, int64_t lo,
-                        int64_t hi) {
-  if (value < lo || value > hi) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter '", name, "' is ", value,
-                     "; it must be between ", lo, " and ", hi));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 int64_t Conv1dParams::l_out() const {

@@ -20,12 +20,12 @@ absl::StatusOr<std::vector<HostArray>> Conv1dReference(
                 length = params.length, taps = params.kernel_size,
                 l_out = params.l_out();
   NKI_ASSIGN_OR_RETURN(const HostArray* x,
-                       FindConvInput(inputs, "x_in", {batch, c_in, length}));
+                       FindHostInput(inputs, "x_in", {batch, c_in, length}));
   NKI_ASSIGN_OR_RETURN(const HostArray* filters,
-                       FindConvInput(inputs, "filters", {taps, c_in, c_out}));
+                       FindHostInput(inputs, "filters", {taps, c_in, c_out}));
   const HostArray* bias = nullptr;
   if (params.bias) {
-    NKI_ASSIGN_OR_RETURN(bias, FindConvInput(inputs, "bias", {c_out}));
+    NKI_ASSIGN_OR_RETURN(bias, FindHostInput(inputs, "bias", {c_out}));
   }
 
   HostArray out;

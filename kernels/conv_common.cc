@@ -63,25 +63,4 @@ const builder::Tensor& PsumRotation::Next() {
   return tile;
 }
 
-absl::StatusOr<const HostArray*> FindConvInput(
-    const std::vector<HostArray>& inputs, const std::string& name,
-    const std::vector<int64_t>& shape) {
-  for (const HostArray& array : inputs) {
-    if (array.name != name) continue;
-    if (array.dtype != proto::FLOAT32) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input '", name, "' must be float32"));
-    }
-    if (array.shape != shape ||
-        static_cast<int64_t>(array.f32.size()) != array.num_elements()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", name, "' has shape [", absl::StrJoin(array.shape, ", "),
-          "] with ", array.f32.size(), " values; expected [",
-          absl::StrJoin(shape, ", "), "]"));
-    }
-    return &array;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("missing input '", name, "'"));
-}
-
 }  // namespace nkigraph::kernels

@@ -64,12 +64,6 @@ class PsumRotation {
   size_t next_ = 0;
 };
 
-// The float32 input `name` of shape `shape` among `inputs`; an error naming
-// the input when missing or misshapen.
-absl::StatusOr<const HostArray*> FindConvInput(
-    const std::vector<HostArray>& inputs, const std::string& name,
-    const std::vector<int64_t>& shape);
-
 }  // namespace nkigraph::kernels
 
 #endif  // NKIGRAPH_KERNELS_CONV_COMMON_H_

@@ -15,15 +15,12 @@ absl::StatusOr<std::vector<HostArray>> CrossEntropyBackwardReference(
     const std::vector<HostArray>& inputs) {
   NKI_RETURN_IF_ERROR(ValidateCrossEntropyParams(params));
   const int64_t p = params.num_positions, v = params.vocab_size;
-  NKI_ASSIGN_OR_RETURN(
-      const HostArray* logits,
-      FindCrossEntropyInput(inputs, "logits", {p, v}, proto::FLOAT32));
-  NKI_ASSIGN_OR_RETURN(
-      const HostArray* targets,
-      FindCrossEntropyInput(inputs, "targets", {p}, proto::INT32));
-  NKI_ASSIGN_OR_RETURN(
-      const HostArray* lse_state,
-      FindCrossEntropyInput(inputs, "lse_state", {p}, proto::FLOAT32));
+  NKI_ASSIGN_OR_RETURN(const HostArray* logits,
+                       FindHostInput(inputs, "logits", {p, v}, proto::FLOAT32));
+  NKI_ASSIGN_OR_RETURN(const HostArray* targets,
+                       FindHostInput(inputs, "targets", {p}, proto::INT32));
+  NKI_ASSIGN_OR_RETURN(const HostArray* lse_state,
+                       FindHostInput(inputs, "lse_state", {p}, proto::FLOAT32));
 
   std::vector<bool> ignored(p);
   int64_t counted = 0;

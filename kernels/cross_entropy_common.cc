@@ -22,14 +22,6 @@ using builder::Tile;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-absl::Status CheckRange(const char* name, int64_t value, int64_t lo, int64_t hi,
-                        absl::string_view why = "") {
-  if (value >= lo && value <= hi) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "parameter '", name, "' is ", value, "; it must be between ", lo, " and ",
-      hi, why.empty() ? "" : " (", why, why.empty() ? "" : ")"));
-}
-
 }  // namespace
 
 std::vector<ParamSpec> CrossEntropyParamSpecs() {
@@ -135,30 +127,6 @@ void ValidPositionColumn(const Tensor& dst, const Tensor& targets_col,
 void StoreColumn(const Tensor& dst, const Tensor& column, const Tile& pos) {
   isa::dma_copy(dst.Slice(0, pos.offset, pos.size).Reshape({pos.size, 1}),
                 column);
-}
-
-absl::StatusOr<const HostArray*> FindCrossEntropyInput(
-    const std::vector<HostArray>& inputs, const std::string& name,
-    const std::vector<int64_t>& shape, proto::DType dtype) {
-  for (const HostArray& array : inputs) {
-    if (array.name != name) continue;
-    const size_t values =
-        dtype == proto::INT32 ? array.i32.size() : array.f32.size();
-    if (array.dtype != dtype) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input '", name, "' must be ", DTypeName(dtype),
-                       ", not ", DTypeName(array.dtype)));
-    }
-    if (array.shape != shape ||
-        static_cast<int64_t>(values) != array.num_elements()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input '", name, "' has shape [",
-                       absl::StrJoin(array.shape, ", "), "] with ", values,
-                       " values; expected [", absl::StrJoin(shape, ", "), "]"));
-    }
-    return &array;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("missing input '", name, "'"));
 }
 
 HostArray ZeroFloat32Array(const std::string& name,

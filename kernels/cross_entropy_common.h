@@ -103,12 +103,6 @@ void StoreColumn(const builder::Tensor& dst, const builder::Tensor& column,
 
 // --- Reference helpers ----------------------------------------------------
 
-// The input `name` of `inputs`, checked for dtype (float32 or int32) and
-// shape.
-absl::StatusOr<const HostArray*> FindCrossEntropyInput(
-    const std::vector<HostArray>& inputs, const std::string& name,
-    const std::vector<int64_t>& shape, proto::DType dtype);
-
 // A zero-filled float32 array.
 HostArray ZeroFloat32Array(const std::string& name, std::vector<int64_t> shape);
 

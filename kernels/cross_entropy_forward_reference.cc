@@ -16,12 +16,10 @@ absl::StatusOr<std::vector<HostArray>> CrossEntropyForwardReference(
     const CrossEntropyParams& params, const std::vector<HostArray>& inputs) {
   NKI_RETURN_IF_ERROR(ValidateCrossEntropyParams(params));
   const int64_t p = params.num_positions, v = params.vocab_size;
-  NKI_ASSIGN_OR_RETURN(
-      const HostArray* logits,
-      FindCrossEntropyInput(inputs, "logits", {p, v}, proto::FLOAT32));
-  NKI_ASSIGN_OR_RETURN(
-      const HostArray* targets,
-      FindCrossEntropyInput(inputs, "targets", {p}, proto::INT32));
+  NKI_ASSIGN_OR_RETURN(const HostArray* logits,
+                       FindHostInput(inputs, "logits", {p, v}, proto::FLOAT32));
+  NKI_ASSIGN_OR_RETURN(const HostArray* targets,
+                       FindHostInput(inputs, "targets", {p}, proto::INT32));
 
   HostArray loss = ZeroFloat32Array("loss", {p});
   HostArray lse_state = ZeroFloat32Array("lse_state", {p});

@@ -19,9 +19,9 @@ absl::StatusOr<std::vector<HostArray>> DepthwiseConv1dReference(
                 q_out = params.q_out();
   NKI_ASSIGN_OR_RETURN(
       const HostArray* img,
-      FindConvInput(inputs, "img", {batch, channels, 1, width}));
+      FindHostInput(inputs, "img", {batch, channels, 1, width}));
   NKI_ASSIGN_OR_RETURN(const HostArray* filter,
-                       FindConvInput(inputs, "filter", {channels, 1, 1, taps}));
+                       FindHostInput(inputs, "filter", {channels, 1, 1, taps}));
 
   HostArray out;
   out.name = "out";

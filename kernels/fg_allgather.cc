@@ -106,16 +106,7 @@ absl::Status ValidateFgAllgatherParams(const RingParams& params) {
 }
 
 absl::StatusOr<RingParams> FgAllgatherParamsFrom(const ParamValues& values) {
-  RingParams params;
-  params.tp_degree = values.Int("tp_degree");
-  params.num_groups = values.Int("num_groups");
-  params.m = values.Int("m");
-  params.k = values.Int("k");
-  NKI_RETURN_IF_ERROR(CheckIntRange(values, "force_hbm_cc", 0, 1));
-  params.force_hbm_cc = values.Int("force_hbm_cc") == 1;
-  params.nc_version = values.Int("nc_version");
-  params.lnc = values.Int("lnc");
-  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
+  NKI_ASSIGN_OR_RETURN(RingParams params, RingParamsFrom(values));
   NKI_RETURN_IF_ERROR(ValidateFgAllgatherParams(params));
   return params;
 }
@@ -145,23 +136,7 @@ void RegisterFgAllgather(KernelRegistry& registry) {
       "fine_grained_allgather: fgcc's double-buffered ring of "
       "collective_permute_implicit with a transpose-and-scatter copy into "
       "the resolver's rank slot in place of the matmul";
-  def.params = {
-      IntParam("tp_degree", 4,
-               "ranks per replica group, the ring length (even, >= 2)"),
-      IntParam("num_groups", 1,
-               "replica groups; num_ranks = tp_degree x num_groups"),
-      IntParam("m", 128, "rows of lhs per rank"),
-      IntParam("k", 256, "columns of lhs"),
-      IntParam("force_hbm_cc", 0,
-               "1: run the ring over shared-HBM buffers even when the SBUF "
-               "budget fits"),
-      IntParam("nc_version", 3,
-               "NeuronCore version (2 to 4); tp_degree 32 uses 4 channels "
-               "below 3"),
-      IntParam("lnc", 2,
-               "logical cores per rank (1 or 2); the cores split the rows"),
-      DTypeParam(),
-  };
+  def.params = RingParamSpecs("columns of lhs", {});
   def.inputs = {{"lhs", "[m, k] per rank", "dtype"}};
   def.outputs = {{"result", "[tp_degree*m, k] per rank", "dtype"}};
   def.world =

@@ -153,16 +153,8 @@ absl::Status ValidateFgccParams(const FgccParams& params) {
 
 absl::StatusOr<FgccParams> FgccParamsFrom(const ParamValues& values) {
   FgccParams params;
-  params.ring.tp_degree = values.Int("tp_degree");
-  params.ring.num_groups = values.Int("num_groups");
-  params.ring.m = values.Int("m");
-  params.ring.k = values.Int("k");
+  NKI_ASSIGN_OR_RETURN(params.ring, RingParamsFrom(values));
   params.n = values.Int("n");
-  NKI_RETURN_IF_ERROR(CheckIntRange(values, "force_hbm_cc", 0, 1));
-  params.ring.force_hbm_cc = values.Int("force_hbm_cc") == 1;
-  params.ring.nc_version = values.Int("nc_version");
-  params.ring.lnc = values.Int("lnc");
-  NKI_ASSIGN_OR_RETURN(params.ring.dtype, DTypeParamValue(values));
   NKI_RETURN_IF_ERROR(ValidateFgccParams(params));
   return params;
 }
@@ -202,24 +194,8 @@ void RegisterFgcc(KernelRegistry& registry) {
       "allgather_compute_matmul: out = AllGather(lhs) @ rhs as a "
       "double-buffered ring of collective_permute_implicit, each step's "
       "product written at the resolver's rank slot";
-  def.params = {
-      IntParam("tp_degree", 4,
-               "ranks per replica group, the ring length (even, >= 2)"),
-      IntParam("num_groups", 1,
-               "replica groups; num_ranks = tp_degree x num_groups"),
-      IntParam("m", 128, "rows of lhs per rank"),
-      IntParam("k", 256, "contraction size: columns of lhs, rows of rhs"),
-      IntParam("n", 512, "columns of rhs and out"),
-      IntParam("force_hbm_cc", 0,
-               "1: run the ring over shared-HBM buffers even when the SBUF "
-               "budget fits"),
-      IntParam("nc_version", 3,
-               "NeuronCore version (2 to 4); tp_degree 32 uses 4 channels "
-               "below 3"),
-      IntParam("lnc", 2,
-               "logical cores per rank (1 or 2); the cores split the rows"),
-      DTypeParam(),
-  };
+  def.params = RingParamSpecs("contraction size: columns of lhs, rows of rhs",
+                              {IntParam("n", 512, "columns of rhs and out")});
   def.inputs = {
       {"lhs", "[m, k] per rank", "dtype"},
       {"rhs", "[k, n] per rank", "dtype"},

@@ -33,16 +33,6 @@ constexpr int64_t kZeroTileCols = 2048;
 
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-absl::Status CheckRange(const char* name, int64_t value, int64_t lo,
-                        int64_t hi) {
-  if (value < lo || value > hi) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter '", name, "' is ", value,
-                     "; it must be between ", lo, " and ", hi));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 // --- Parameters -------------------------------------------------------------
@@ -289,26 +279,6 @@ void ZeroFill(const Tensor& view) {
 int64_t MoeHostInputs::Token(const MoeParams& p, int64_t n, int64_t b) const {
   const int64_t t = token_position_to_id->i32[n * p.block_size + b];
   return t >= 0 && t < p.num_tokens ? t : -1;
-}
-
-absl::StatusOr<const HostArray*> FindHostInput(
-    const std::vector<HostArray>& inputs, const std::string& name,
-    const std::vector<int64_t>& shape, proto::DType dtype) {
-  for (const HostArray& array : inputs) {
-    if (array.name != name) continue;
-    const size_t values =
-        dtype == proto::INT32 ? array.i32.size() : array.f32.size();
-    if (array.dtype != dtype || array.shape != shape ||
-        static_cast<int64_t>(values) != array.num_elements()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", name, "' must be ",
-          dtype == proto::INT32 ? "int32" : "float32", " [",
-          absl::StrJoin(shape, ", "), "], not [",
-          absl::StrJoin(array.shape, ", "), "] with ", values, " values"));
-    }
-    return &array;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("missing input '", name, "'"));
 }
 
 absl::StatusOr<MoeHostInputs> FindMoeHostInputs(

@@ -163,9 +163,6 @@ struct MoeHostInputs {
   // Token of slot b of block n, or −1 for an empty (or out-of-range) slot.
   int64_t Token(const MoeParams& params, int64_t n, int64_t b) const;
 };
-absl::StatusOr<const HostArray*> FindHostInput(
-    const std::vector<HostArray>& inputs, const std::string& name,
-    const std::vector<int64_t>& shape, proto::DType dtype);
 // Also checks every block_to_expert entry lies in [0, E).
 absl::StatusOr<MoeHostInputs> FindMoeHostInputs(
     const MoeParams& params, const std::vector<HostArray>& inputs);

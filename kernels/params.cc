@@ -54,13 +54,15 @@ absl::StatusOr<proto::DType> DTypeParamValue(const ParamValues& values) {
 
 absl::Status CheckIntRange(const ParamValues& values, const std::string& name,
                            int64_t lo, int64_t hi) {
-  const int64_t value = values.Int(name);
-  if (value < lo || value > hi) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter '", name, "' is ", value,
-                     "; it must be between ", lo, " and ", hi));
-  }
-  return absl::OkStatus();
+  return CheckRange(name, values.Int(name), lo, hi);
+}
+
+absl::Status CheckRange(absl::string_view name, int64_t value, int64_t lo,
+                        int64_t hi, absl::string_view why) {
+  if (value >= lo && value <= hi) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "parameter '", name, "' is ", value, "; it must be between ", lo, " and ",
+      hi, why.empty() ? "" : " (", why, why.empty() ? "" : ")"));
 }
 
 }  // namespace nkigraph::kernels

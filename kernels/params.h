@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
 
@@ -27,8 +28,12 @@ ParamSpec DTypeParam();
 // The value of the `dtype` parameter.
 absl::StatusOr<proto::DType> DTypeParamValue(const ParamValues& values);
 
-// OK if lo <= values.Int(name) <= hi; otherwise an error naming the
-// parameter, its value and the limits.
+// OK if lo <= value <= hi; otherwise an error naming the parameter, its
+// value and the limits, and `why` in parentheses when given.
+absl::Status CheckRange(absl::string_view name, int64_t value, int64_t lo,
+                        int64_t hi, absl::string_view why = "");
+
+// CheckRange of values.Int(name).
 absl::Status CheckIntRange(const ParamValues& values, const std::string& name,
                            int64_t lo, int64_t hi);
 

@@ -9,40 +9,18 @@
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
-namespace {
-
-absl::StatusOr<const HostArray*> FindInput(const std::vector<HostArray>& inputs,
-                                           const std::string& name,
-                                           const std::vector<int64_t>& shape) {
-  for (const HostArray& array : inputs) {
-    if (array.name != name) continue;
-    if (array.dtype != proto::FLOAT32) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input '", name, "' must be float32"));
-    }
-    if (array.shape != shape ||
-        static_cast<int64_t>(array.f32.size()) != array.num_elements()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", name, "' has shape [", absl::StrJoin(array.shape, ", "),
-          "] with ", array.f32.size(), " values; expected [",
-          absl::StrJoin(shape, ", "), "]"));
-    }
-    return &array;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("missing input '", name, "'"));
-}
-
-}  // namespace
 
 absl::StatusOr<std::vector<HostArray>> TiledMatmulReference(
     const TiledMatmulParams& params, const std::vector<HostArray>& inputs) {
   NKI_RETURN_IF_ERROR(ValidateTiledMatmulParams(params));
   const int64_t m = params.m, k = params.k, n = params.n;
-  NKI_ASSIGN_OR_RETURN(const HostArray* lhs, FindInput(inputs, "lhs", {m, k}));
-  NKI_ASSIGN_OR_RETURN(const HostArray* rhs, FindInput(inputs, "rhs", {k, n}));
+  NKI_ASSIGN_OR_RETURN(const HostArray* lhs,
+                       FindHostInput(inputs, "lhs", {m, k}));
+  NKI_ASSIGN_OR_RETURN(const HostArray* rhs,
+                       FindHostInput(inputs, "rhs", {k, n}));
   const HostArray* bias = nullptr;
   if (params.bias) {
-    NKI_ASSIGN_OR_RETURN(bias, FindInput(inputs, "bias", {n}));
+    NKI_ASSIGN_OR_RETURN(bias, FindHostInput(inputs, "bias", {n}));
   }
 
   HostArray out;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph {
@@ -24,6 +25,14 @@ struct HostArray {
     return n;
   }
 };
+
+// The array called `name` among `inputs`, which must have `dtype` (FLOAT32
+// or INT32) and `shape` with as many values; an error naming the input
+// when it is missing, of another dtype or misshapen. What every kernel
+// reference does first with its inputs.
+absl::StatusOr<const HostArray*> FindHostInput(
+    const std::vector<HostArray>& inputs, const std::string& name,
+    const std::vector<int64_t>& shape, proto::DType dtype = proto::FLOAT32);
 
 }  // namespace nkigraph
 

@@ -1,0 +1,33 @@
+#include "util/host_array.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "util/dtype.h"
+
+namespace nkigraph {
+
+absl::StatusOr<const HostArray*> FindHostInput(
+    const std::vector<HostArray>& inputs, const std::string& name,
+    const std::vector<int64_t>& shape, proto::DType dtype) {
+  for (const HostArray& array : inputs) {
+    if (array.name != name) continue;
+    if (array.dtype != dtype) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", name, "' must be ", DTypeName(dtype),
+                       ", not ", DTypeName(array.dtype)));
+    }
+    const size_t values =
+        dtype == proto::INT32 ? array.i32.size() : array.f32.size();
+    if (array.shape != shape ||
+        static_cast<int64_t>(values) != array.num_elements()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", name, "' has shape [",
+                       absl::StrJoin(array.shape, ", "), "] with ", values,
+                       " values; expected [", absl::StrJoin(shape, ", "), "]"));
+    }
+    return &array;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("missing input '", name, "'"));
+}
+
+}  // namespace nkigraph
