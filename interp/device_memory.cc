@@ -51,10 +51,6 @@ absl::StatusOr<int64_t> DeviceMemory::BytesNeeded(const proto::Graph& graph) {
   return 2 * per_rank * std::max<int64_t>(1, graph.world().num_ranks());
 }
 
-int64_t DeviceMemory::HbmBytes(const proto::Graph& graph) {
-  return Measure(graph).hbm;
-}
-
 absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph,
                                                   int64_t limit_bytes) {
   absl::StatusOr<int64_t> needed = BytesNeeded(graph);

@@ -29,8 +29,6 @@ class DeviceMemory {
  public:
   // Bytes the graph needs, or an error if they exceed `limit_bytes`.
   static absl::StatusOr<int64_t> BytesNeeded(const proto::Graph& graph);
-  // Bytes of one rank's HBM region.
-  static int64_t HbmBytes(const proto::Graph& graph);
   static absl::StatusOr<DeviceMemory> Create(const proto::Graph& graph,
                                              int64_t limit_bytes);
 
