@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "bench/streaming_kernel.h"
 #include "builder/isa.h"
 #include "builder/tracer.h"
 #include "diff/diff.h"
@@ -27,42 +28,10 @@
 namespace nkigraph {
 namespace {
 
-using builder::Buffer;
-using builder::Tensor;
-namespace isa = builder::isa;
-
 constexpr int64_t kSteps = 200'000;  // x 5 instructions
 
 proto::Graph TraceStreamingKernel(int64_t steps) {
-  builder::Tracer tracer(builder::TraceConfig{"streaming", {}, {}});
-  absl::StatusOr<const proto::Graph*> graph =
-      tracer.TraceInPlace([&](builder::Tracer& t) {
-        constexpr int64_t kCols = 512;
-        constexpr int64_t kTiles = 64;
-        Tensor in = t.Input("in", {128, kCols * kTiles}, proto::BFLOAT16);
-        Tensor out = t.Allocate({128, kCols * kTiles}, proto::BFLOAT16,
-                                Buffer::kSharedHbm, "out");
-        for (int64_t s = 0; s < steps; ++s) {
-          builder::Scope scope("step");
-          const int64_t col = (s % kTiles) * kCols;
-          Tensor a = builder::ndarray({128, kCols}, proto::BFLOAT16,
-                                      Buffer::kSbuf, "a");
-          Tensor b = builder::ndarray({128, kCols}, proto::FLOAT32,
-                                      Buffer::kSbuf, "b");
-          isa::dma_copy(a, in.Slice(1, col, kCols));
-          isa::tensor_tensor(b, a, a, isa::Alu::kMultiply);
-          isa::tensor_scalar(b, b, isa::Alu::kAdd, 1.0f);
-          isa::activation(a, isa::ActFunc::kExp, b);
-          isa::dma_copy(out.Slice(1, col, kCols), a);
-        }
-        t.Output("out", out);
-      });
-  if (!graph.ok()) {
-    std::fprintf(stderr, "trace failed: %s\n",
-                 graph.status().ToString().c_str());
-    std::abort();
-  }
-  return **graph;
+  return *bench::TraceStreamingKernel(steps)->graph();
 }
 
 struct GraphPair {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "bench/streaming_kernel.h"
 #include "builder/isa.h"
 #include "builder/tracer.h"
 #include "util/graph_io.h"
@@ -14,45 +15,8 @@
 namespace nkigraph {
 namespace {
 
-using builder::Buffer;
-using builder::Tensor;
-namespace isa = builder::isa;
-
-constexpr int64_t kInstructionsPerStep = 5;
-
-// A streaming elementwise kernel: per step, load a tile, two vector ops, an
-// activation, store. Each step allocates its tiles in its own scope.
-std::unique_ptr<builder::Tracer> TraceStreamingKernel(int64_t steps) {
-  auto tracer = std::make_unique<builder::Tracer>(
-      builder::TraceConfig{"streaming", {}, {}});
-  absl::StatusOr<const proto::Graph*> graph =
-      tracer->TraceInPlace([&](builder::Tracer& t) {
-        constexpr int64_t kCols = 512;
-        constexpr int64_t kTiles = 64;
-        Tensor in = t.Input("in", {128, kCols * kTiles}, proto::BFLOAT16);
-        Tensor out = t.Allocate({128, kCols * kTiles}, proto::BFLOAT16,
-                                Buffer::kSharedHbm, "out");
-        for (int64_t s = 0; s < steps; ++s) {
-          builder::Scope scope("step");
-          const int64_t col = (s % kTiles) * kCols;
-          Tensor a = builder::ndarray({128, kCols}, proto::BFLOAT16,
-                                      Buffer::kSbuf, "a");
-          Tensor b = builder::ndarray({128, kCols}, proto::FLOAT32,
-                                      Buffer::kSbuf, "b");
-          isa::dma_copy(a, in.Slice(1, col, kCols));
-          isa::tensor_tensor(b, a, a, isa::Alu::kMultiply);
-          isa::tensor_scalar(b, b, isa::Alu::kAdd, 1.0f);
-          isa::activation(a, isa::ActFunc::kExp, b);
-          isa::dma_copy(out.Slice(1, col, kCols), a);
-        }
-        t.Output("out", out);
-      });
-  if (!graph.ok()) {
-    fprintf(stderr, "trace failed: %s\n", graph.status().ToString().c_str());
-    std::abort();
-  }
-  return tracer;
-}
+constexpr int64_t kInstructionsPerStep = bench::kStreamingInstructionsPerStep;
+using bench::TraceStreamingKernel;
 
 const proto::Graph& GraphOf(const builder::Tracer& tracer) {
   return *tracer.graph();
