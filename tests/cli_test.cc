@@ -39,6 +39,22 @@ class CliTest : public testing::CliFixture {
   }
 };
 
+TEST_F(CliTest, EveryOneArgumentVerbNamesAMissingOrExtraArgument) {
+  const std::vector<std::pair<std::string, std::string>> verbs = {
+      {"check", "graph"},        {"replay", "bundle"},
+      {"run", "graph"},          {"trace", "kernel name"},
+      {"verify", "kernel name"}, {"info", "graph file"},
+      {"dot", "graph file"}};
+  for (const auto& [verb, what] : verbs) {
+    ExpectUsageError(
+        verb, verb,
+        absl::StrCat("no ", what, " given (usage: nkigraph ", verb, " "));
+    ExpectUsageError(
+        absl::StrCat(verb, " a b"), verb,
+        absl::StrCat("unexpected argument 'b'; ", verb, " takes one ", what));
+  }
+}
+
 TEST_F(CliTest, HelpGoesToStdoutWithExitZeroEverywhere) {
   for (const std::string args :
        {"--help", "-h", "help", "list --help", "trace --help", "trace -h",

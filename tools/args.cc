@@ -92,6 +92,22 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
   return parsed;
 }
 
+absl::StatusOr<std::string> OnePositional(const ParsedArgs& parsed,
+                                          absl::string_view verb,
+                                          absl::string_view what,
+                                          absl::string_view usage) {
+  if (parsed.positionals.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no ", what, " given (usage: ", usage, ")"));
+  }
+  if (parsed.positionals.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument '",
+                                                   parsed.positionals[1], "'; ",
+                                                   verb, " takes one ", what));
+  }
+  return parsed.positionals[0];
+}
+
 absl::StatusOr<std::pair<std::string, std::string>> SplitKeyValue(
     absl::string_view text, absl::string_view what) {
   const size_t eq = text.find('=');

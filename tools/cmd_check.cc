@@ -37,15 +37,10 @@ int RunCheck(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return kExitOk;
   }
-  if (parsed->positionals.size() != 1) {
-    return ReportError(
-        kVerb,
-        parsed->positionals.empty()
-            ? "no graph given (usage: nkigraph check FILE)"
-            : absl::StrCat("unexpected argument '", parsed->positionals[1],
-                           "'; check takes one graph"));
-  }
-  const std::string& path = parsed->positionals[0];
+  absl::StatusOr<std::string> path_or =
+      OnePositional(*parsed, kVerb, "graph", "nkigraph check FILE");
+  if (!path_or.ok()) return ReportError(kVerb, path_or.status());
+  const std::string& path = *path_or;
   // Not ReadGraph: a schema version problem is a finding, listed with the
   // others, not a reason to stop.
   proto::Graph graph;

@@ -94,12 +94,10 @@ int RunDot(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return kExitOk;
   }
-  if (parsed->positionals.size() != 1) {
-    return ReportError("dot", parsed->positionals.empty()
-                                  ? "no graph file given (usage: nkigraph "
-                                    "dot FILE [-o OUT.dot|.svg|.png])"
-                                  : "dot takes exactly one graph file");
-  }
+  absl::StatusOr<std::string> input_or = OnePositional(
+      *parsed, "dot", "graph file", "nkigraph dot FILE [-o OUT.dot|.svg|.png]");
+  if (!input_or.ok()) return ReportError("dot", input_or.status());
+  const std::string& input = *input_or;
 
   viz::DotOptions options;
   if (parsed->Has("--view")) {
@@ -147,7 +145,6 @@ int RunDot(const std::vector<std::string>& args) {
     format = *by_name;
   }
 
-  const std::string& input = parsed->positionals[0];
   absl::StatusOr<proto::Graph> graph = ReadGraph(input);
   if (!graph.ok()) return ReportError("dot", graph.status());
   absl::StatusOr<std::string> rendered =

@@ -260,13 +260,10 @@ int RunInfo(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return kExitOk;
   }
-  if (parsed->positionals.size() != 1) {
-    return ReportError("info",
-                       parsed->positionals.empty()
-                           ? "no graph file given (usage: nkigraph info FILE)"
-                           : "info takes exactly one graph file");
-  }
-  absl::StatusOr<proto::Graph> graph = ReadGraph(parsed->positionals[0]);
+  absl::StatusOr<std::string> path =
+      OnePositional(*parsed, "info", "graph file", "nkigraph info FILE");
+  if (!path.ok()) return ReportError("info", path.status());
+  absl::StatusOr<proto::Graph> graph = ReadGraph(*path);
   if (!graph.ok()) return ReportError("info", graph.status());
   PrintInfo(*graph, std::cout);
   return kExitOk;

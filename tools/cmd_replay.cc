@@ -90,15 +90,10 @@ int RunReplay(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return kExitOk;
   }
-  if (parsed->positionals.size() != 1) {
-    return ReportError(
-        kVerb,
-        parsed->positionals.empty()
-            ? "no bundle given (usage: nkigraph replay BUNDLE)"
-            : absl::StrCat("unexpected argument '", parsed->positionals[1],
-                           "'; replay takes one bundle"));
-  }
-  const std::string& path = parsed->positionals[0];
+  absl::StatusOr<std::string> path_or =
+      OnePositional(*parsed, kVerb, "bundle", "nkigraph replay BUNDLE");
+  if (!path_or.ok()) return ReportError(kVerb, path_or.status());
+  const std::string& path = *path_or;
   interp::RunOptions options;
   if (parsed->Has("--memory-limit")) {
     absl::StatusOr<uint64_t> limit =

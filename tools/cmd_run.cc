@@ -72,16 +72,11 @@ int RunRun(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return kExitOk;
   }
-  if (parsed->positionals.size() != 1) {
-    return ReportError(
-        kVerb,
-        parsed->positionals.empty()
-            ? "no graph given (usage: nkigraph run GRAPH --input "
-              "NAME=FILE.npy... --output-dir DIR)"
-            : absl::StrCat("unexpected argument '", parsed->positionals[1],
-                           "'; run takes one graph"));
-  }
-  const std::string& graph_path = parsed->positionals[0];
+  absl::StatusOr<std::string> graph_path_or = OnePositional(
+      *parsed, kVerb, "graph",
+      "nkigraph run GRAPH --input NAME=FILE.npy... --output-dir DIR");
+  if (!graph_path_or.ok()) return ReportError(kVerb, graph_path_or.status());
+  const std::string& graph_path = *graph_path_or;
   if (!parsed->Has("--output-dir")) {
     return ReportError(kVerb,
                        "missing --output-dir DIR (where the outputs "

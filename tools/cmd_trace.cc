@@ -46,17 +46,11 @@ int RunTrace(const std::vector<std::string>& args) {
     }
     return kExitOk;
   }
-  if (parsed->positionals.empty()) {
-    return ReportError("trace",
-                       "no kernel named (usage: nkigraph trace NAME "
-                       "[--set PARAM=VALUE]... -o FILE)");
-  }
-  if (parsed->positionals.size() > 1) {
-    return ReportError(
-        "trace", absl::StrCat("unexpected argument '", parsed->positionals[1],
-                              "'; trace takes one kernel name"));
-  }
-  const std::string& name = parsed->positionals[0];
+  absl::StatusOr<std::string> name_or =
+      OnePositional(*parsed, "trace", "kernel name",
+                    "nkigraph trace NAME [--set PARAM=VALUE]... -o FILE");
+  if (!name_or.ok()) return ReportError("trace", name_or.status());
+  const std::string& name = *name_or;
   std::vector<std::pair<std::string, std::string>> settings;
   for (const std::string& setting : parsed->All("--set")) {
     absl::StatusOr<std::pair<std::string, std::string>> kv =

@@ -288,16 +288,11 @@ int RunVerify(const std::vector<std::string>& args) {
     return worst;
   }
 
-  if (parsed->positionals.size() != 1) {
-    return ReportError(
-        kVerb,
-        parsed->positionals.empty()
-            ? "no kernel named (usage: nkigraph verify NAME "
-              "[--set PARAM=VALUE]... or nkigraph verify --all)"
-            : absl::StrCat("unexpected argument '", parsed->positionals[1],
-                           "'; verify takes one kernel name"));
-  }
-  const std::string& name = parsed->positionals[0];
+  absl::StatusOr<std::string> name_or = OnePositional(
+      *parsed, kVerb, "kernel name",
+      "nkigraph verify NAME [--set PARAM=VALUE]... or nkigraph verify --all");
+  if (!name_or.ok()) return ReportError(kVerb, name_or.status());
+  const std::string& name = *name_or;
   const kernels::KernelDef* def = registry.Find(name);
   if (def == nullptr) {
     std::vector<std::string> names;

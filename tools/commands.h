@@ -66,6 +66,14 @@ struct ParsedArgs {
 absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
                                      const std::vector<FlagSpec>& flags);
 
+// The verb's one positional argument (a file or kernel name, `what`);
+// otherwise an error: "no <what> given (usage: <usage>)", or "unexpected
+// argument 'X'; <verb> takes one <what>".
+absl::StatusOr<std::string> OnePositional(const ParsedArgs& parsed,
+                                          absl::string_view verb,
+                                          absl::string_view what,
+                                          absl::string_view usage);
+
 // Splits `key=value` (the value may be empty or contain '='); `what` names
 // the flag in the error.
 absl::StatusOr<std::pair<std::string, std::string>> SplitKeyValue(
