@@ -1,14 +1,11 @@
 #include "builder/tracer.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "builder/trace_arena.h"
 #include "ops/access_pattern.h"
 #include "ops/device_profile.h"
 #include "ops/instr_view.h"
@@ -18,64 +15,6 @@ namespace nkigraph::builder {
 namespace {
 
 thread_local Tracer* current_tracer = nullptr;
-
-constexpr int64_t kSbufAlign = 64;
-constexpr int64_t kHbmAlign = 512;
-
-int64_t AlignUp(int64_t value, int64_t align) {
-  return (value + align - 1) / align * align;
-}
-
-// Arena blocks. A trace of a million instructions grows the arena by about
-// 600 MB, and with protobuf's default 8 KiB malloc'd blocks a third of the
-// tracing time went to page faults as the kernel handed that memory out one
-// 4 KiB page at a time. Blocks instead double up to kMaxArenaBlock, and the
-// big ones are mapped with MAP_POPULATE: the kernel fills a whole block in
-// one call, about a third cheaper than faulting it in page by page. The
-// cost is at most one block committed before it is used. Small traces stay
-// on malloc. (Transparent huge pages were tried: on a virtual machine the
-// first touch of a huge page can be many times slower than 4 KiB pages.)
-constexpr size_t kFirstArenaBlock = size_t{16} << 10;
-constexpr size_t kMappedArenaBlock = size_t{256} << 10;
-constexpr size_t kMaxArenaBlock = size_t{4} << 20;
-
-void* AllocateArenaBlock(size_t size) {
-  if (size < kMappedArenaBlock) {
-    void* block = std::malloc(size);
-    if (block == nullptr) throw std::bad_alloc();
-    return block;
-  }
-  void* block = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (block == MAP_FAILED) throw std::bad_alloc();
-  return block;
-}
-
-void FreeArenaBlock(void* block, size_t size) {
-  if (size < kMappedArenaBlock) {
-    std::free(block);
-  } else {
-    munmap(block, size);
-  }
-}
-
-google::protobuf::ArenaOptions TraceArenaOptions() {
-  google::protobuf::ArenaOptions options;
-  options.start_block_size = kFirstArenaBlock;
-  options.max_block_size = kMaxArenaBlock;
-  options.block_alloc = AllocateArenaBlock;
-  options.block_dealloc = FreeArenaBlock;
-  return options;
-}
-
-// Source paths are recorded relative to the project root so graphs are
-// identical wherever the project is built.
-absl::string_view RelativeSource(const char* file) {
-  absl::string_view path(file);
-  absl::string_view root(NKIGRAPH_SOURCE_DIR "/");
-  if (path.substr(0, root.size()) == root) path.remove_prefix(root.size());
-  return path;
-}
 
 }  // namespace
 
@@ -96,7 +35,8 @@ proto::MemorySpace SpaceOf(Buffer buffer) {
 Tracer::Tracer(TraceConfig config)
     : config_(std::move(config)),
       arena_(TraceArenaOptions()),
-      graph_(google::protobuf::Arena::CreateMessage<proto::Graph>(&arena_)) {
+      graph_(google::protobuf::Arena::CreateMessage<proto::Graph>(&arena_)),
+      interner_(graph_) {
   graph_->set_schema_version(proto::SCHEMA_VERSION_CURRENT);
   graph_->set_kernel_name(config_.kernel_name);
   for (const auto& [name, value] : config_.params) {
@@ -112,8 +52,6 @@ Tracer::Tracer(TraceConfig config)
     proto::ReplicaGroup* g = world->add_replica_groups();
     for (int rank : group) g->add_ranks(rank);
   }
-  graph_->add_scopes("");
-  scope_ids_[""] = 0;
 }
 
 Tracer::~Tracer() {
@@ -160,8 +98,7 @@ absl::StatusOr<const proto::Graph*> Tracer::TraceInPlace(
     proto::Stream* stream = graph_->add_streams();
     stream->set_core(core_);
     shared_alloc_index_ = 0;
-    num_frames_ = 0;
-    PushFrame(0, 0);
+    on_chip_.Reset();
     body(*this);
     FinishCore();
   }
@@ -173,7 +110,7 @@ absl::StatusOr<const proto::Graph*> Tracer::TraceInPlace(
 
 void Tracer::FinishCore() {
   if (failed()) return;
-  if (num_frames_ != 1 || !scope_stack_.empty()) {
+  if (on_chip_.depth() != 1 || !scope_stack_.empty()) {
     RecordError("a Scope or jit kernel was left open at the end of the trace",
                 Loc::current());
     return;
@@ -188,17 +125,9 @@ void Tracer::FinishCore() {
     return;
   }
   const int64_t end = StreamPosition();
-  for (uint32_t id : top_frame().tensors) {
+  for (uint32_t id : on_chip_.top_tensors()) {
     graph_->mutable_tensors(static_cast<int>(id) - 1)->set_live_end(end);
   }
-}
-
-void Tracer::PushFrame(int64_t sbuf_top, int64_t psum_top) {
-  if (num_frames_ == frames_.size()) frames_.push_back(Frame{0, 0, {}});
-  Frame& frame = frames_[num_frames_++];
-  frame.sbuf_top = sbuf_top;
-  frame.psum_top = psum_top;
-  frame.tensors.clear();
 }
 
 int64_t Tracer::StreamPosition() const {
@@ -238,7 +167,6 @@ proto::Tensor* Tracer::NewTensor(absl::string_view name,
 
 bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
   const ops::DeviceProfile& profile = ops::ProfileFor(config_.world.target);
-  const bool psum = tensor->space() == proto::PSUM;
   if (tensor->shape(0) > profile.num_partitions) {
     RecordError(absl::StrCat("on-chip tensor '", tensor->name(), "' has ",
                              tensor->shape(0),
@@ -249,38 +177,21 @@ bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
   }
   int64_t row = DTypeSize(tensor->dtype());
   for (int d = 1; d < tensor->shape_size(); ++d) row *= tensor->shape(d);
-  Frame& frame = top_frame();
-  int64_t& top = psum ? frame.psum_top : frame.sbuf_top;
-  const int64_t capacity =
-      psum ? profile.psum_partition_bytes : profile.sbuf_partition_bytes;
-  int64_t address;
-  if (psum) {
-    // A tile no larger than a bank never straddles two banks.
-    const int64_t bank = profile.psum_bank_bytes;
-    address = AlignUp(top, 4);
-    if (row <= bank ? (address / bank != (address + row - 1) / bank)
-                    : (address % bank != 0)) {
-      address = AlignUp(address, bank);
-    }
-  } else {
-    address = AlignUp(top, kSbufAlign);
-  }
-  if (address + row > capacity) {
+  const OnChipStack::Placement placement =
+      on_chip_.Allocate(tensor->space(), row, tensor->id(), profile);
+  if (!placement.fits(row)) {
     RecordError(
         absl::StrCat(ops::SpaceName(tensor->space()), " capacity exceeded: '",
                      tensor->name(), "' needs ", row,
-                     " bytes per partition at offset ", address, ", but a ",
-                     profile.name, " partition holds ", capacity, " bytes (",
-                     address, " already in use by live tensors)"),
+                     " bytes per partition at offset ", placement.address,
+                     ", but a ", profile.name, " partition holds ",
+                     placement.capacity, " bytes (", placement.address,
+                     " already in use by live tensors)"),
         loc);
     return false;
   }
-  tensor->set_address(address);
-  top = address + row;
-  int64_t& high_water = psum ? psum_high_water_ : sbuf_high_water_;
-  high_water = std::max(high_water, top);
+  tensor->set_address(placement.address);
   tensor->set_live_begin(StreamPosition());
-  frame.tensors.push_back(tensor->id());
   return true;
 }
 
@@ -319,8 +230,7 @@ Tensor Tracer::Input(absl::string_view name, absl::Span<const int64_t> shape,
   tensor->set_per_rank(per_rank);
   int64_t bytes = DTypeSize(dtype);
   for (int64_t d : shape) bytes *= d;
-  tensor->set_address(hbm_top_);
-  hbm_top_ = AlignUp(hbm_top_ + bytes, kHbmAlign);
+  tensor->set_address(hbm_.Allocate(bytes));
   inputs_.push_back(tensor->id());
   return Tensor::FullView(this, tensor->id());
 }
@@ -410,29 +320,10 @@ Tensor Tracer::Allocate(absl::Span<const int64_t> shape, DType dtype,
   } else {
     int64_t bytes = DTypeSize(dtype);
     for (int64_t d : shape) bytes *= d;
-    tensor->set_address(hbm_top_);
-    hbm_top_ = AlignUp(hbm_top_ + bytes, kHbmAlign);
+    tensor->set_address(hbm_.Allocate(bytes));
     if (space == proto::SHARED_HBM) shared_allocs_.push_back(tensor->id());
   }
   return Tensor::FullView(this, tensor->id());
-}
-
-uint32_t Tracer::InternFile(const char* file) {
-  // Consecutive calls mostly come from the same kernel file.
-  if (file == last_file_ptr_) return last_file_id_;
-  last_file_ptr_ = file;
-  last_file_id_ = InternFileSlow(file);
-  return last_file_id_;
-}
-
-uint32_t Tracer::InternFileSlow(const char* file) {
-  auto it = file_ids_by_ptr_.find(file);
-  if (it != file_ids_by_ptr_.end()) return it->second;
-  const std::string path(RelativeSource(file));
-  auto [by_name, inserted] = file_ids_.try_emplace(path, graph_->files_size());
-  if (inserted) graph_->add_files(path);
-  file_ids_by_ptr_[file] = by_name->second;
-  return by_name->second;
 }
 
 proto::Instruction* Tracer::BeginInstr(proto::Opcode opcode, Loc loc) {
@@ -444,7 +335,7 @@ proto::Instruction* Tracer::BeginInstr(proto::Opcode opcode, Loc loc) {
     instr->mutable_operands()->Reserve(static_cast<int>(def->roles.size()));
   }
   instr->set_opcode(opcode);
-  instr->set_file(InternFile(loc.file_name()));
+  instr->set_file(interner_.File(loc.file_name()));
   instr->set_line(loc.line());
   instr->set_scope(scope_index_);
   return instr;
@@ -484,34 +375,18 @@ Instr Tracer::FinishInstr(proto::Instruction* instr, Loc loc) {
 }
 
 void Tracer::PushScope(absl::string_view name) {
-  uint32_t index;
-  if (scope_index_ == last_scope_parent_ && name == last_scope_name_) {
-    index = last_scope_index_;
-  } else {
-    const std::string& parent = graph_->scopes(scope_index_);
-    std::string path =
-        parent.empty() ? std::string(name) : absl::StrCat(parent, "/", name);
-    auto [it, inserted] =
-        scope_ids_.try_emplace(std::move(path), graph_->scopes_size());
-    if (inserted) graph_->add_scopes(it->first);
-    index = it->second;
-    last_scope_parent_ = scope_index_;
-    last_scope_name_.assign(name.data(), name.size());
-    last_scope_index_ = index;
-  }
   scope_stack_.push_back(scope_index_);
-  scope_index_ = index;
-  const Frame& top = top_frame();
-  PushFrame(top.sbuf_top, top.psum_top);
+  scope_index_ = interner_.Scope(scope_index_, name);
+  on_chip_.PushFrame();
 }
 
 void Tracer::PopScope() {
-  if (scope_stack_.empty() || num_frames_ < 2) return;
+  if (scope_stack_.empty() || on_chip_.depth() < 2) return;
   const int64_t end = failed() ? 0 : StreamPosition();
-  for (uint32_t id : top_frame().tensors) {
+  for (uint32_t id : on_chip_.top_tensors()) {
     graph_->mutable_tensors(static_cast<int>(id) - 1)->set_live_end(end);
   }
-  --num_frames_;
+  on_chip_.PopFrame();
   scope_index_ = scope_stack_.back();
   scope_stack_.pop_back();
 }

@@ -12,6 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "builder/allocator.h"
+#include "builder/interner.h"
 #include "builder/tensor.h"
 #include "google/protobuf/arena.h"
 #include "ops/instr_view.h"
@@ -112,28 +114,12 @@ class Tracer {
   bool EnterKernel(const void* key, absl::string_view name, Loc loc);
   void ExitKernel();
 
-  // High-water marks of on-chip bytes per partition, over all cores.
-  int64_t sbuf_high_water() const { return sbuf_high_water_; }
-  int64_t psum_high_water() const { return psum_high_water_; }
-
  private:
-  struct Frame {
-    int64_t sbuf_top;
-    int64_t psum_top;
-    std::vector<uint32_t> tensors;
-  };
-
-  Frame& top_frame() { return frames_[num_frames_ - 1]; }
-  // Opens a frame on top of the stack, reusing a popped frame's storage.
-  void PushFrame(int64_t sbuf_top, int64_t psum_top);
-
   proto::Tensor* NewTensor(absl::string_view name,
                            absl::Span<const int64_t> shape, DType dtype,
                            proto::MemorySpace space, Loc loc);
   bool AllocateOnChip(proto::Tensor* tensor, Loc loc);
   int64_t StreamPosition() const;
-  uint32_t InternFile(const char* file);
-  uint32_t InternFileSlow(const char* file);
   void FinishCore();
 
   TraceConfig config_;
@@ -141,19 +127,15 @@ class Tracer {
   // and arena allocation keeps that off the heap allocator's hot path.
   google::protobuf::Arena arena_;
   proto::Graph* graph_;
+  SourceInterner interner_;
   absl::Status error_;
   bool traced_ = false;
   Tracer* previous_ = nullptr;
 
   int core_ = 0;
   int64_t next_instr_id_ = 0;
-  int64_t hbm_top_ = 0;
-  // Frames [0, num_frames_) are open. Popped frames stay in the vector so
-  // a loop body's Scope does not allocate a tensor list per iteration.
-  std::vector<Frame> frames_;
-  size_t num_frames_ = 0;
-  int64_t sbuf_high_water_ = 0;
-  int64_t psum_high_water_ = 0;
+  HbmAllocator hbm_;
+  OnChipStack on_chip_;  // the current core's
 
   // Cross-core matching of shared tensors.
   std::vector<uint32_t> inputs_;
@@ -162,16 +144,6 @@ class Tracer {
 
   std::vector<uint32_t> scope_stack_;  // enclosing scopes' indexes
   uint32_t scope_index_ = 0;
-  absl::flat_hash_map<std::string, uint32_t> scope_ids_;
-  // The last scope PushScope entered and its parent: a loop body enters the
-  // same scope every iteration, so this skips building and hashing its path.
-  uint32_t last_scope_parent_ = 0;
-  std::string last_scope_name_;
-  uint32_t last_scope_index_ = 0;
-  absl::flat_hash_map<const char*, uint32_t> file_ids_by_ptr_;
-  const char* last_file_ptr_ = nullptr;
-  uint32_t last_file_id_ = 0;
-  absl::flat_hash_map<std::string, uint32_t> file_ids_;
   std::vector<std::pair<const void*, std::string>> kernels_;
   // Reused by every check: a fresh InstrView zeroes all kMaxOperands
   // operand slots, which showed up in tracing profiles. MakeInstrView sets

@@ -28,7 +28,6 @@ class ProgramState : public ops::ExecContext {
                RaceDetector& race, const std::vector<RaceScope>& race_scopes,
                int rank, int core);
 
-  int pc() const { return pc_; }
   void Advance() { ++pc_; }
   bool done() const { return pc_ >= stream_->instructions_size(); }
   const proto::Instruction& current() const {

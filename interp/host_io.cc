@@ -1,0 +1,241 @@
+// Moving tensors between the host and the device: input and output
+// lookup, loading inputs, reading tensors and outputs back.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "interp/device_memory.h"
+#include "interp/interpreter.h"
+#include "interp/interpreter_impl.h"
+#include "ops/device_profile.h"
+#include "util/dtype.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::interp {
+namespace {
+
+bool IsInput(const proto::Tensor& t) {
+  return t.role() == proto::ROLE_INPUT || t.role() == proto::ROLE_INPUT_OUTPUT;
+}
+
+bool IsOutput(const proto::Tensor& t) {
+  return t.role() == proto::ROLE_OUTPUT || t.role() == proto::ROLE_INPUT_OUTPUT;
+}
+
+const std::string& OutputName(const proto::Tensor& t) {
+  return t.role() == proto::ROLE_INPUT_OUTPUT ? t.output_name() : t.name();
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+}  // namespace
+
+std::vector<std::string> Interpreter::InputNames() const {
+  std::vector<std::string> names;
+  for (const proto::Tensor& t : graph_.tensors()) {
+    if (IsInput(t)) names.push_back(t.name());
+  }
+  return names;
+}
+
+std::vector<std::string> Interpreter::OutputNames() const {
+  std::vector<std::string> names;
+  for (const proto::Tensor& t : graph_.tensors()) {
+    if (IsOutput(t)) names.push_back(OutputName(t));
+  }
+  return names;
+}
+
+std::vector<int64_t> Interpreter::HostShape(const proto::Tensor& t) const {
+  std::vector<int64_t> shape;
+  if (t.per_rank() && impl_->num_ranks > 1) shape.push_back(impl_->num_ranks);
+  shape.insert(shape.end(), t.shape().begin(), t.shape().end());
+  return shape;
+}
+
+const proto::Tensor* Interpreter::FindInput(const std::string& name) const {
+  for (const proto::Tensor& t : graph_.tensors()) {
+    if (IsInput(t) && t.name() == name) return &t;
+  }
+  return nullptr;
+}
+
+const proto::Tensor* Interpreter::FindOutput(const std::string& name) const {
+  for (const proto::Tensor& t : graph_.tensors()) {
+    if (IsOutput(t) && OutputName(t) == name) return &t;
+  }
+  return nullptr;
+}
+
+absl::Status Interpreter::SetInput(const HostArray& array) {
+  const proto::Tensor* t = FindInput(array.name);
+  if (t == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", array.name, "' is not an input of kernel '", graph_.kernel_name(),
+        "' (inputs: ", absl::StrJoin(InputNames(), ", "), ")"));
+  }
+  const std::vector<int64_t> expected = HostShape(*t);
+  if (array.shape != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", array.name, "' has shape ", ShapeString(array.shape),
+        "; the graph expects ", ShapeString(expected)));
+  }
+  const bool integer = !IsFloatDType(t->dtype());
+  if (integer != (array.dtype == proto::INT32)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", array.name, "' is ", DTypeName(array.dtype),
+                     "; the graph ", "expects ", integer ? "int32" : "float32",
+                     " (declared ", DTypeName(t->dtype()), ")"));
+  }
+  const size_t values = integer ? array.i32.size() : array.f32.size();
+  if (values != static_cast<size_t>(array.num_elements())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", array.name, "' has shape ", ShapeString(array.shape),
+        " but holds ", values, " values"));
+  }
+  const int64_t per_rank = [&] {
+    int64_t n = 1;
+    for (int64_t d : t->shape()) n *= d;
+    return n;
+  }();
+  const int64_t esize = DTypeSize(t->dtype());
+  const float fp8_max = ops::ProfileFor(graph_.world().target()).fp8_e4m3_max;
+  const bool stacked = t->per_rank() && impl_->num_ranks > 1;
+  for (int r = 0; r < impl_->num_ranks; ++r) {
+    Region& region = impl_->memory.RegionFor(*t, r, 0);
+    uint8_t* dst = &region.data[t->address()];
+    const int64_t first = stacked ? r * per_rank : 0;
+    for (int64_t e = 0; e < per_rank; ++e) {
+      if (integer) {
+        const int32_t v = array.i32[first + e];
+        if (t->dtype() == proto::INT32 || t->dtype() == proto::UINT32) {
+          std::memcpy(dst + e * esize, &v, 4);
+        } else {
+          StoreFromFloat(t->dtype(), static_cast<float>(v), dst + e * esize,
+                         fp8_max);
+        }
+      } else {
+        StoreFromFloat(t->dtype(), array.f32[first + e], dst + e * esize,
+                       fp8_max);
+      }
+    }
+    std::memset(&region.shadow[t->address()], kInitialized, per_rank * esize);
+  }
+  impl_->input_set[t->id() - 1] = true;
+  return absl::OkStatus();
+}
+
+void Interpreter::FillRandomInputs(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (const proto::Tensor& t : graph_.tensors()) {
+    if (!IsInput(t) || impl_->input_set[t.id() - 1]) continue;
+    HostArray array;
+    array.name = t.name();
+    array.shape = HostShape(t);
+    const int64_t n = array.num_elements();
+    if (IsFloatDType(t.dtype())) {
+      array.dtype = proto::FLOAT32;
+      array.f32.resize(n);
+      // 24 random bits per value: portable, unlike std distributions.
+      for (float& v : array.f32) {
+        v = static_cast<float>(rng() >> 40) * 0x1p-23f - 1.0f;
+      }
+    } else {
+      array.dtype = proto::INT32;
+      array.i32.resize(n);
+      for (int32_t& v : array.i32) v = static_cast<int32_t>(rng() >> 61);
+    }
+    (void)SetInput(array);  // shape and dtype are right by construction
+  }
+}
+
+std::vector<std::string> Interpreter::MissingInputs() const {
+  std::vector<std::string> missing;
+  for (const proto::Tensor& t : graph_.tensors()) {
+    if (IsInput(t) && !impl_->input_set[t.id() - 1])
+      missing.push_back(t.name());
+  }
+  return missing;
+}
+
+absl::StatusOr<HostArray> Interpreter::ReadTensor(uint32_t tensor_id, int rank,
+                                                  int core) const {
+  if (tensor_id < 1 ||
+      tensor_id > static_cast<uint32_t>(graph_.tensors_size()) || rank < 0 ||
+      rank >= impl_->num_ranks || core < 0 || core >= impl_->num_cores) {
+    return absl::InvalidArgumentError("no such tensor or program");
+  }
+  const proto::Tensor& t = graph_.tensors(static_cast<int>(tensor_id) - 1);
+  Region& region = impl_->memory.RegionFor(t, rank, core);
+  HostArray array;
+  array.name = t.name();
+  array.shape.assign(t.shape().begin(), t.shape().end());
+  const int64_t n = array.num_elements();
+  const int64_t esize = DTypeSize(t.dtype());
+  const bool floating = IsFloatDType(t.dtype());
+  array.dtype = floating ? proto::FLOAT32 : proto::INT32;
+  if (floating) {
+    array.f32.resize(n);
+  } else {
+    array.i32.resize(n);
+  }
+  for (int64_t e = 0; e < n; ++e) {
+    const int64_t byte = DeviceMemory::ByteOffset(t, e, region.partition_bytes);
+    bool initialized = true;
+    for (int64_t b = 0; b < esize; ++b) {
+      initialized &= (region.shadow[byte + b] & kInitialized) != 0;
+    }
+    if (floating) {
+      array.f32[e] = initialized ? LoadAsFloat(t.dtype(), &region.data[byte])
+                                 : std::nanf("");
+    } else if (initialized) {
+      int64_t v = 0;
+      if (t.dtype() == proto::INT32 || t.dtype() == proto::UINT32) {
+        int32_t raw;
+        std::memcpy(&raw, &region.data[byte], 4);
+        v = raw;
+      } else {
+        v = static_cast<int64_t>(LoadAsFloat(t.dtype(), &region.data[byte]));
+      }
+      array.i32[e] = static_cast<int32_t>(v);
+    }
+  }
+  return array;
+}
+
+absl::StatusOr<HostArray> Interpreter::GetOutput(
+    const std::string& name) const {
+  const proto::Tensor* t = FindOutput(name);
+  if (t == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", name, "' is not an output (outputs: ",
+                     absl::StrJoin(OutputNames(), ", "), ")"));
+  }
+  const bool stacked = t->per_rank() && impl_->num_ranks > 1;
+  HostArray result;
+  for (int r = 0; r < (stacked ? impl_->num_ranks : 1); ++r) {
+    NKI_ASSIGN_OR_RETURN(HostArray part, ReadTensor(t->id(), r, 0));
+    if (r == 0) {
+      result = std::move(part);
+      // One allocation for every rank's part: stacked outputs of wide
+      // graphs are large enough that growing by doubling would briefly
+      // hold half as much again.
+      if (stacked) {
+        result.f32.reserve(result.f32.size() * impl_->num_ranks);
+        result.i32.reserve(result.i32.size() * impl_->num_ranks);
+      }
+    } else {
+      result.f32.insert(result.f32.end(), part.f32.begin(), part.f32.end());
+      result.i32.insert(result.i32.end(), part.i32.begin(), part.i32.end());
+    }
+  }
+  result.name = name;
+  result.shape = HostShape(*t);
+  return result;
+}
+
+}  // namespace nkigraph::interp

@@ -1,0 +1,202 @@
+// Running the programs: each runs until it reaches a synchronising
+// instruction, then groups whose participants have all arrived execute
+// together; when nothing can move, a deadlock report.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "interp/interpreter.h"
+#include "interp/interpreter_impl.h"
+#include "interp/program_state.h"
+#include "interp/validate.h"
+#include "ops/op_def.h"
+#include "ops/op_util.h"
+#include "util/status_macros.h"
+
+namespace nkigraph::interp {
+namespace {
+
+// Wraps an error from executing an instruction with where it happened.
+absl::Status DeviceError(const proto::Graph& graph, const ProgramState& p,
+                         const proto::Instruction& instr,
+                         const absl::Status& status) {
+  std::string who;
+  if (graph.world().num_ranks() > 1)
+    absl::StrAppend(&who, "rank ", p.rank(), " ");
+  if (graph.world().num_cores() > 1)
+    absl::StrAppend(&who, "core ", p.core(), " ");
+  return absl::Status(kDeviceErrorCode,
+                      absl::StrCat(who, DescribeInstruction(graph, instr), ": ",
+                                   status.message()));
+}
+
+}  // namespace
+
+absl::Status Interpreter::Run() {
+  if (std::vector<std::string> missing = MissingInputs(); !missing.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input", missing.size() > 1 ? "s " : " ",
+                     absl::StrJoin(missing, ", "), " not given"));
+  }
+  Impl& impl = *impl_;
+  const proto::Graph& g = graph_;
+
+  auto notify_writes = [&](ProgramState& p, const proto::Instruction& instr) {
+    if (!options_.on_write) return;
+    const ops::InstrView& view = p.view();
+    const std::vector<ops::OperandRole>& roles = view.def().roles;
+    absl::flat_hash_set<uint32_t> seen;
+    for (int i = 0; i < view.num_operands(); ++i) {
+      const ops::OperandRole& role =
+          roles[std::min<size_t>(i, roles.size() - 1)];
+      const ops::OperandInfo& op = view.operand(i);
+      if (!op.present() || role.access == ops::Access::kRead) continue;
+      if (!seen.insert(op.tensor->id()).second) continue;
+      options_.on_write(
+          RunOptions::WriteEvent{p.rank(), p.core(), &instr, op.tensor});
+    }
+  };
+
+  // Runs a program until it finishes or reaches a synchronising
+  // instruction.
+  auto run_until_sync = [&](ProgramState& p, bool* progressed) -> absl::Status {
+    while (!p.done()) {
+      const proto::Instruction& instr = p.current();
+      const ops::OpDef* def = ops::FindOp(instr.opcode());
+      if (def->sync != ops::SyncKind::kNone) return absl::OkStatus();
+      NKI_RETURN_IF_ERROR(p.Bind(instr));
+      if (absl::Status s = def->execute(p); !s.ok()) {
+        return DeviceError(g, p, instr, s);
+      }
+      notify_writes(p, instr);
+      p.Advance();
+      ++instructions_executed_;
+      *progressed = true;
+    }
+    return absl::OkStatus();
+  };
+
+  auto waiting_at = [&](ProgramState& p, ops::SyncKind kind) {
+    return !p.done() && ops::FindOp(p.current().opcode())->sync == kind;
+  };
+
+  // The programs a waiting program synchronises with, in the order the op
+  // expects them; empty until all of them have arrived.
+  auto match = [&](ProgramState& p) -> std::vector<ProgramState*> {
+    const proto::Instruction& instr = p.current();
+    const ops::OpDef* def = ops::FindOp(instr.opcode());
+    std::vector<ProgramState*> group;
+    switch (def->sync) {
+      case ops::SyncKind::kCoreBarrier:
+        for (int c = 0; c < impl.num_cores; ++c) {
+          ProgramState& q = impl.program(p.rank(), c);
+          if (!waiting_at(q, ops::SyncKind::kCoreBarrier)) return {};
+          group.push_back(&q);
+        }
+        return group;
+      case ops::SyncKind::kSendRecv: {
+        auto attr = [](const proto::Instruction& in, absl::string_view name) {
+          for (const proto::Attr& a : in.attrs()) {
+            if (a.name() == name) return a.i();
+          }
+          return int64_t{0};
+        };
+        const int64_t peer = attr(instr, "send_to");
+        if (peer != attr(instr, "recv_from") || peer < 0 ||
+            peer >= impl.num_cores) {
+          return {};
+        }
+        if (peer == p.core()) return {&p};
+        ProgramState& q = impl.program(p.rank(), static_cast<int>(peer));
+        if (!waiting_at(q, ops::SyncKind::kSendRecv)) return {};
+        const proto::Instruction& other = q.current();
+        if (attr(other, "send_to") != p.core() ||
+            attr(other, "recv_from") != p.core() ||
+            attr(other, "pipe_id") != attr(instr, "pipe_id")) {
+          return {};
+        }
+        return p.core() < q.core() ? std::vector<ProgramState*>{&p, &q}
+                                   : std::vector<ProgramState*>{&q, &p};
+      }
+      case ops::SyncKind::kCollective: {
+        absl::StatusOr<ops::GroupPosition> position =
+            ops::GroupOf(g.world(), p.rank());
+        if (!position.ok()) return {};
+        for (int r : position->ranks) {
+          ProgramState& q = impl.program(r, p.core());
+          if (q.done() || q.current().id() != instr.id()) return {};
+          group.push_back(&q);
+        }
+        return group;
+      }
+      case ops::SyncKind::kNone:
+        break;
+    }
+    return {};
+  };
+
+  std::vector<ops::ExecContext*> contexts;
+  while (true) {
+    bool progressed = false;
+    for (auto& program : impl.programs) {
+      NKI_RETURN_IF_ERROR(run_until_sync(*program, &progressed));
+    }
+    for (auto& program : impl.programs) {
+      ProgramState& p = *program;
+      if (p.done()) continue;
+      std::vector<ProgramState*> group = match(p);
+      if (group.empty()) continue;
+      const proto::Instruction& instr = p.current();
+      const ops::OpDef* def = ops::FindOp(instr.opcode());
+      contexts.clear();
+      for (ProgramState* q : group) {
+        NKI_RETURN_IF_ERROR(q->Bind(q->current()));
+        contexts.push_back(q);
+      }
+      if (absl::Status s = def->execute_group(contexts); !s.ok()) {
+        return DeviceError(g, p, instr, s);
+      }
+      std::vector<int> cores;
+      for (ProgramState* q : group) {
+        if (q->rank() == p.rank()) cores.push_back(q->core());
+      }
+      if (cores.size() > 1) impl.race.Sync(p.rank(), cores);
+      for (ProgramState* q : group) {
+        notify_writes(*q, q->current());
+        q->Advance();
+        ++instructions_executed_;
+      }
+      progressed = true;
+    }
+    bool all_done = true;
+    for (auto& program : impl.programs) all_done &= program->done();
+    if (all_done) return absl::OkStatus();
+    if (progressed) continue;
+
+    std::vector<std::string> lines;
+    for (auto& program : impl.programs) {
+      const ProgramState& p = *program;
+      std::string who = absl::StrCat("rank ", p.rank(), " core ", p.core());
+      if (p.done()) {
+        lines.push_back(absl::StrCat(who, " finished its stream"));
+      } else {
+        lines.push_back(absl::StrCat(who, " waits at ",
+                                     DescribeInstruction(g, p.current())));
+      }
+      if (lines.size() >= 64) {
+        lines.push_back("…");
+        break;
+      }
+    }
+    return absl::Status(
+        kDeviceErrorCode,
+        absl::StrCat("deadlock: no program can proceed (mismatched "
+                     "synchronisation):\n  ",
+                     absl::StrJoin(lines, "\n  ")));
+  }
+}
+
+}  // namespace nkigraph::interp
