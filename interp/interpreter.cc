@@ -4,11 +4,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "graph/validate.h"
 #include "interp/device_memory.h"
 #include "interp/interpreter_impl.h"
 #include "interp/program_state.h"
 #include "interp/race_scope.h"
-#include "interp/validate.h"
 #include "ops/access_pattern.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "graph/validate.h"
 #include "gtest/gtest.h"
-#include "interp/validate.h"
 #include "tests/test_util.h"
 
 namespace nkigraph {

@@ -27,6 +27,8 @@
 #include "builder/isa.h"
 #include "builder/tracer.h"
 #include "gmock/gmock.h"
+#include "graph/dependencies.h"
+#include "graph/graph_index.h"
 #include "gtest/gtest.h"
 #include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
@@ -34,8 +36,6 @@
 #include "tests/test_util.h"
 #include "util/graph_io.h"
 #include "viz/cgraph_builder.h"
-#include "viz/dependencies.h"
-#include "viz/graph_index.h"
 
 namespace nkigraph::viz {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "interp/validate.h"
+#include "graph/validate.h"
 #include "tools/commands.h"
 #include "util/graph_io.h"
 

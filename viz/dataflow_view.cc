@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "graph/dependencies.h"
 #include "util/status_macros.h"
-#include "viz/dependencies.h"
 #include "viz/group_tree.h"
 #include "viz/labels.h"
 #include "viz/style.h"

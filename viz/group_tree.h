@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "viz/graph_index.h"
+#include "graph/graph_index.h"
 
 namespace nkigraph::viz {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "viz/graph_index.h"
+#include "graph/graph_index.h"
 #include "viz/group_tree.h"
 
 namespace nkigraph::viz {

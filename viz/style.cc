@@ -1,7 +1,7 @@
 #include "viz/style.h"
 
 #include "absl/strings/str_cat.h"
-#include "viz/graph_index.h"
+#include "graph/graph_index.h"
 
 namespace nkigraph::viz {
 namespace {

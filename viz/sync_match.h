@@ -11,7 +11,7 @@
 
 #include <vector>
 
-#include "viz/graph_index.h"
+#include "graph/graph_index.h"
 
 namespace nkigraph::viz {
 

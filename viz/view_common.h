@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "viz/graph_index.h"
+#include "graph/graph_index.h"
 #include "viz/group_tree.h"
 #include "viz/selection.h"
 #include "viz/style.h"

@@ -22,7 +22,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "viz/graph_index.h"
+#include "graph/graph_index.h"
 #include "viz/selection.h"
 #include "viz/view_model.h"
 

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "graph/graph_index.h"
 #include "util/status_macros.h"
-#include "viz/graph_index.h"
 
 namespace nkigraph::viz {
 

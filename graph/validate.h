@@ -1,5 +1,5 @@
-#ifndef NKIGRAPH_INTERP_VALIDATE_H_
-#define NKIGRAPH_INTERP_VALIDATE_H_
+#ifndef NKIGRAPH_GRAPH_VALIDATE_H_
+#define NKIGRAPH_GRAPH_VALIDATE_H_
 
 #include <string>
 #include <vector>
@@ -27,4 +27,4 @@ std::string DescribeInstruction(const proto::Graph& graph,
 
 }  // namespace nkigraph::interp
 
-#endif  // NKIGRAPH_INTERP_VALIDATE_H_
+#endif  // NKIGRAPH_GRAPH_VALIDATE_H_

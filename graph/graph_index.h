@@ -1,5 +1,5 @@
-#ifndef NKIGRAPH_VIZ_GRAPH_INDEX_H_
-#define NKIGRAPH_VIZ_GRAPH_INDEX_H_
+#ifndef NKIGRAPH_GRAPH_GRAPH_INDEX_H_
+#define NKIGRAPH_GRAPH_GRAPH_INDEX_H_
 
 // A validated, flattened view of a graph for the visualizer: every
 // instruction gets a dense index (streams in core order, each in program
@@ -99,4 +99,4 @@ std::string OpName(proto::Opcode opcode);
 
 }  // namespace nkigraph::viz
 
-#endif  // NKIGRAPH_VIZ_GRAPH_INDEX_H_
+#endif  // NKIGRAPH_GRAPH_GRAPH_INDEX_H_

@@ -1,5 +1,5 @@
-#ifndef NKIGRAPH_VIZ_REGION_TRACKER_H_
-#define NKIGRAPH_VIZ_REGION_TRACKER_H_
+#ifndef NKIGRAPH_GRAPH_REGION_TRACKER_H_
+#define NKIGRAPH_GRAPH_REGION_TRACKER_H_
 
 // Last writer and readers-since-write of memory regions, interval-based:
 // per address space an ordered map of row ranges, each holding a short list
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "viz/graph_index.h"
-#include "viz/regions.h"
+#include "graph/graph_index.h"
+#include "graph/regions.h"
 
 namespace nkigraph::viz {
 
@@ -71,4 +71,4 @@ class RegionTracker {
 
 }  // namespace nkigraph::viz
 
-#endif  // NKIGRAPH_VIZ_REGION_TRACKER_H_
+#endif  // NKIGRAPH_GRAPH_REGION_TRACKER_H_

@@ -1,10 +1,10 @@
-#include "viz/dependencies.h"
+#include "graph/dependencies.h"
 
 #include <algorithm>
 #include <utility>
 #include <vector>
 
-#include "viz/regions.h"
+#include "graph/regions.h"
 
 namespace nkigraph::viz {
 

@@ -1,5 +1,5 @@
-#ifndef NKIGRAPH_VIZ_DEPENDENCIES_H_
-#define NKIGRAPH_VIZ_DEPENDENCIES_H_
+#ifndef NKIGRAPH_GRAPH_DEPENDENCIES_H_
+#define NKIGRAPH_GRAPH_DEPENDENCIES_H_
 
 // Data dependencies between the instructions of each program, from the
 // memory regions their operands touch (viz/regions.h) and a region
@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "viz/graph_index.h"
-#include "viz/region_tracker.h"
+#include "graph/graph_index.h"
+#include "graph/region_tracker.h"
 
 namespace nkigraph::viz {
 
@@ -33,4 +33,4 @@ absl::string_view DepKindName(DepKind kind);  // "raw", "war", "waw"
 
 }  // namespace nkigraph::viz
 
-#endif  // NKIGRAPH_VIZ_DEPENDENCIES_H_
+#endif  // NKIGRAPH_GRAPH_DEPENDENCIES_H_

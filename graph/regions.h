@@ -1,5 +1,5 @@
-#ifndef NKIGRAPH_VIZ_REGIONS_H_
-#define NKIGRAPH_VIZ_REGIONS_H_
+#ifndef NKIGRAPH_GRAPH_REGIONS_H_
+#define NKIGRAPH_GRAPH_REGIONS_H_
 
 // The memory an instruction touches, operand by operand, as boxes of
 // rows x bytes: on-chip tensors in their core's SBUF/PSUM (rows are
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "viz/graph_index.h"
+#include "graph/graph_index.h"
 
 namespace nkigraph::viz {
 
@@ -35,4 +35,4 @@ void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out);
 
 }  // namespace nkigraph::viz
 
-#endif  // NKIGRAPH_VIZ_REGIONS_H_
+#endif  // NKIGRAPH_GRAPH_REGIONS_H_

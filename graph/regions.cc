@@ -1,4 +1,4 @@
-#include "viz/regions.h"
+#include "graph/regions.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "interp/validate.h"
+#include "graph/validate.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "viz/graph_index.h"
+#include "graph/graph_index.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "viz/region_tracker.h"
+#include "graph/region_tracker.h"
 
 #include <limits>
 
