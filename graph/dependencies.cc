@@ -6,7 +6,7 @@
 
 #include "graph/regions.h"
 
-namespace nkigraph::viz {
+namespace nkigraph::graph {
 
 absl::string_view DepKindName(DepKind kind) {
   switch (kind) {
@@ -140,4 +140,4 @@ std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index) {
   return DropImplied(index, std::move(deps));
 }
 
-}  // namespace nkigraph::viz
+}  // namespace nkigraph::graph

@@ -2,8 +2,12 @@
 #define NKIGRAPH_GRAPH_DEPENDENCIES_H_
 
 // Data dependencies between the instructions of each program, from the
-// memory regions their operands touch (viz/regions.h) and a region
-// tracker fed in program order (viz/region_tracker.h).
+// memory regions their operands touch (graph/regions.h) and a region
+// tracker fed in program order (graph/region_tracker.h): which instruction
+// must wait for which, and why (read-after-write, write-after-read,
+// write-after-write on bytes both touch). Within one core's stream; order
+// between cores comes from their synchronising instructions. The dataflow
+// picture draws these edges; a scheduler waits on them.
 
 #include <cstdint>
 #include <vector>
@@ -11,7 +15,7 @@
 #include "graph/graph_index.h"
 #include "graph/region_tracker.h"
 
-namespace nkigraph::viz {
+namespace nkigraph::graph {
 
 struct Dependency {
   int from = 0;  // instruction indexes (GraphIndex), from earlier to later
@@ -26,11 +30,12 @@ struct Dependency {
 
 // One edge per dependent pair (read-after-write wins over write-after-read
 // over write-after-write), without the write-after-read / -write ones
-// other edges imply, sorted by (to, from).
+// other edges imply, sorted by (to, from): the instructions one
+// instruction must wait for are one run of the result.
 std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index);
 
 absl::string_view DepKindName(DepKind kind);  // "raw", "war", "waw"
 
-}  // namespace nkigraph::viz
+}  // namespace nkigraph::graph
 
 #endif  // NKIGRAPH_GRAPH_DEPENDENCIES_H_

@@ -1,10 +1,11 @@
 #ifndef NKIGRAPH_GRAPH_GRAPH_INDEX_H_
 #define NKIGRAPH_GRAPH_GRAPH_INDEX_H_
 
-// A validated, flattened view of a graph for the visualizer: every
-// instruction gets a dense index (streams in core order, each in program
-// order), its op definition and effective engine; tensors, scopes and
-// streams are checked once so the rest of viz/ can index without guards.
+// A validated, flattened view of a graph: every instruction gets a dense
+// index (streams in core order, each in program order), its op definition
+// and effective engine. The graph is validated (graph/validate.h) before it
+// is indexed, so readers of the index (the dependency analysis, viz/) can
+// index tensors, scopes and streams without guards.
 
 #include <cstdint>
 #include <memory>
@@ -16,7 +17,7 @@
 #include "ops/op_def.h"
 #include "proto/nkigraph.pb.h"
 
-namespace nkigraph::viz {
+namespace nkigraph::graph {
 
 inline constexpr int kNumEngines = 7;  // ops::Engine values
 // Every engine, in ops::Engine order (legends and counts list them so).
@@ -24,10 +25,6 @@ inline constexpr ops::Engine kAllEngines[kNumEngines] = {
     ops::Engine::kTensor,    ops::Engine::kVector, ops::Engine::kScalar,
     ops::Engine::kGpSimd,    ops::Engine::kDma,    ops::Engine::kSync,
     ops::Engine::kCollective};
-// Worlds larger than this are refused (hostile graphs must not make the
-// visualizer allocate per core without bound).
-inline constexpr int kMaxCores = 64;
-inline constexpr int64_t kMaxRanks = 4096;
 
 struct InstrInfo {
   const proto::Instruction* instr = nullptr;
@@ -39,7 +36,8 @@ struct InstrInfo {
 
 class GraphIndex {
  public:
-  // Checks and indexes `graph`, which must outlive the index.
+  // Validates (CheckGraph) and indexes `graph`, which must outlive the
+  // index.
   static absl::StatusOr<std::unique_ptr<GraphIndex>> Build(
       const proto::Graph& graph);
 
@@ -62,7 +60,7 @@ class GraphIndex {
   // Index of the instruction with this id, or -1.
   int Find(uint32_t id) const;
 
-  // `id` must be a tensor id some operand uses (checked by Build).
+  // `id` must be a tensor id some operand uses (valid by validation).
   const proto::Tensor& tensor(uint32_t id) const {
     return graph_->tensors(static_cast<int>(id) - 1);
   }
@@ -97,6 +95,6 @@ ops::Engine EngineOf(const proto::Instruction& instr, const ops::OpDef& def);
 // "opcode_N".
 std::string OpName(proto::Opcode opcode);
 
-}  // namespace nkigraph::viz
+}  // namespace nkigraph::graph
 
 #endif  // NKIGRAPH_GRAPH_GRAPH_INDEX_H_

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-namespace nkigraph::viz {
+namespace nkigraph::graph {
 
 RegionTracker::Space::iterator RegionTracker::Split(Space& space, int64_t at) {
   auto it = space.upper_bound(at);
@@ -102,4 +102,4 @@ void RegionTracker::Access(const Touch& touch, int instr, int engine,
   }
 }
 
-}  // namespace nkigraph::viz
+}  // namespace nkigraph::graph

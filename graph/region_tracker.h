@@ -18,7 +18,7 @@
 #include "graph/graph_index.h"
 #include "graph/regions.h"
 
-namespace nkigraph::viz {
+namespace nkigraph::graph {
 
 enum class DepKind { kRaw, kWar, kWaw };
 
@@ -69,6 +69,6 @@ class RegionTracker {
   absl::flat_hash_map<uint64_t, Space> spaces_;
 };
 
-}  // namespace nkigraph::viz
+}  // namespace nkigraph::graph
 
 #endif  // NKIGRAPH_GRAPH_REGION_TRACKER_H_

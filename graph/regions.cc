@@ -5,7 +5,7 @@
 #include "ops/access_pattern.h"
 #include "util/dtype.h"
 
-namespace nkigraph::viz {
+namespace nkigraph::graph {
 namespace {
 
 struct Box {
@@ -171,4 +171,4 @@ void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out) {
   }
 }
 
-}  // namespace nkigraph::viz
+}  // namespace nkigraph::graph

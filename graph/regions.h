@@ -14,7 +14,7 @@
 
 #include "graph/graph_index.h"
 
-namespace nkigraph::viz {
+namespace nkigraph::graph {
 
 struct Touch {
   // Which address space the box lives in: the program's SBUF or PSUM, or
@@ -33,6 +33,6 @@ struct Touch {
 // appear in both).
 void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out);
 
-}  // namespace nkigraph::viz
+}  // namespace nkigraph::graph
 
 #endif  // NKIGRAPH_GRAPH_REGIONS_H_

@@ -11,7 +11,7 @@
 #include "ops/instr_view.h"
 #include "util/dtype.h"
 
-namespace nkigraph::interp {
+namespace nkigraph::graph {
 namespace {
 
 constexpr int kMaxRanks = 4096;
@@ -284,4 +284,4 @@ absl::Status CheckGraph(const proto::Graph& graph, int max_listed) {
           : ""));
 }
 
-}  // namespace nkigraph::interp
+}  // namespace nkigraph::graph

@@ -7,15 +7,16 @@
 #include "absl/status/status.h"
 #include "proto/nkigraph.pb.h"
 
-namespace nkigraph::interp {
+namespace nkigraph::graph {
 
 // Checks an untrusted graph against the schema and its device profile
-// before anything runs: world, every tensor (ids, dtype, space, shape,
-// address inside capacity, ownership), every instruction (ids, source and
-// scope indexes, and the op's own checks on its operands), on-chip
-// lifetimes (no use outside a tensor's lifetime, no live tensor overlapped
-// by another allocation). Returns every problem found, each naming the
-// tensor or instruction; empty when the graph is valid.
+// before anything runs or is drawn (the interpreter, `nkigraph check` and
+// GraphIndex, hence the visualizer, all validate with it): world, every tensor
+// (ids, dtype, space, shape, address inside capacity, ownership), every
+// instruction (ids, source and scope indexes, and the op's own checks on its
+// operands), on-chip lifetimes (no use outside a tensor's lifetime, no live
+// tensor overlapped by another allocation). Returns every problem found, each
+// naming the tensor or instruction; empty when the graph is valid.
 std::vector<std::string> ValidateGraph(const proto::Graph& graph);
 
 // OK, or InvalidArgument listing the problems (at most `max_listed`).
@@ -25,6 +26,6 @@ absl::Status CheckGraph(const proto::Graph& graph, int max_listed = 20);
 std::string DescribeInstruction(const proto::Graph& graph,
                                 const proto::Instruction& instr);
 
-}  // namespace nkigraph::interp
+}  // namespace nkigraph::graph
 
 #endif  // NKIGRAPH_GRAPH_VALIDATE_H_

@@ -20,7 +20,7 @@ Interpreter::~Interpreter() = default;
 
 absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
     proto::Graph graph, RunOptions options) {
-  NKI_RETURN_IF_ERROR(CheckGraph(graph));
+  NKI_RETURN_IF_ERROR(graph::CheckGraph(graph));
   std::unique_ptr<Interpreter> interp(new Interpreter());
   interp->graph_ = std::move(graph);
   interp->options_ = std::move(options);
@@ -51,7 +51,7 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
       }
       if (bytes > available) {
         return absl::ResourceExhaustedError(absl::StrCat(
-            DescribeInstruction(g, instr), ": its operands need ", bytes,
+            graph::DescribeInstruction(g, instr), ": its operands need ", bytes,
             " bytes of buffers; with the device memory that is over the "
             "limit of ",
             interp->options_.memory_limit_bytes));

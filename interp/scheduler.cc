@@ -28,9 +28,10 @@ absl::Status DeviceError(const proto::Graph& graph, const ProgramState& p,
     absl::StrAppend(&who, "rank ", p.rank(), " ");
   if (graph.world().num_cores() > 1)
     absl::StrAppend(&who, "core ", p.core(), " ");
-  return absl::Status(kDeviceErrorCode,
-                      absl::StrCat(who, DescribeInstruction(graph, instr), ": ",
-                                   status.message()));
+  return absl::Status(
+      kDeviceErrorCode,
+      absl::StrCat(who, graph::DescribeInstruction(graph, instr), ": ",
+                   status.message()));
 }
 
 }  // namespace
@@ -183,8 +184,8 @@ absl::Status Interpreter::Run() {
       if (p.done()) {
         lines.push_back(absl::StrCat(who, " finished its stream"));
       } else {
-        lines.push_back(absl::StrCat(who, " waits at ",
-                                     DescribeInstruction(g, p.current())));
+        lines.push_back(absl::StrCat(
+            who, " waits at ", graph::DescribeInstruction(g, p.current())));
       }
       if (lines.size() >= 64) {
         lines.push_back("…");

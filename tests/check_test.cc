@@ -48,7 +48,7 @@ proto::Tensor* FindTensor(proto::Graph& graph, absl::string_view name) {
 
 std::string AllProblems(const proto::Graph& graph) {
   std::string all;
-  for (const std::string& e : interp::ValidateGraph(graph)) {
+  for (const std::string& e : graph::ValidateGraph(graph)) {
     absl::StrAppend(&all, e, "\n");
   }
   return all;
@@ -285,7 +285,7 @@ TEST(CheckDmaPsumTest, ValidatorRefusesAHandEditedDmaFromPsum) {
     t.Output("out", out);
   });
   ASSERT_TRUE(graph.ok()) << graph.status();
-  ASSERT_TRUE(interp::ValidateGraph(*graph).empty()) << AllProblems(*graph);
+  ASSERT_TRUE(graph::ValidateGraph(*graph).empty()) << AllProblems(*graph);
   proto::Instruction* dma = graph->mutable_streams(0)->mutable_instructions(2);
   ASSERT_EQ(dma->opcode(), proto::DMA_COPY);
   dma->mutable_operands(1)->set_tensor_id(psum_id);

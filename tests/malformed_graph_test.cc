@@ -62,7 +62,7 @@ proto::Instruction* Instr(proto::Graph& graph, int position) {
 
 std::string Problems(const proto::Graph& graph) {
   std::string all;
-  for (const std::string& e : interp::ValidateGraph(graph)) {
+  for (const std::string& e : graph::ValidateGraph(graph)) {
     absl::StrAppend(&all, e, "\n");
   }
   return all;

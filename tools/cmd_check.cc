@@ -47,7 +47,7 @@ int RunCheck(const std::vector<std::string>& args) {
   if (absl::Status status = ReadMessage(path, &graph); !status.ok()) {
     return ReportError(kVerb, status);
   }
-  const std::vector<std::string> problems = interp::ValidateGraph(graph);
+  const std::vector<std::string> problems = graph::ValidateGraph(graph);
   if (problems.empty()) {
     int64_t instructions = 0;
     for (const proto::Stream& stream : graph.streams()) {

@@ -24,7 +24,7 @@ int RankSlot(const std::vector<int64_t>& ranks, int64_t rank) {
 
 }  // namespace
 
-absl::StatusOr<VizGraph> BuildBarrierView(const GraphIndex& index,
+absl::StatusOr<VizGraph> BuildBarrierView(const graph::GraphIndex& index,
                                           const Filters& filters,
                                           const ViewOptions& options) {
   const SyncMatch sync = MatchSync(index);

@@ -68,14 +68,14 @@ void AnchorSources(const std::vector<std::vector<int>>& lane_orders,
 
 }  // namespace
 
-absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
+absl::StatusOr<VizGraph> BuildDataflowView(const graph::GraphIndex& index,
                                            const Filters& filters,
                                            const ViewOptions& options) {
-  const std::vector<Dependency> deps = AnalyzeDependencies(index);
+  const std::vector<graph::Dependency> deps = graph::AnalyzeDependencies(index);
   const SyncMatch sync = MatchSync(index);
   std::vector<std::pair<int, int>> links;
   links.reserve(deps.size());
-  for (const Dependency& dep : deps) links.push_back({dep.from, dep.to});
+  for (const graph::Dependency& dep : deps) links.push_back({dep.from, dep.to});
   for (const SyncGroup& group : sync.groups) {
     for (size_t k = 1; k < group.members.size(); ++k) {
       links.push_back({group.members[k - 1], group.members[k]});
@@ -132,11 +132,11 @@ absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
   }
 
   EdgeCollector edges(options.edge_labels);
-  for (const Dependency& dep : deps) {
+  for (const graph::Dependency& dep : deps) {
     if (!sel.selected[dep.from] || !sel.selected[dep.to]) continue;
-    const EdgeKind kind = dep.kind == DepKind::kRaw   ? EdgeKind::kRaw
-                          : dep.kind == DepKind::kWar ? EdgeKind::kWar
-                                                      : EdgeKind::kWaw;
+    const EdgeKind kind = dep.kind == graph::DepKind::kRaw   ? EdgeKind::kRaw
+                          : dep.kind == graph::DepKind::kWar ? EdgeKind::kWar
+                                                             : EdgeKind::kWaw;
     std::string label = ShortName(index.tensor(dep.tensor).name());
     if (dep.reuse()) {
       // A later allocation in the same bytes.

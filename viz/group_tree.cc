@@ -9,7 +9,7 @@
 
 namespace nkigraph::viz {
 
-bool IsSync(const InstrInfo& info) {
+bool IsSync(const graph::InstrInfo& info) {
   return info.def->sync != ops::SyncKind::kNone;
 }
 
@@ -37,7 +37,7 @@ int GroupTree::AddLane(std::string name, const std::vector<int>& seq,
   std::vector<std::string> open;  // components of the innermost instance
   int64_t prev = -1;              // position of the previous instruction
   for (int i : seq) {
-    const InstrInfo& info = index_->info(i);
+    const graph::InstrInfo& info = index_->info(i);
     const std::vector<std::string>& parts =
         index_->scope_components(info.instr->scope());
     // A scope that freed tensors since the previous instruction ended:
@@ -45,11 +45,11 @@ int GroupTree::AddLane(std::string name, const std::vector<int>& seq,
     // allocated. Close it (and what it contains) even if the next
     // instruction has the same scope path: that is the next iteration.
     const std::vector<uint32_t>& frees = index_->frees(info.core);
-    uint32_t begin = GraphIndex::kNoFree;
+    uint32_t begin = graph::GraphIndex::kNoFree;
     for (int64_t p = prev + 1; p <= info.position; ++p) {
       begin = std::min(begin, frees[p]);
     }
-    if (begin != GraphIndex::kNoFree) {
+    if (begin != graph::GraphIndex::kNoFree) {
       size_t k = stack.size() - 1;
       while (k > 0 && starts[k] > begin) --k;
       if (k > 0) {
@@ -156,13 +156,13 @@ void GroupTree::Totals(int root) {
         const Group& child = groups_[item.index];
         group.instrs += child.instrs;
         group.syncs += child.syncs;
-        for (int e = 0; e < kNumEngines; ++e) {
+        for (int e = 0; e < graph::kNumEngines; ++e) {
           group.per_engine[e] += child.per_engine[e];
         }
         first = child.first;
         last = child.last;
       } else {
-        const InstrInfo& info = index_->info(item.index);
+        const graph::InstrInfo& info = index_->info(item.index);
         ++group.instrs;
         group.syncs += IsSync(info) ? 1 : 0;
         ++group.per_engine[static_cast<int>(info.engine)];

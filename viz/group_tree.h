@@ -41,7 +41,7 @@ struct Group {
   // Over the whole subtree:
   int64_t instrs = 0;
   int64_t syncs = 0;  // synchronising instructions
-  std::array<int64_t, kNumEngines> per_engine{};
+  std::array<int64_t, graph::kNumEngines> per_engine{};
   int first = -1;  // first and last instruction index
   int last = -1;
   bool expanded = false;
@@ -49,7 +49,7 @@ struct Group {
 
 class GroupTree {
  public:
-  explicit GroupTree(const GraphIndex& index) : index_(&index) {}
+  explicit GroupTree(const graph::GraphIndex& index) : index_(&index) {}
 
   // Adds a lane over `seq` (instruction indexes in program order) and
   // returns its root group. With `wrap_runs`, consecutive
@@ -75,12 +75,12 @@ class GroupTree {
   int NewGroup(GroupKind kind, int parent, int lane);
   void Totals(int g);
 
-  const GraphIndex* index_;
+  const graph::GraphIndex* index_;
   std::vector<Group> groups_;
   std::vector<int> lanes_;
 };
 
-bool IsSync(const InstrInfo& info);
+bool IsSync(const graph::InstrInfo& info);
 
 }  // namespace nkigraph::viz
 

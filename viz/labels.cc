@@ -69,7 +69,7 @@ std::string ShortOpName(proto::Opcode opcode) {
   if (opcode == proto::COLLECTIVE_PERMUTE_IMPLICIT_CURRENT_PROCESSING_RANK_ID) {
     return "permute_rank_id";
   }
-  return OpName(opcode);
+  return graph::OpName(opcode);
 }
 
 bool IsDynamic(const proto::AccessPattern& ap) {
@@ -84,7 +84,7 @@ std::string Extent(const proto::AccessPattern& ap) {
   return absl::StrCat(first, "x", elements / first);
 }
 
-std::string OperandName(const GraphIndex& index,
+std::string OperandName(const graph::GraphIndex& index,
                         const proto::AccessPattern& ap) {
   std::string name = ShortName(index.tensor(ap.tensor_id()).name());
   if (IsDynamic(ap)) name += "[dyn]";
@@ -128,8 +128,8 @@ std::string ShortName(absl::string_view name, size_t max) {
   return absl::StrCat(name.substr(0, max - 1), "~");
 }
 
-std::string InstrLabel(const GraphIndex& index, int i) {
-  const InstrInfo& info = index.info(i);
+std::string InstrLabel(const graph::GraphIndex& index, int i) {
+  const graph::InstrInfo& info = index.info(i);
   const proto::Instruction& instr = *info.instr;
   std::string head = ShortOpName(instr.opcode());
   if (std::string detail = Detail(instr); !detail.empty()) {
@@ -166,13 +166,13 @@ std::string InstrLabel(const GraphIndex& index, int i) {
   return EscapeLabel(absl::StrCat(head, "\n", flow, "\n", last));
 }
 
-std::string InstrTooltip(const GraphIndex& index, int i) {
-  const InstrInfo& info = index.info(i);
+std::string InstrTooltip(const graph::GraphIndex& index, int i) {
+  const graph::InstrInfo& info = index.info(i);
   const proto::Instruction& instr = *info.instr;
   const proto::Graph& graph = index.graph();
   std::string text = absl::StrCat(
-      OpName(instr.opcode()), " #", instr.id(), " on core ", info.core, " (",
-      ops::EngineName(info.engine), " engine), position ", info.position);
+      graph::OpName(instr.opcode()), " #", instr.id(), " on core ", info.core,
+      " (", ops::EngineName(info.engine), " engine), position ", info.position);
   if (instr.file() < static_cast<uint32_t>(graph.files_size())) {
     absl::StrAppend(&text, "\n", graph.files(static_cast<int>(instr.file())),
                     ":", instr.line());
@@ -203,7 +203,7 @@ namespace {
 // "tensor 32 | dma 64", the busiest engines first (at most three).
 std::string EngineCounts(const Group& group) {
   std::vector<std::pair<int64_t, int>> counts;
-  for (int e = 0; e < kNumEngines; ++e) {
+  for (int e = 0; e < graph::kNumEngines; ++e) {
     if (group.per_engine[e] > 0) counts.push_back({-group.per_engine[e], e});
   }
   std::sort(counts.begin(), counts.end());
@@ -228,7 +228,7 @@ std::string OwnerName(const GroupTree& tree, int g) {
   return "";
 }
 
-std::string IdRange(const GraphIndex& index, const Group& group) {
+std::string IdRange(const graph::GraphIndex& index, const Group& group) {
   if (group.first < 0) return "";
   return absl::StrCat("#", index.instr(group.first).id(), "-#",
                       index.instr(group.last).id());
@@ -236,7 +236,8 @@ std::string IdRange(const GraphIndex& index, const Group& group) {
 
 }  // namespace
 
-std::string GroupLabel(const GraphIndex& index, const GroupTree& tree, int g) {
+std::string GroupLabel(const graph::GraphIndex& index, const GroupTree& tree,
+                       int g) {
   const Group& group = tree.group(g);
   std::string title;
   switch (group.kind) {
@@ -258,14 +259,14 @@ std::string GroupLabel(const GraphIndex& index, const GroupTree& tree, int g) {
       absl::StrCat(title, "\n", counts, "\n", EngineCounts(group)));
 }
 
-std::string GroupTooltip(const GraphIndex& index, const GroupTree& tree,
+std::string GroupTooltip(const graph::GraphIndex& index, const GroupTree& tree,
                          int g) {
   const Group& group = tree.group(g);
   std::string text;
   if (!group.path.empty()) absl::StrAppend(&text, "scope ", group.path, "\n");
   absl::StrAppend(&text, group.instrs, " instructions ", IdRange(index, group),
                   " (collapsed)");
-  for (int e = 0; e < kNumEngines; ++e) {
+  for (int e = 0; e < graph::kNumEngines; ++e) {
     if (group.per_engine[e] == 0) continue;
     absl::StrAppend(&text, "\n", ops::EngineName(static_cast<ops::Engine>(e)),
                     ": ", group.per_engine[e]);

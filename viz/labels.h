@@ -22,14 +22,16 @@ std::string ShortName(absl::string_view name, size_t max = 18);
 
 // Three lines: "nc_matmul +=", "psum <- rhs_tile, lhs_T_tile",
 // "#12  128x512". Escaped.
-std::string InstrLabel(const GraphIndex& index, int i);
+std::string InstrLabel(const graph::GraphIndex& index, int i);
 // Id, core, scope, source line and every operand. Escaped.
-std::string InstrTooltip(const GraphIndex& index, int i);
+std::string InstrTooltip(const graph::GraphIndex& index, int i);
 
 // "k_tile", "96 instrs", "tensor 32 | dma 64". Escaped. `parent` names a
 // chunk or run.
-std::string GroupLabel(const GraphIndex& index, const GroupTree& tree, int g);
-std::string GroupTooltip(const GraphIndex& index, const GroupTree& tree, int g);
+std::string GroupLabel(const graph::GraphIndex& index, const GroupTree& tree,
+                       int g);
+std::string GroupTooltip(const graph::GraphIndex& index, const GroupTree& tree,
+                         int g);
 
 }  // namespace nkigraph::viz
 

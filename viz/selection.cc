@@ -29,8 +29,9 @@ namespace {
 // scopes matching `query`. Instances are the scope groups the pictures
 // box (viz/group_tree.h), so consecutive iterations with one path count
 // separately.
-absl::Status KeepInstance(const GraphIndex& index, const std::string& query,
-                          int64_t n, const std::vector<int>& cores,
+absl::Status KeepInstance(const graph::GraphIndex& index,
+                          const std::string& query, int64_t n,
+                          const std::vector<int>& cores,
                           std::vector<char>* selected) {
   for (int c : cores) {
     const std::vector<int>& stream = index.stream(c);
@@ -72,7 +73,7 @@ absl::Status KeepInstance(const GraphIndex& index, const std::string& query,
 }  // namespace
 
 absl::StatusOr<Selection> Select(
-    const GraphIndex& index, const Filters& filters,
+    const graph::GraphIndex& index, const Filters& filters,
     const std::vector<std::pair<int, int>>& links) {
   Selection sel;
   std::vector<std::string> what;

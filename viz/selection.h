@@ -39,7 +39,7 @@ struct Selection {
 // `links` are the undirected adjacencies --around walks (the view's
 // edges, as instruction index pairs). Errors name the filter and the
 // allowed values; a selection with no instructions is an error.
-absl::StatusOr<Selection> Select(const GraphIndex& index,
+absl::StatusOr<Selection> Select(const graph::GraphIndex& index,
                                  const Filters& filters,
                                  const std::vector<std::pair<int, int>>& links);
 

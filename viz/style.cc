@@ -177,7 +177,7 @@ VizNode LegendNode(unsigned engines, unsigned edges) {
       "<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"1\" "
       "CELLPADDING=\"2\"><TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>legend"
       "</B></TD></TR>";
-  for (ops::Engine engine : kAllEngines) {
+  for (ops::Engine engine : graph::kAllEngines) {
     if ((engines >> static_cast<int>(engine) & 1u) == 0) continue;
     absl::StrAppend(&html, "<TR><TD BGCOLOR=\"", EngineColor(engine),
                     "\" BORDER=\"1\" WIDTH=\"24\"></TD><TD ALIGN=\"LEFT\">",

@@ -12,7 +12,7 @@ int64_t IntAttr(const proto::Instruction& instr, absl::string_view name,
   return fallback;
 }
 
-SyncMatch MatchSync(const GraphIndex& index) {
+SyncMatch MatchSync(const graph::GraphIndex& index) {
   SyncMatch match;
   match.group_of.assign(index.size(), -1);
   const int cores = index.num_cores();

@@ -29,7 +29,7 @@ struct SyncMatch {
   std::vector<int> stuck;
 };
 
-SyncMatch MatchSync(const GraphIndex& index);
+SyncMatch MatchSync(const graph::GraphIndex& index);
 
 // Integer attribute of an instruction, or `fallback`.
 int64_t IntAttr(const proto::Instruction& instr, absl::string_view name,

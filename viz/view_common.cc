@@ -19,11 +19,11 @@ int AddNode(VizGraph* graph, VizNode node) {
 
 }  // namespace
 
-void EmitLane(const GraphIndex& index, const GroupTree& tree, int root,
+void EmitLane(const graph::GraphIndex& index, const GroupTree& tree, int root,
               const LaneEmit& emit, VizGraph* graph, std::vector<int>* rep,
               std::vector<int>* order) {
   auto instr_node = [&](int i, int cluster) {
-    const InstrInfo& info = index.info(i);
+    const graph::InstrInfo& info = index.info(i);
     VizNode node;
     node.name = absl::StrCat(emit.prefix, "i", info.instr->id());
     node.cluster = cluster;
@@ -126,8 +126,9 @@ void EmitLane(const GraphIndex& index, const GroupTree& tree, int root,
   }
 }
 
-std::vector<int> AddCoreLanes(const GraphIndex& index, const Selection& sel,
-                              bool wrap_runs, GroupTree* tree) {
+std::vector<int> AddCoreLanes(const graph::GraphIndex& index,
+                              const Selection& sel, bool wrap_runs,
+                              GroupTree* tree) {
   std::vector<int> lane_core;
   std::vector<int> seq;
   for (int core : sel.cores) {
@@ -216,7 +217,8 @@ void EdgeCollector::Emit(VizGraph* graph) {
   by_key_.clear();
 }
 
-std::vector<std::vector<int64_t>> ReplicaGroups(const GraphIndex& index) {
+std::vector<std::vector<int64_t>> ReplicaGroups(
+    const graph::GraphIndex& index) {
   std::vector<std::vector<int64_t>> groups;
   for (const proto::ReplicaGroup& group :
        index.graph().world().replica_groups()) {

@@ -30,14 +30,15 @@ struct LaneEmit {
 // Adds the visible nodes of the lane rooted at `root`. rep[i] becomes the
 // node standing for instruction i; `order` gets the lane's visible nodes
 // in program order.
-void EmitLane(const GraphIndex& index, const GroupTree& tree, int root,
+void EmitLane(const graph::GraphIndex& index, const GroupTree& tree, int root,
               const LaneEmit& emit, VizGraph* graph, std::vector<int>* rep,
               std::vector<int>* order);
 
 // Adds one lane per selected core that has selected instructions (named
 // "core N"), in core order; returns those cores.
-std::vector<int> AddCoreLanes(const GraphIndex& index, const Selection& sel,
-                              bool wrap_runs, GroupTree* tree);
+std::vector<int> AddCoreLanes(const graph::GraphIndex& index,
+                              const Selection& sel, bool wrap_runs,
+                              GroupTree* tree);
 
 // Edges between visible nodes: self-loops dropped, one edge per
 // (tail, head, kind), labels merged.
@@ -76,7 +77,7 @@ class EdgeCollector {
 
 // The world's replica groups (all ranks in one group when it lists none);
 // ranks outside [0, num_ranks) are dropped.
-std::vector<std::vector<int64_t>> ReplicaGroups(const GraphIndex& index);
+std::vector<std::vector<int64_t>> ReplicaGroups(const graph::GraphIndex& index);
 
 }  // namespace nkigraph::viz
 

@@ -39,10 +39,10 @@ struct ViewOptions {
   bool edge_labels = true;
 };
 
-absl::StatusOr<VizGraph> BuildDataflowView(const GraphIndex& index,
+absl::StatusOr<VizGraph> BuildDataflowView(const graph::GraphIndex& index,
                                            const Filters& filters,
                                            const ViewOptions& options);
-absl::StatusOr<VizGraph> BuildBarrierView(const GraphIndex& index,
+absl::StatusOr<VizGraph> BuildBarrierView(const graph::GraphIndex& index,
                                           const Filters& filters,
                                           const ViewOptions& options);
 

@@ -27,8 +27,8 @@ absl::StatusOr<VizGraph> BuildView(const proto::Graph& graph,
         absl::StrCat("--max-nodes ", options.view_options.max_nodes,
                      " must be 0 (no limit) or more"));
   }
-  NKI_ASSIGN_OR_RETURN(std::unique_ptr<GraphIndex> index,
-                       GraphIndex::Build(graph));
+  NKI_ASSIGN_OR_RETURN(std::unique_ptr<graph::GraphIndex> index,
+                       graph::GraphIndex::Build(graph));
   switch (options.view) {
     case View::kDataflow:
       return BuildDataflowView(*index, options.filters, options.view_options);
