@@ -1,37 +1,72 @@
 #include "builder/isa.h"
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "ops/op_def.h"
 
 namespace nkigraph::builder::isa {
 namespace {
 
-// Builds one instruction: operands in role order, then attributes, then the
-// op's checks.
+// Builds one instruction through its op's definition: operands by role
+// name, placed in the def's role order (absent optional ones as empty
+// operands); attributes by name, checked against the op's schema and left
+// out when they equal their default (unless the schema says graphs always
+// carry them); then the op's checks. Naming a role or attribute the op does
+// not declare, or giving a value of the wrong type, fails the trace.
 class Emitter {
  public:
-  Emitter(proto::Opcode opcode, const Tensor& anchor, Loc loc) : loc_(loc) {
+  Emitter(proto::Opcode opcode, const Tensor& anchor, Loc loc)
+      : def_(ops::FindOp(opcode)), loc_(loc) {
     tracer_ = anchor.valid() ? anchor.tracer() : Tracer::Current();
     if (tracer_ != nullptr) instr_ = tracer_->BeginInstr(opcode, loc);
+    if (def_ != nullptr) {
+      const size_t n = def_->roles.size();
+      fixed_ = n > 0 && def_->roles[n - 1].variadic ? n - 1 : n;
+      slots_.assign(fixed_, nullptr);
+    }
   }
 
-  Emitter& Operand(const Tensor& t) {
-    if (instr_ != nullptr) tracer_->AddOperand(instr_, t, loc_);
+  // `t` for the role named `role`; a variadic role takes one per call.
+  Emitter& Operand(absl::string_view role, const Tensor& t) {
+    if (!Active()) return *this;
+    for (size_t r = 0; r < def_->roles.size(); ++r) {
+      if (def_->roles[r].name != role) continue;
+      if (r >= fixed_) {
+        variadic_.push_back(&t);
+      } else if (slots_[r] != nullptr) {
+        Fail(absl::StrCat("operand '", role, "' given twice"));
+      } else {
+        slots_[r] = &t;
+      }
+      return *this;
+    }
+    Fail(absl::StrCat("no operand role '", role, "'"));
     return *this;
   }
-  Emitter& Int(const char* name, int64_t value) {
-    if (instr_ != nullptr) NewAttr(name)->set_i(value);
+  Emitter& Int(absl::string_view name, int64_t value) {
+    const ops::AttrSpec* spec = Spec(name, ops::AttrType::kInt);
+    if (spec != nullptr && (Keep(*spec) || value != spec->int_default)) {
+      NewAttr(name)->set_i(value);
+    }
     return *this;
   }
-  Emitter& Float(const char* name, double value) {
-    if (instr_ != nullptr) NewAttr(name)->set_f(value);
+  Emitter& Float(absl::string_view name, double value) {
+    const ops::AttrSpec* spec = Spec(name, ops::AttrType::kFloat);
+    if (spec != nullptr && (Keep(*spec) || value != spec->float_default)) {
+      NewAttr(name)->set_f(value);
+    }
     return *this;
   }
-  Emitter& Str(const char* name, absl::string_view value) {
-    if (instr_ != nullptr) NewAttr(name)->set_s(value.data(), value.size());
+  Emitter& Str(absl::string_view name, absl::string_view value) {
+    const ops::AttrSpec* spec = Spec(name, ops::AttrType::kString);
+    if (spec != nullptr && (Keep(*spec) || value != spec->string_default)) {
+      NewAttr(name)->set_s(value.data(), value.size());
+    }
     return *this;
   }
-  Emitter& Ints(const char* name, const std::vector<int64_t>& values) {
-    if (instr_ != nullptr) {
+  Emitter& Ints(absl::string_view name, const std::vector<int64_t>& values) {
+    const ops::AttrSpec* spec = Spec(name, ops::AttrType::kInts);
+    if (spec != nullptr && (Keep(*spec) || !values.empty())) {
       auto* list = NewAttr(name)->mutable_ints()->mutable_values();
       list->Add(values.begin(), values.end());
     }
@@ -39,19 +74,55 @@ class Emitter {
   }
   Instr Finish() {
     if (tracer_ == nullptr) return Instr{};
+    if (Active()) {
+      static const Tensor* const kAbsent = new Tensor();
+      for (const Tensor* t : slots_) {
+        tracer_->AddOperand(instr_, t != nullptr ? *t : *kAbsent, loc_);
+      }
+      for (const Tensor* t : variadic_) tracer_->AddOperand(instr_, *t, loc_);
+    }
     return tracer_->FinishInstr(instr_, loc_);
   }
 
  private:
-  proto::Attr* NewAttr(const char* name) {
+  bool Active() const {
+    return instr_ != nullptr && def_ != nullptr && !tracer_->failed();
+  }
+  // Required attributes and those graphs always carry are written as given.
+  static bool Keep(const ops::AttrSpec& spec) {
+    return spec.required || spec.written_at_default;
+  }
+  // The schema entry for `name`, or nullptr (after failing the trace when
+  // the op does not declare it with this type).
+  const ops::AttrSpec* Spec(absl::string_view name, ops::AttrType type) {
+    if (!Active()) return nullptr;
+    for (const ops::AttrSpec& spec : def_->attrs) {
+      if (spec.name != name) continue;
+      if (spec.type == type) return &spec;
+      Fail(absl::StrCat("attribute '", name, "' is ",
+                        ops::AttrTypeName(spec.type), ", not ",
+                        ops::AttrTypeName(type)));
+      return nullptr;
+    }
+    Fail(absl::StrCat("no attribute '", name, "'"));
+    return nullptr;
+  }
+  proto::Attr* NewAttr(absl::string_view name) {
     proto::Attr* attr = instr_->add_attrs();
-    attr->set_name(name);
+    attr->set_name(name.data(), name.size());
     return attr;
   }
+  void Fail(absl::string_view what) {
+    tracer_->RecordError(absl::StrCat(def_->name, ": ", what), loc_);
+  }
 
+  const ops::OpDef* def_;
   Tracer* tracer_ = nullptr;
   proto::Instruction* instr_ = nullptr;
   Loc loc_;
+  size_t fixed_ = 0;  // roles before a variadic last one
+  absl::InlinedVector<const Tensor*, 6> slots_;
+  absl::InlinedVector<const Tensor*, 2> variadic_;
 };
 
 absl::string_view ReduceCmdName(ReduceCmd cmd) {
@@ -81,47 +152,44 @@ std::vector<int64_t> Flatten(const Pattern& pattern) {
 
 Instr nc_matmul(const Tensor& dst, const Tensor& stationary,
                 const Tensor& moving, bool accumulate, Loc loc) {
-  Emitter e(proto::NC_MATMUL, dst, loc);
-  e.Operand(dst).Operand(stationary).Operand(moving);
-  if (accumulate) e.Int("accumulate", 1);
-  return e.Finish();
+  return Emitter(proto::NC_MATMUL, dst, loc)
+      .Operand("dst", dst)
+      .Operand("stationary", stationary)
+      .Operand("moving", moving)
+      .Int("accumulate", accumulate ? 1 : 0)
+      .Finish();
 }
 
 Instr nc_transpose(const Tensor& dst, const Tensor& data, Engine engine,
                    Loc loc) {
-  Emitter e(proto::NC_TRANSPOSE, dst, loc);
-  e.Operand(dst).Operand(data);
-  if (engine != Engine::kTensor) e.Str("engine", ops::EngineName(engine));
-  return e.Finish();
+  return Emitter(proto::NC_TRANSPOSE, dst, loc)
+      .Operand("dst", dst)
+      .Operand("data", data)
+      .Str("engine", ops::EngineName(engine))
+      .Finish();
 }
 
 Instr activation(const Tensor& dst, ActFunc func, const Tensor& data,
                  const ActivationArgs& args, Loc loc) {
   Emitter e(proto::ACTIVATION, dst, loc);
-  e.Operand(dst)
-      .Operand(data)
-      .Operand(args.bias.vector)
-      .Operand(args.scale.vector)
-      .Operand(args.reduce_res)
+  e.Operand("dst", dst)
+      .Operand("data", data)
+      .Operand("bias", args.bias.vector)
+      .Operand("scale", args.scale.vector)
+      .Operand("reduce_res", args.reduce_res)
       .Str("func", ops::ActFuncName(func));
-  if (!args.scale.vector.valid() && args.scale.value != 1.0f) {
-    e.Float("scale", args.scale.value);
-  }
-  if (!args.bias.vector.valid() && args.bias.value != 0.0f) {
-    e.Float("bias", args.bias.value);
-  }
-  if (args.reduce_cmd != ReduceCmd::kIdle) {
-    e.Str("reduce_cmd", ReduceCmdName(args.reduce_cmd));
-  }
+  if (!args.scale.vector.valid()) e.Float("scale", args.scale.value);
+  if (!args.bias.vector.valid()) e.Float("bias", args.bias.value);
+  e.Str("reduce_cmd", ReduceCmdName(args.reduce_cmd));
   return e.Finish();
 }
 
 Instr tensor_tensor(const Tensor& dst, const Tensor& data1, const Tensor& data2,
                     Alu op, Loc loc) {
   return Emitter(proto::TENSOR_TENSOR, dst, loc)
-      .Operand(dst)
-      .Operand(data1)
-      .Operand(data2)
+      .Operand("dst", dst)
+      .Operand("data1", data1)
+      .Operand("data2", data2)
       .Str("op", ops::AluName(op))
       .Finish();
 }
@@ -130,42 +198,45 @@ Instr tensor_scalar(const Tensor& dst, const Tensor& data, Alu op0,
                     const Scalar& operand0, const TensorScalarArgs& args,
                     Loc loc) {
   Emitter e(proto::TENSOR_SCALAR, dst, loc);
-  e.Operand(dst)
-      .Operand(data)
-      .Operand(operand0.vector)
-      .Operand(args.op1 ? args.operand1.vector : Tensor())
+  e.Operand("dst", dst)
+      .Operand("data", data)
+      .Operand("operand0", operand0.vector)
       .Str("op0", ops::AluName(op0));
   if (!operand0.vector.valid()) e.Float("scalar0", operand0.value);
-  if (args.reverse0) e.Int("reverse0", 1);
+  e.Int("reverse0", args.reverse0 ? 1 : 0);
   if (args.op1) {
-    e.Str("op1", ops::AluName(*args.op1));
+    e.Operand("operand1", args.operand1.vector)
+        .Str("op1", ops::AluName(*args.op1));
     if (!args.operand1.vector.valid()) e.Float("scalar1", args.operand1.value);
-    if (args.reverse1) e.Int("reverse1", 1);
+    e.Int("reverse1", args.reverse1 ? 1 : 0);
   }
   return e.Finish();
 }
 
 Instr tensor_reduce(const Tensor& dst, Alu op, const Tensor& data, int num_axes,
                     bool negate, Loc loc) {
-  Emitter e(proto::TENSOR_REDUCE, dst, loc);
-  e.Operand(dst).Operand(data).Str("op", ops::AluName(op));
-  if (num_axes != 1) e.Int("num_axes", num_axes);
-  if (negate) e.Int("negate", 1);
-  return e.Finish();
+  return Emitter(proto::TENSOR_REDUCE, dst, loc)
+      .Operand("dst", dst)
+      .Operand("data", data)
+      .Str("op", ops::AluName(op))
+      .Int("num_axes", num_axes)
+      .Int("negate", negate ? 1 : 0)
+      .Finish();
 }
 
 Instr tensor_copy(const Tensor& dst, const Tensor& src, Engine engine,
                   Loc loc) {
-  Emitter e(proto::TENSOR_COPY, dst, loc);
-  e.Operand(dst).Operand(src);
-  if (engine != Engine::kVector) e.Str("engine", ops::EngineName(engine));
-  return e.Finish();
+  return Emitter(proto::TENSOR_COPY, dst, loc)
+      .Operand("dst", dst)
+      .Operand("src", src)
+      .Str("engine", ops::EngineName(engine))
+      .Finish();
 }
 
 Instr iota(const Tensor& dst, const Pattern& pattern, int64_t offset,
            int64_t channel_multiplier, Loc loc) {
   return Emitter(proto::IOTA, dst, loc)
-      .Operand(dst)
+      .Operand("dst", dst)
       .Ints("pattern", Flatten(pattern))
       .Int("offset", offset)
       .Int("channel_multiplier", channel_multiplier)
@@ -173,18 +244,19 @@ Instr iota(const Tensor& dst, const Pattern& pattern, int64_t offset,
 }
 
 Instr memset(const Tensor& dst, float value, Engine engine, Loc loc) {
-  Emitter e(proto::MEMSET, dst, loc);
-  e.Operand(dst).Float("value", value);
-  if (engine != Engine::kVector) e.Str("engine", ops::EngineName(engine));
-  return e.Finish();
+  return Emitter(proto::MEMSET, dst, loc)
+      .Operand("dst", dst)
+      .Float("value", value)
+      .Str("engine", ops::EngineName(engine))
+      .Finish();
 }
 
 Instr affine_select(const Tensor& dst, const Pattern& pattern,
                     int64_t channel_multiplier, const Tensor& on_true,
                     float on_false_value, Alu cmp_op, int64_t offset, Loc loc) {
   return Emitter(proto::AFFINE_SELECT, dst, loc)
-      .Operand(dst)
-      .Operand(on_true)
+      .Operand("dst", dst)
+      .Operand("on_true", on_true)
       .Ints("pattern", Flatten(pattern))
       .Int("offset", offset)
       .Int("channel_multiplier", channel_multiplier)
@@ -194,14 +266,17 @@ Instr affine_select(const Tensor& dst, const Pattern& pattern,
 }
 
 Instr dma_copy(const Tensor& dst, const Tensor& src, Loc loc) {
-  return Emitter(proto::DMA_COPY, dst, loc).Operand(dst).Operand(src).Finish();
+  return Emitter(proto::DMA_COPY, dst, loc)
+      .Operand("dst", dst)
+      .Operand("src", src)
+      .Finish();
 }
 
 Instr dma_transpose(const Tensor& dst, const Tensor& src,
                     const std::vector<int>& axes, Loc loc) {
   return Emitter(proto::DMA_TRANSPOSE, dst, loc)
-      .Operand(dst)
-      .Operand(src)
+      .Operand("dst", dst)
+      .Operand("src", src)
       .Ints("axes", std::vector<int64_t>(axes.begin(), axes.end()))
       .Finish();
 }
@@ -209,9 +284,9 @@ Instr dma_transpose(const Tensor& dst, const Tensor& src,
 Instr dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs,
                   bool accumulate, Loc loc) {
   Emitter e(proto::DMA_COMPUTE, dst, loc);
-  e.Operand(dst);
-  for (const Tensor& src : srcs) e.Operand(src);
-  return e.Str("reduce_op", "add")
+  e.Operand("dst", dst);
+  for (const Tensor& src : srcs) e.Operand("src", src);
+  return e.Str("reduce_op", ops::AluName(Alu::kAdd))
       .Int("accumulate", accumulate ? 1 : 0)
       .Finish();
 }
@@ -219,21 +294,24 @@ Instr dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs,
 Instr nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals,
                      Loc loc) {
   return Emitter(proto::NC_FIND_INDEX8, dst, loc)
-      .Operand(dst)
-      .Operand(data)
-      .Operand(vals)
+      .Operand("dst", dst)
+      .Operand("data", data)
+      .Operand("vals", vals)
       .Finish();
 }
 
 Instr max8(const Tensor& dst, const Tensor& src, Loc loc) {
-  return Emitter(proto::MAX8, dst, loc).Operand(dst).Operand(src).Finish();
+  return Emitter(proto::MAX8, dst, loc)
+      .Operand("dst", dst)
+      .Operand("src", src)
+      .Finish();
 }
 
 Instr nc_stream_shuffle(const Tensor& dst, const Tensor& src,
                         const std::vector<int64_t>& mask, Loc loc) {
   return Emitter(proto::NC_STREAM_SHUFFLE, dst, loc)
-      .Operand(dst)
-      .Operand(src)
+      .Operand("dst", dst)
+      .Operand("src", src)
       .Ints("mask", mask)
       .Finish();
 }
@@ -241,8 +319,8 @@ Instr nc_stream_shuffle(const Tensor& dst, const Tensor& src,
 Instr sendrecv(const Tensor& dst, const Tensor& src, int send_to, int recv_from,
                int pipe_id, Loc loc) {
   return Emitter(proto::SENDRECV, dst, loc)
-      .Operand(dst)
-      .Operand(src)
+      .Operand("dst", dst)
+      .Operand("src", src)
       .Int("send_to", send_to)
       .Int("recv_from", recv_from)
       .Int("pipe_id", pipe_id)
@@ -250,22 +328,22 @@ Instr sendrecv(const Tensor& dst, const Tensor& src, int send_to, int recv_from,
 }
 
 Instr core_barrier(const Tensor& data, Loc loc) {
-  return Emitter(proto::CORE_BARRIER, data, loc).Operand(data).Finish();
+  return Emitter(proto::CORE_BARRIER, data, loc).Operand("data", data).Finish();
 }
 
 Instr all_gather(const Tensor& dst, const Tensor& src, int collective_dim,
                  Loc loc) {
   return Emitter(proto::ALL_GATHER, dst, loc)
-      .Operand(dst)
-      .Operand(src)
+      .Operand("dst", dst)
+      .Operand("src", src)
       .Int("collective_dim", collective_dim)
       .Finish();
 }
 
 Instr all_reduce(const Tensor& dst, const Tensor& src, Alu op, Loc loc) {
   return Emitter(proto::ALL_REDUCE, dst, loc)
-      .Operand(dst)
-      .Operand(src)
+      .Operand("dst", dst)
+      .Operand("src", src)
       .Str("op", ops::AluName(op))
       .Finish();
 }
@@ -273,8 +351,8 @@ Instr all_reduce(const Tensor& dst, const Tensor& src, Alu op, Loc loc) {
 Instr collective_permute_implicit(const Tensor& dst, const Tensor& src,
                                   int channel, Loc loc) {
   return Emitter(proto::COLLECTIVE_PERMUTE_IMPLICIT, dst, loc)
-      .Operand(dst)
-      .Operand(src)
+      .Operand("dst", dst)
+      .Operand("src", src)
       .Int("channel", channel)
       .Finish();
 }
@@ -285,7 +363,7 @@ Instr collective_permute_implicit_current_processing_rank_id(const Tensor& dst,
                                                              Loc loc) {
   return Emitter(proto::COLLECTIVE_PERMUTE_IMPLICIT_CURRENT_PROCESSING_RANK_ID,
                  dst, loc)
-      .Operand(dst)
+      .Operand("dst", dst)
       .Int("iteration", iteration)
       .Int("channel", channel)
       .Finish();

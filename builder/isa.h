@@ -3,7 +3,7 @@
 
 // The ISA calls of the DSL, destination first as in current NKI. Each
 // records one instruction into the active trace after the op's checks
-// (ops/<name>.cc) pass; a failed check becomes the trace's error, naming
+// (ops/defs/<name>.cc) pass; a failed check becomes the trace's error, naming
 // the calling kernel line. Names follow nki.isa so kernels read like the
 // design notes.
 

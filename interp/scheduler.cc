@@ -48,7 +48,7 @@ absl::Status Interpreter::Run() {
   auto notify_writes = [&](ProgramState& p, const proto::Instruction& instr) {
     if (!options_.on_write) return;
     const ops::InstrView& view = p.view();
-    const std::vector<ops::OperandRole>& roles = view.def().roles;
+    const auto& roles = view.def().roles;
     absl::flat_hash_set<uint32_t> seen;
     for (int i = 0; i < view.num_operands(); ++i) {
       const ops::OperandRole& role =

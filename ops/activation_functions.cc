@@ -1,45 +1,13 @@
 #include "ops/activation_functions.h"
 
 #include <cmath>
+#include <iterator>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace nkigraph::ops {
 namespace {
-
-struct ActInfo {
-  ActFunc func;
-  absl::string_view name;
-};
-
-constexpr ActInfo kActs[] = {
-    {ActFunc::kCopy, "copy"},
-    {ActFunc::kSquare, "square"},
-    {ActFunc::kSigmoid, "sigmoid"},
-    {ActFunc::kRelu, "relu"},
-    {ActFunc::kGelu, "gelu"},
-    {ActFunc::kGeluDx, "gelu_dx"},
-    {ActFunc::kGeluApprxTanh, "gelu_apprx_tanh"},
-    {ActFunc::kGeluApprxSigmoid, "gelu_apprx_sigmoid"},
-    {ActFunc::kGeluApprxSigmoidDx, "gelu_apprx_sigmoid_dx"},
-    {ActFunc::kSilu, "silu"},
-    {ActFunc::kSiluDx, "silu_dx"},
-    {ActFunc::kTanh, "tanh"},
-    {ActFunc::kSoftplus, "softplus"},
-    {ActFunc::kMish, "mish"},
-    {ActFunc::kErf, "erf"},
-    {ActFunc::kErfDx, "erf_dx"},
-    {ActFunc::kExp, "exp"},
-    {ActFunc::kLog, "log"},
-    {ActFunc::kSin, "sin"},
-    {ActFunc::kArctan, "arctan"},
-    {ActFunc::kSqrt, "sqrt"},
-    {ActFunc::kRsqrt, "rsqrt"},
-    {ActFunc::kReciprocal, "reciprocal"},
-    {ActFunc::kSign, "sign"},
-    {ActFunc::kAbs, "abs"},
-};
 
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kInvSqrt2 = 0.7071067811865476f;
@@ -52,19 +20,13 @@ float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
 }  // namespace
 
-absl::string_view ActFuncName(ActFunc func) {
-  for (const ActInfo& info : kActs) {
-    if (info.func == func) return info.name;
-  }
-  return "invalid_activation";
-}
-
 absl::StatusOr<ActFunc> ParseActFunc(absl::string_view name) {
   // Checked for every traced and executed instruction: a hash lookup, not a
   // scan of the table.
   static const auto* by_name = [] {
     auto* map = new absl::flat_hash_map<absl::string_view, ActFunc>;
-    for (const ActInfo& info : kActs) map->emplace(info.name, info.func);
+    for (const ActFuncInfo& info : kActFuncs)
+      map->emplace(info.name, info.value);
     return map;
   }();
   auto it = by_name->find(name);

@@ -2,58 +2,20 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace nkigraph::ops {
-namespace {
-
-struct AluInfo {
-  Alu op;
-  absl::string_view name;
-};
-
-constexpr AluInfo kAlus[] = {
-    {Alu::kAdd, "add"},
-    {Alu::kSubtract, "subtract"},
-    {Alu::kMultiply, "multiply"},
-    {Alu::kDivide, "divide"},
-    {Alu::kMaximum, "maximum"},
-    {Alu::kMinimum, "minimum"},
-    {Alu::kEqual, "equal"},
-    {Alu::kNotEqual, "not_equal"},
-    {Alu::kGreater, "greater"},
-    {Alu::kGreaterEqual, "greater_equal"},
-    {Alu::kLess, "less"},
-    {Alu::kLessEqual, "less_equal"},
-    {Alu::kPower, "power"},
-    {Alu::kMod, "mod"},
-    {Alu::kAbsMax, "abs_max"},
-    {Alu::kBypass, "bypass"},
-    {Alu::kLogicalAnd, "logical_and"},
-    {Alu::kLogicalOr, "logical_or"},
-    {Alu::kBitwiseAnd, "bitwise_and"},
-    {Alu::kBitwiseOr, "bitwise_or"},
-    {Alu::kBitwiseXor, "bitwise_xor"},
-};
-
-}  // namespace
-
-absl::string_view AluName(Alu op) {
-  for (const AluInfo& info : kAlus) {
-    if (info.op == op) return info.name;
-  }
-  return "invalid_alu";
-}
 
 absl::StatusOr<Alu> ParseAlu(absl::string_view name) {
   // Checked for every traced and executed instruction: a hash lookup, not a
   // scan of the table.
   static const auto* by_name = [] {
     auto* map = new absl::flat_hash_map<absl::string_view, Alu>;
-    for (const AluInfo& info : kAlus) map->emplace(info.name, info.op);
+    for (const AluInfo& info : kAlus) map->emplace(info.name, info.value);
     return map;
   }();
   auto it = by_name->find(name);

@@ -1,6 +1,10 @@
 #ifndef NKIGRAPH_OPS_ALU_H_
 #define NKIGRAPH_OPS_ALU_H_
 
+#include <array>
+#include <cstddef>
+#include <iterator>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -33,7 +37,48 @@ enum class Alu {
   kBitwiseXor,
 };
 
-absl::string_view AluName(Alu op);
+// Every Alu with its name (the names attribute schemas allow).
+struct AluInfo {
+  Alu value;
+  absl::string_view name;
+};
+inline constexpr AluInfo kAlus[] = {
+    {Alu::kAdd, "add"},
+    {Alu::kSubtract, "subtract"},
+    {Alu::kMultiply, "multiply"},
+    {Alu::kDivide, "divide"},
+    {Alu::kMaximum, "maximum"},
+    {Alu::kMinimum, "minimum"},
+    {Alu::kEqual, "equal"},
+    {Alu::kNotEqual, "not_equal"},
+    {Alu::kGreater, "greater"},
+    {Alu::kGreaterEqual, "greater_equal"},
+    {Alu::kLess, "less"},
+    {Alu::kLessEqual, "less_equal"},
+    {Alu::kPower, "power"},
+    {Alu::kMod, "mod"},
+    {Alu::kAbsMax, "abs_max"},
+    {Alu::kBypass, "bypass"},
+    {Alu::kLogicalAnd, "logical_and"},
+    {Alu::kLogicalOr, "logical_or"},
+    {Alu::kBitwiseAnd, "bitwise_and"},
+    {Alu::kBitwiseOr, "bitwise_or"},
+    {Alu::kBitwiseXor, "bitwise_xor"},
+};
+
+constexpr absl::string_view AluName(Alu value) {
+  for (const AluInfo& info : kAlus) {
+    if (info.value == value) return info.name;
+  }
+  return "invalid_alu";
+}
+
+// The names alone, in table order.
+inline constexpr auto kAluNames = [] {
+  std::array<absl::string_view, std::size(kAlus)> names{};
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kAlus[i].name;
+  return names;
+}();
 absl::StatusOr<Alu> ParseAlu(absl::string_view name);
 bool IsBitwise(Alu op);
 // Identity element for reductions (add: 0, max: -inf, ...); error for ops

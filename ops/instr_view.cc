@@ -35,52 +35,9 @@ std::string SpaceSetName(SpaceSet spaces) {
   return absl::StrJoin(names, " or ");
 }
 
-int InstrView::RoleIndex(absl::string_view role) const {
-  for (int i = 0; i < num_operands_; ++i) {
-    const size_t r = std::min<size_t>(i, def_->roles.size() - 1);
-    if (def_->roles[r].name == role) return i;
-  }
-  return -1;
-}
-
-const OperandInfo* InstrView::Find(absl::string_view role) const {
-  const int i = RoleIndex(role);
-  if (i < 0 || !operands_[i].present()) return nullptr;
-  return &operands_[i];
-}
-
-const proto::Attr* InstrView::FindAttr(absl::string_view name) const {
-  for (const proto::Attr& attr : instr_->attrs()) {
-    if (attr.name() == name) return &attr;
-  }
-  return nullptr;
-}
-
-int64_t InstrView::IntAttr(absl::string_view name, int64_t fallback) const {
-  const proto::Attr* attr = FindAttr(name);
-  return attr != nullptr && attr->has_i() ? attr->i() : fallback;
-}
-
-double InstrView::FloatAttr(absl::string_view name, double fallback) const {
-  const proto::Attr* attr = FindAttr(name);
-  if (attr == nullptr) return fallback;
-  if (attr->has_f()) return attr->f();
-  if (attr->has_i()) return static_cast<double>(attr->i());
-  return fallback;
-}
-
-absl::string_view InstrView::StrAttr(absl::string_view name,
-                                     absl::string_view fallback) const {
-  const proto::Attr* attr = FindAttr(name);
-  return attr != nullptr && attr->has_s() ? absl::string_view(attr->s())
-                                          : fallback;
-}
-
-absl::Span<const int64_t> InstrView::IntsAttr(absl::string_view name) const {
-  const proto::Attr* attr = FindAttr(name);
-  if (attr == nullptr || !attr->has_ints()) return {};
-  return absl::MakeConstSpan(attr->ints().values().data(),
-                             attr->ints().values_size());
+absl::string_view InstrView::RoleName(int i) const {
+  const OperandRole* role = OperandRoleOf(*def_, i);
+  return role != nullptr ? role->name : absl::string_view("?");
 }
 
 namespace {
@@ -197,6 +154,9 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
     }
     info.ap = &ap;
     info.tensor = &tensor;
+  }
+  if (absl::Status s = CheckAttrs(instr, def->attrs); !s.ok()) {
+    return view->Error(s.message());
   }
   if (def->check != nullptr) return def->check(*view);
   return absl::OkStatus();

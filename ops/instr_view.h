@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "ops/attr_spec.h"
 #include "ops/device_profile.h"
 #include "ops/op_def.h"
 #include "proto/nkigraph.pb.h"
@@ -50,18 +51,21 @@ class InstrView {
   const proto::World& world() const { return *world_; }
   int num_operands() const { return num_operands_; }
   const OperandInfo& operand(int i) const { return operands_[i]; }
-  // Index of the role named `role` (first match), or -1.
-  int RoleIndex(absl::string_view role) const;
-  const OperandInfo* Find(absl::string_view role) const;
+  // The name of operand `i`'s role (a variadic role names every operand
+  // from its slot on).
+  absl::string_view RoleName(int i) const;
 
-  bool HasAttr(absl::string_view name) const {
-    return FindAttr(name) != nullptr;
+  // Attribute values, by the op's own specs (AttrOf in the op's file): the
+  // instruction's value, or the schema's default.
+  bool Has(const AttrSpec& spec) const { return HasAttr(*instr_, spec); }
+  int64_t Int(const AttrSpec& spec) const { return IntValue(*instr_, spec); }
+  double Float(const AttrSpec& spec) const { return FloatValue(*instr_, spec); }
+  absl::string_view Str(const AttrSpec& spec) const {
+    return StringValue(*instr_, spec);
   }
-  int64_t IntAttr(absl::string_view name, int64_t fallback = 0) const;
-  double FloatAttr(absl::string_view name, double fallback = 0.0) const;
-  absl::string_view StrAttr(absl::string_view name,
-                            absl::string_view fallback = "") const;
-  absl::Span<const int64_t> IntsAttr(absl::string_view name) const;
+  absl::Span<const int64_t> Ints(const AttrSpec& spec) const {
+    return IntsValue(*instr_, spec);
+  }
 
   // An InvalidArgument error prefixed by the op name.
   template <typename... Args>
@@ -76,8 +80,6 @@ class InstrView {
   friend absl::Status BindInstrView(const proto::Instruction&,
                                     const TensorTable&, const proto::World&,
                                     InstrView*);
-  const proto::Attr* FindAttr(absl::string_view name) const;
-
   const proto::Instruction* instr_ = nullptr;
   const OpDef* def_ = nullptr;
   const DeviceProfile* profile_ = nullptr;
@@ -88,7 +90,8 @@ class InstrView {
 
 // Resolves and checks `instr` against the tensor table and the world:
 // opcode known, operand count and roles, tensor ids, memory spaces, access
-// patterns in bounds, dynamic offsets well formed; then the op's own check.
+// patterns in bounds, dynamic offsets well formed, attributes as the op's
+// schema declares them; then the op's own check.
 // The tensors themselves must already be valid (the builder makes them so;
 // the interpreter's loader checks them first).
 absl::Status MakeInstrView(const proto::Instruction& instr,
@@ -101,13 +104,6 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
 absl::Status BindInstrView(const proto::Instruction& instr,
                            const TensorTable& tensors,
                            const proto::World& world, InstrView* view);
-
-inline absl::Status CheckInstruction(const proto::Instruction& instr,
-                                     const TensorTable& tensors,
-                                     const proto::World& world) {
-  InstrView view;
-  return MakeInstrView(instr, tensors, world, &view);
-}
 
 absl::string_view SpaceName(proto::MemorySpace space);
 std::string SpaceSetName(SpaceSet spaces);

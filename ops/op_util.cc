@@ -8,17 +8,6 @@
 #include "util/dtype.h"
 
 namespace nkigraph::ops {
-namespace {
-
-// The name of operand `operand`'s role; a variadic last role names every
-// operand from its position on (dma_compute's sources).
-absl::string_view RoleName(const InstrView& view, int operand) {
-  const std::vector<OperandRole>& roles = view.def().roles;
-  return roles[std::min<size_t>(operand, roles.size() - 1)].name;
-}
-
-}  // namespace
-
 absl::Status CheckPartitionStart(const InstrView& view, int operand) {
   const OperandInfo& info = view.operand(operand);
   if (!info.present() || !IsOnChip(info.space())) return absl::OkStatus();
@@ -34,7 +23,7 @@ absl::Status CheckPartitionStart(const InstrView& view, int operand) {
     ok = start % 32 == 0;
   }
   if (!ok) {
-    return view.Error("operand '", RoleName(view, operand), "' spans ", count,
+    return view.Error("operand '", view.RoleName(operand), "' spans ", count,
                       " partitions starting at partition ", start, "; ", count,
                       count > 64 ? " partitions must start at 0"
                       : count > 32
@@ -50,8 +39,8 @@ absl::Status CheckSameTile(const InstrView& view, int a, int b) {
   // With equal partition counts, equal element counts mean equal free sizes;
   // comparing those spares two divisions on every traced instruction.
   if (x.partitions() != y.partitions() || x.elements() != y.elements()) {
-    return view.Error("'", RoleName(view, a), "' is [", x.partitions(), ", ",
-                      x.free_size(), "] but '", RoleName(view, b), "' is [",
+    return view.Error("'", view.RoleName(a), "' is [", x.partitions(), ", ",
+                      x.free_size(), "] but '", view.RoleName(b), "' is [",
                       y.partitions(), ", ", y.free_size(), "]");
   }
   return absl::OkStatus();
@@ -61,8 +50,8 @@ absl::Status CheckSameElements(const InstrView& view, int a, int b) {
   const OperandInfo& x = view.operand(a);
   const OperandInfo& y = view.operand(b);
   if (x.elements() != y.elements()) {
-    return view.Error("'", RoleName(view, a), "' has ", x.elements(),
-                      " elements but '", RoleName(view, b), "' has ",
+    return view.Error("'", view.RoleName(a), "' has ", x.elements(),
+                      " elements but '", view.RoleName(b), "' has ",
                       y.elements());
   }
   return absl::OkStatus();
@@ -73,7 +62,7 @@ absl::Status CheckColumn(const InstrView& view, int operand,
   const OperandInfo& info = view.operand(operand);
   if (!info.present()) return absl::OkStatus();
   if (info.partitions() != partitions || info.free_size() != 1) {
-    return view.Error("'", RoleName(view, operand), "' must be [", partitions,
+    return view.Error("'", view.RoleName(operand), "' must be [", partitions,
                       ", 1], not [", info.partitions(), ", ", info.free_size(),
                       "]");
   }
@@ -84,19 +73,16 @@ absl::Status CheckPartitions(const InstrView& view, int operand) {
   const OperandInfo& info = view.operand(operand);
   if (info.present() && IsOnChip(info.space()) &&
       info.partitions() > view.profile().num_partitions) {
-    return view.Error("'", RoleName(view, operand), "' spans ",
+    return view.Error("'", view.RoleName(operand), "' spans ",
                       info.partitions(), " partitions; the limit is ",
                       view.profile().num_partitions);
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<Alu> AluAttr(const InstrView& view, absl::string_view name) {
-  absl::StatusOr<Alu> op = ParseAlu(view.StrAttr(name));
-  if (!op.ok()) {
-    return view.Error("attribute '", name, "': ", op.status().message());
-  }
-  return op;
+Alu AluOf(const InstrView& view, const AttrSpec& spec) {
+  absl::StatusOr<Alu> op = ParseAlu(view.Str(spec));
+  return op.ok() ? *op : Alu::kBypass;  // unreachable on a checked instruction
 }
 
 absl::Status CopyOperand(ExecContext& ctx, int dst, int src) {
@@ -127,7 +113,7 @@ absl::Span<uint8_t> ScratchBytes(ExecContext& ctx, int slot, int64_t size) {
 
 absl::Status CheckAffinePattern(const InstrView& view, int operand) {
   const OperandInfo& info = view.operand(operand);
-  const absl::Span<const int64_t> pattern = view.IntsAttr("pattern");
+  const absl::Span<const int64_t> pattern = view.Ints(kAffinePatternSpec);
   if (pattern.empty() || pattern.size() % 2 != 0 || pattern.size() > 8) {
     return view.Error(
         "attribute 'pattern' must hold 1 to 4 [step, num] pairs; ", "it has ",
@@ -143,8 +129,8 @@ absl::Status CheckAffinePattern(const InstrView& view, int operand) {
   constexpr int64_t kLimit = int64_t{1} << 62;
   int64_t bound = 0;
   int64_t term = 0;
-  bool ok = magnitude(view.IntAttr("offset"), &bound) &&
-            magnitude(view.IntAttr("channel_multiplier"), &term) &&
+  bool ok = magnitude(view.Int(kAffineOffsetSpec), &bound) &&
+            magnitude(view.Int(kChannelMultiplierSpec), &term) &&
             !__builtin_mul_overflow(term, info.partitions() - 1, &term) &&
             !__builtin_add_overflow(bound, term, &bound);
   int64_t product = 1;
@@ -153,13 +139,13 @@ absl::Status CheckAffinePattern(const InstrView& view, int operand) {
     const int64_t num = pattern[d + 1];
     if (num < 1 || num > info.free_size()) {
       return view.Error("pattern pair ", d / 2, " has num ", num, "; 1 to ",
-                        info.free_size(), " ('", RoleName(view, operand),
+                        info.free_size(), " ('", view.RoleName(operand),
                         "' free size) allowed");
     }
     if (num > info.free_size() / product) {  // the product would exceed it
       return view.Error("pattern covers more than ", info.free_size(),
                         " elements per partition, the free size of '",
-                        RoleName(view, operand), "'");
+                        view.RoleName(operand), "'");
     }
     product *= num;
     ok = ok && magnitude(step, &term) &&
@@ -168,7 +154,7 @@ absl::Status CheckAffinePattern(const InstrView& view, int operand) {
   }
   if (product != info.free_size()) {
     return view.Error("pattern covers ", product,
-                      " elements per partition but '", RoleName(view, operand),
+                      " elements per partition but '", view.RoleName(operand),
                       "' has ", info.free_size());
   }
   if (!ok || bound > kLimit) {
@@ -181,10 +167,10 @@ absl::Status CheckAffinePattern(const InstrView& view, int operand) {
 void AffineValues(const InstrView& view, int operand,
                   std::vector<int64_t>& values) {
   const OperandInfo& info = view.operand(operand);
-  const absl::Span<const int64_t> pattern = view.IntsAttr("pattern");
+  const absl::Span<const int64_t> pattern = view.Ints(kAffinePatternSpec);
   const int dims = static_cast<int>(pattern.size() / 2);
-  const int64_t offset = view.IntAttr("offset");
-  const int64_t multiplier = view.IntAttr("channel_multiplier");
+  const int64_t offset = view.Int(kAffineOffsetSpec);
+  const int64_t multiplier = view.Int(kChannelMultiplierSpec);
   const int64_t p_count = info.partitions();
   const int64_t f_count = info.free_size();
   values.resize(p_count * f_count);
@@ -207,28 +193,6 @@ void AffineValues(const InstrView& view, int operand,
       }
     }
   }
-}
-
-absl::StatusOr<GroupPosition> GroupOf(const proto::World& world, int rank) {
-  GroupPosition position;
-  if (world.replica_groups_size() == 0) {
-    for (uint32_t r = 0; r < std::max<uint32_t>(world.num_ranks(), 1); ++r) {
-      position.ranks.push_back(static_cast<int>(r));
-    }
-    position.index = rank;
-    return position;
-  }
-  for (const proto::ReplicaGroup& group : world.replica_groups()) {
-    for (int i = 0; i < group.ranks_size(); ++i) {
-      if (static_cast<int>(group.ranks(i)) == rank) {
-        position.ranks.assign(group.ranks().begin(), group.ranks().end());
-        position.index = i;
-        return position;
-      }
-    }
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("rank ", rank, " is in no replica group of the world"));
 }
 
 }  // namespace nkigraph::ops

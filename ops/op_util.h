@@ -4,6 +4,7 @@
 // Checks and helpers shared by several op definitions.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -28,8 +29,26 @@ absl::Status CheckColumn(const InstrView& view, int operand,
 // The operand's partition count is at most the profile's (128).
 absl::Status CheckPartitions(const InstrView& view, int operand);
 
-// Parses a string attribute naming an ALU op.
-absl::StatusOr<Alu> AluAttr(const InstrView& view, absl::string_view name);
+// A required string attribute naming one of `allowed` ALU operations.
+constexpr AttrSpec AluSpec(
+    absl::string_view name, absl::string_view doc,
+    absl::Span<const absl::string_view> allowed = kAluNames) {
+  return StringSpec(name, "", doc).Required().OneOf(allowed);
+}
+// Picture labels (OpDef::label): a string attribute's value; "+=" when an
+// accumulate flag is set.
+inline std::string StringLabel(const proto::Instruction& instr,
+                               const AttrSpec& spec) {
+  return std::string(StringValue(instr, spec));
+}
+inline std::string AccumulateLabel(const proto::Instruction& instr,
+                                   const AttrSpec& accumulate) {
+  return IntValue(instr, accumulate) != 0 ? "+=" : "";
+}
+
+// The ALU op a string attribute names; its spec allows only kAluNames (or
+// a subset), so a checked instruction always names one.
+Alu AluOf(const InstrView& view, const AttrSpec& spec);
 
 // Copies operand `src` to operand `dst` of the same element count:
 // bit-exact when the dtypes match, through fp32 otherwise.
@@ -44,22 +63,27 @@ absl::Span<uint8_t> ScratchBytes(ExecContext& ctx, int slot, int64_t size);
 // (flattened [step, num] pairs, 1 to 4 of them, outermost first), "offset"
 // and "channel_multiplier": for partition p (0-based within the operand)
 // and pattern index (i_0, ...), offset + p * channel_multiplier +
-// sum(step_d * i_d). Checks the pattern covers operand `operand`'s free
-// size and that no value overflows int64.
+// sum(step_d * i_d). Both ops declare these three specs.
+inline constexpr AttrSpec kAffinePatternSpec =
+    IntsSpec("pattern", "[step, num] pairs over the free dims, outermost first")
+        .Required();
+inline constexpr AttrSpec kAffineOffsetSpec =
+    IntSpec("offset", 0, "the value at partition 0, index 0")
+        .WrittenAtDefault();
+inline constexpr AttrSpec kChannelMultiplierSpec =
+    IntSpec("channel_multiplier", 0, "added per partition").WrittenAtDefault();
+// The ring channel of collective_permute_implicit and of the rank id that
+// follows its steps (the hardware has 4).
+inline constexpr AttrSpec kRingChannelSpec =
+    IntSpec("channel", 0, "the ring channel").Range(0, 3).WrittenAtDefault();
+
+// Checks the pattern covers operand `operand`'s free size and that no value
+// overflows int64.
 absl::Status CheckAffinePattern(const InstrView& view, int operand);
 // The affine values of every element of `operand` in element order
 // ([p][f]); requires CheckAffinePattern to have passed.
 void AffineValues(const InstrView& view, int operand,
                   std::vector<int64_t>& values);
-
-// The replica group holding `rank`, in ring order, and the rank's position
-// in it. The world's replica_groups partition its ranks; a world that names
-// none has one group of all ranks.
-struct GroupPosition {
-  std::vector<int> ranks;
-  int index = 0;
-};
-absl::StatusOr<GroupPosition> GroupOf(const proto::World& world, int rank);
 
 }  // namespace nkigraph::ops
 

@@ -417,13 +417,81 @@ TEST(MalformedInstructionTest, DuplicateIdsAndBadSourceIndexes) {
   ExpectRefused(graph, "source file or scope index out of range");
 }
 
-TEST(MalformedInstructionTest, BadAttributes) {
+// `graph`, written to a .pb file and read back, is refused with `what`,
+// naming instruction `id` (`opcode`).
+void ExpectRefusedFromFile(const proto::Graph& graph, int id,
+                           absl::string_view opcode, absl::string_view what) {
+  const std::string path = TempPath("attrs.pb");
+  ASSERT_TRUE(WriteGraph(graph, path).ok());
+  absl::StatusOr<proto::Graph> read = ReadGraph(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ExpectRefused(*read, what);
+  EXPECT_THAT(Problems(*read), HasSubstr(absl::StrCat("instruction #", id, " ",
+                                                      opcode, " at ")));
+}
+
+proto::Attr* AddAttr(proto::Instruction* instr, const std::string& name) {
+  proto::Attr* attr = instr->add_attrs();
+  attr->set_name(name);
+  return attr;
+}
+
+TEST(MalformedInstructionTest, AttributesFollowTheOpsSchema) {
+  // Instruction #2 is tensor_tensor, whose one attribute is the string 'op'.
   proto::Graph graph = BaseGraph();
-  Instr(graph, 2)->mutable_attrs(0)->set_s("frobnicate");
-  ExpectRefused(graph, "attribute 'op': unknown ALU operation 'frobnicate'");
+  AddAttr(Instr(graph, 2), "opp")->set_s("add");
+  ExpectRefusedFromFile(graph, 2, "tensor_tensor",
+                        "tensor_tensor: unknown attribute 'opp' (it takes op)");
+
   graph = BaseGraph();
   Instr(graph, 2)->mutable_attrs(0)->set_i(3);  // op as an int, not a name
-  ExpectRefused(graph, "attribute 'op'");
+  ExpectRefusedFromFile(graph, 2, "tensor_tensor",
+                        "attribute 'op' is an int; it must be a string");
+
+  graph = BaseGraph();
+  Instr(graph, 2)->mutable_attrs(0)->set_s("frobnicate");
+  ExpectRefusedFromFile(
+      graph, 2, "tensor_tensor",
+      "attribute 'op' is 'frobnicate'; one of add, subtract, multiply");
+
+  graph = BaseGraph();
+  AddAttr(Instr(graph, 2), "op")->set_s("add");
+  ExpectRefusedFromFile(graph, 2, "tensor_tensor",
+                        "attribute 'op' is given twice");
+
+  graph = BaseGraph();
+  Instr(graph, 2)->clear_attrs();
+  ExpectRefusedFromFile(graph, 2, "tensor_tensor", "attribute 'op' is missing");
+
+  graph = BaseGraph();
+  AddAttr(Instr(graph, 2), "");  // a name and no value
+  ExpectRefusedFromFile(graph, 2, "tensor_tensor", "unknown attribute ''");
+
+  graph = BaseGraph();
+  Instr(graph, 2)->mutable_attrs(0)->clear_value();
+  ExpectRefusedFromFile(graph, 2, "tensor_tensor",
+                        "attribute 'op' has no value; it must be a string");
+}
+
+TEST(MalformedInstructionTest, IntAttributesStayInTheirRange) {
+  absl::StatusOr<proto::Graph> traced = Trace1([](Tracer& t) {
+    Tensor x = t.Input("x", {2, 3}, proto::FLOAT32);
+    Tensor s = builder::ndarray({2, 3}, proto::FLOAT32, Buffer::kSbuf, "s");
+    Tensor m = builder::ndarray({2, 1}, proto::FLOAT32, Buffer::kSbuf, "m");
+    Tensor out = t.Allocate({2, 1}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    isa::dma_copy(s, x);
+    isa::tensor_reduce(m, isa::Alu::kMaximum, s, 1, /*negate=*/true);
+    isa::dma_copy(out, m);
+    t.Output("out", out);
+  });
+  ASSERT_TRUE(traced.ok()) << traced.status();
+  proto::Graph graph = *traced;
+  proto::Instruction* reduce = Instr(graph, 1);
+  ASSERT_EQ(reduce->opcode(), proto::TENSOR_REDUCE);
+  ASSERT_EQ(reduce->attrs(1).name(), "negate");
+  reduce->mutable_attrs(1)->set_i(2);
+  ExpectRefusedFromFile(graph, 1, "tensor_reduce",
+                        "attribute 'negate' is 2; 0 to 1 allowed");
 }
 
 TEST(MalformedInstructionTest, StreamCountMustMatchCores) {

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -12,38 +12,40 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kOnTrue };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kSbuf},
+                                  {"on_true", Access::kRead, kSbuf}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kOnTrue = RoleOf(kRoles, "on_true");
 
-absl::StatusOr<Alu> CmpOp(const InstrView& v) {
-  if (!v.HasAttr("cmp_op")) return Alu::kEqual;
-  return AluAttr(v, "cmp_op");
-}
+constexpr absl::string_view kComparisons[] = {
+    AluName(Alu::kEqual),   AluName(Alu::kNotEqual),
+    AluName(Alu::kGreater), AluName(Alu::kGreaterEqual),
+    AluName(Alu::kLess),    AluName(Alu::kLessEqual)};
+constexpr AttrSpec kAttrs[] = {
+    kAffinePatternSpec,
+    kAffineOffsetSpec,
+    kChannelMultiplierSpec,
+    FloatSpec("on_false_value", 0.0, "dst where the comparison fails")
+        .WrittenAtDefault(),
+    StringSpec("cmp_op", AluName(Alu::kEqual),
+               "compares the affine value with 0")
+        .OneOf(kComparisons)
+        .WrittenAtDefault(),
+};
+constexpr const AttrSpec& kOnFalse = AttrOf(kAttrs, "on_false_value");
+constexpr const AttrSpec& kCmpOp = AttrOf(kAttrs, "cmp_op");
 
 absl::Status Check(const InstrView& v) {
   NKI_RETURN_IF_ERROR(CheckPartitions(v, kDst));
   NKI_RETURN_IF_ERROR(CheckSameTile(v, kDst, kOnTrue));
   NKI_RETURN_IF_ERROR(CheckAffinePattern(v, kDst));
-  NKI_ASSIGN_OR_RETURN(const Alu cmp, CmpOp(v));
-  switch (cmp) {
-    case Alu::kEqual:
-    case Alu::kNotEqual:
-    case Alu::kGreater:
-    case Alu::kGreaterEqual:
-    case Alu::kLess:
-    case Alu::kLessEqual:
-      break;
-    default:
-      return v.Error("cmp_op '", AluName(cmp),
-                     "' is not a comparison (equal, not_equal, greater, "
-                     "greater_equal, less or less_equal)");
-  }
   return absl::OkStatus();
 }
 
 absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
-  const Alu cmp = *CmpOp(v);
-  const float on_false = static_cast<float>(v.FloatAttr("on_false_value"));
+  const Alu cmp = AluOf(v, kCmpOp);
+  const float on_false = static_cast<float>(v.Float(kOnFalse));
   std::vector<int64_t>& affine = ctx.ScratchInt(0);
   AffineValues(v, kDst, affine);
   const int64_t n = static_cast<int64_t>(affine.size());
@@ -75,17 +77,13 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& AffineSelectOp() {
-  static const OpDef def{
-      .opcode = proto::AFFINE_SELECT,
-      .name = "affine_select",
-      .engine = Engine::kGpSimd,
-      .roles = {{"dst", Access::kWrite, kSbuf},
-                {"on_true", Access::kRead, kSbuf}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::AFFINE_SELECT>() {
+  return {.engine = Engine::kGpSimd,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .check = Check,
+          .execute = Execute};
 }
 
 }  // namespace nkigraph::ops

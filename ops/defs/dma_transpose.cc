@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_join.h"
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -13,7 +13,14 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kSrc };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kSbuf},
+                                  {"src", Access::kRead, kSbufOrHbm}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kSrc = RoleOf(kRoles, "src");
+
+constexpr AttrSpec kAttrs[] = {
+    IntsSpec("axes", "the permutation of src's dims").Required()};
+constexpr const AttrSpec& kAxes = AttrOf(kAttrs, "axes");
 
 constexpr int kMaxRank = 4;
 
@@ -28,7 +35,7 @@ bool AllowedAxes(absl::Span<const int64_t> axes) {
 absl::Status Check(const InstrView& v) {
   const OperandInfo& dst = v.operand(kDst);
   const OperandInfo& src = v.operand(kSrc);
-  const absl::Span<const int64_t> axes = v.IntsAttr("axes");
+  const absl::Span<const int64_t> axes = v.Ints(kAxes);
   if (!AllowedAxes(axes)) {
     return v.Error("axes (", absl::StrJoin(axes, ", "),
                    ") not supported; (1, 0), (2, 1, 0) or (3, 1, 2, 0) "
@@ -40,7 +47,7 @@ absl::Status Check(const InstrView& v) {
   }
   for (int i : {kDst, kSrc}) {
     if (DTypeSize(v.operand(i).dtype()) != 2) {
-      return v.Error("'", v.def().roles[i].name, "' is ",
+      return v.Error("'", v.RoleName(i), "' is ",
                      DTypeName(v.operand(i).dtype()),
                      "; only 2-byte dtypes (bfloat16, float16, int16, uint16) "
                      "allowed");
@@ -64,7 +71,7 @@ absl::Status Check(const InstrView& v) {
 absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
   const OperandInfo& src = v.operand(kSrc);
-  const absl::Span<const int64_t> axes = v.IntsAttr("axes");
+  const absl::Span<const int64_t> axes = v.Ints(kAxes);
   const int rank = static_cast<int>(axes.size());
   const int64_t size = DTypeSize(src.dtype());
   const int64_t n = src.elements();
@@ -100,17 +107,13 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& DmaTransposeOp() {
-  static const OpDef def{
-      .opcode = proto::DMA_TRANSPOSE,
-      .name = "dma_transpose",
-      .engine = Engine::kDma,
-      .roles = {{"dst", Access::kWrite, kSbuf},
-                {"src", Access::kRead, kSbufOrHbm}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::DMA_TRANSPOSE>() {
+  return {.engine = Engine::kDma,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .check = Check,
+          .execute = Execute};
 }
 
 }  // namespace nkigraph::ops

@@ -2,18 +2,23 @@
 // on the same shared-HBM tensor. No data moves; the scheduler does the
 // waiting.
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
 namespace {
 
-enum { kData };
+constexpr OperandRole kRoles[] = {
+    {"data", Access::kRead, Space(proto::SHARED_HBM)}};
+
+constexpr AttrSpec kAttrs[] = {
+    IntsSpec("cores", "the cores that meet; absent: every core of the rank")};
+constexpr const AttrSpec& kCores = AttrOf(kAttrs, "cores");
 
 absl::Status Check(const InstrView& v) {
-  if (v.HasAttr("cores")) {
-    const absl::Span<const int64_t> cores = v.IntsAttr("cores");
+  if (v.Has(kCores)) {
+    const absl::Span<const int64_t> cores = v.Ints(kCores);
     if (cores.size() != 2 || cores[0] != 0 || cores[1] != 1) {
       return v.Error(
           "attribute 'cores' must be (0, 1), the only set the "
@@ -29,17 +34,15 @@ absl::Status ExecuteGroup(absl::Span<ExecContext* const> /*group*/) {
 
 }  // namespace
 
-const OpDef& CoreBarrierOp() {
-  static const OpDef def{
-      .opcode = proto::CORE_BARRIER,
-      .name = "core_barrier",
-      .engine = Engine::kGpSimd,
-      .roles = {{"data", Access::kRead, Space(proto::SHARED_HBM)}},
-      .sync = SyncKind::kCoreBarrier,
-      .check = Check,
-      .execute_group = ExecuteGroup,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::CORE_BARRIER>() {
+  return {.engine = Engine::kGpSimd,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .sync = SyncKind::kCoreBarrier,
+          .sync_rule = kCoreBarrierRule,
+          .check = Check,
+          .execute_group = ExecuteGroup};
 }
 
 }  // namespace nkigraph::ops

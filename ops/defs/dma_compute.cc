@@ -2,14 +2,30 @@
 // read-modify-write inside the DMA engines), in fp32, for up to 16 sources
 // in SBUF or HBM. Only reduce_op "add" exists on the hardware.
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kFirstSrc };
+// psum is admitted here only so Check can say why it is refused.
+constexpr OperandRole kRoles[] = {
+    {"dst", Access::kReadWrite, kAnySpace},
+    {"src", Access::kRead, kAnySpace, /*optional=*/false, /*variadic=*/true}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kFirstSrc = RoleOf(kRoles, "src");
+
+constexpr absl::string_view kReduceOps[] = {AluName(Alu::kAdd)};
+constexpr AttrSpec kAttrs[] = {
+    StringSpec("reduce_op", AluName(Alu::kAdd),
+               "how sources combine (the hardware has only add)")
+        .OneOf(kReduceOps)
+        .WrittenAtDefault(),
+    FlagSpec("accumulate", "1: dst += sum(srcs); 0: dst = sum(srcs)")
+        .WrittenAtDefault(),
+};
+constexpr const AttrSpec& kAccumulate = AttrOf(kAttrs, "accumulate");
 
 constexpr int kMaxSources = 16;
 
@@ -31,17 +47,13 @@ absl::Status Check(const InstrView& v) {
     }
     NKI_RETURN_IF_ERROR(CheckSameElements(v, kDst, i));
   }
-  const absl::string_view reduce_op = v.StrAttr("reduce_op", "add");
-  if (reduce_op != "add") {
-    return v.Error("reduce_op '", reduce_op, "' not supported; only add");
-  }
   return absl::OkStatus();
 }
 
 absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
   const int64_t n = v.operand(kDst).elements();
-  const bool accumulate = v.IntAttr("accumulate", 0) != 0;
+  const bool accumulate = v.Int(kAccumulate) != 0;
   std::vector<float>& acc = ctx.ScratchFloat(0);
   int next = kFirstSrc;
   absl::Span<const float> first;
@@ -60,19 +72,16 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& DmaComputeOp() {
-  static const OpDef def{
-      .opcode = proto::DMA_COMPUTE,
-      .name = "dma_compute",
-      .engine = Engine::kDma,
-      // psum is admitted here only so Check can say why it is refused.
-      .roles = {{"dst", Access::kReadWrite, kAnySpace},
-                {"src", Access::kRead, kAnySpace, /*optional=*/false,
-                 /*variadic=*/true}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::DMA_COMPUTE>() {
+  return {.engine = Engine::kDma,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .check = Check,
+          .execute = Execute,
+          .label = [](const proto::Instruction& i) {
+            return AccumulateLabel(i, kAccumulate);
+          }};
 }
 
 }  // namespace nkigraph::ops

@@ -2,14 +2,18 @@
 // over a pattern of up to 4 [step, num] dims, on the gpsimd engine; the
 // integer is converted to dst's dtype.
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kSbuf}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+
+constexpr AttrSpec kAttrs[] = {kAffinePatternSpec, kAffineOffsetSpec,
+                               kChannelMultiplierSpec};
 
 absl::Status Check(const InstrView& v) {
   NKI_RETURN_IF_ERROR(CheckPartitions(v, kDst));
@@ -25,16 +29,13 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& IotaOp() {
-  static const OpDef def{
-      .opcode = proto::IOTA,
-      .name = "iota",
-      .engine = Engine::kGpSimd,
-      .roles = {{"dst", Access::kWrite, kSbuf}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::IOTA>() {
+  return {.engine = Engine::kGpSimd,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .check = Check,
+          .execute = Execute};
 }
 
 }  // namespace nkigraph::ops

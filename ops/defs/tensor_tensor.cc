@@ -2,7 +2,7 @@
 // exact integer math when every operand is an integer dtype, fp32
 // otherwise.
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -10,7 +10,15 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kData1, kData2 };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kOnChip},
+                                  {"data1", Access::kRead, kOnChip},
+                                  {"data2", Access::kRead, kOnChip}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kData1 = RoleOf(kRoles, "data1");
+constexpr int kData2 = RoleOf(kRoles, "data2");
+
+constexpr AttrSpec kAttrs[] = {AluSpec("op", "the ALU operation")};
+constexpr const AttrSpec& kOp = AttrOf(kAttrs, "op");
 
 bool AllIntegers(const InstrView& v) {
   return !IsFloatDType(v.operand(kDst).dtype()) &&
@@ -26,13 +34,12 @@ absl::Status Check(const InstrView& v) {
       v.operand(kData2).space() == proto::PSUM) {
     return v.Error("'data1' and 'data2' cannot both be in psum");
   }
-  NKI_RETURN_IF_ERROR(AluAttr(v, "op").status());
   return absl::OkStatus();
 }
 
 absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
-  const Alu op = *AluAttr(v, "op");
+  const Alu op = AluOf(v, kOp);
   const int64_t n = v.operand(kDst).elements();
   if (AllIntegers(v)) {
     NKI_ASSIGN_OR_RETURN(absl::Span<const int64_t> a, ctx.ReadInt(kData1));
@@ -52,18 +59,15 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& TensorTensorOp() {
-  static const OpDef def{
-      .opcode = proto::TENSOR_TENSOR,
-      .name = "tensor_tensor",
+template <>
+OpDef DefineOp<proto::TENSOR_TENSOR>() {
+  return {
       .engine = Engine::kVector,
-      .roles = {{"dst", Access::kWrite, kOnChip},
-                {"data1", Access::kRead, kOnChip},
-                {"data2", Access::kRead, kOnChip}},
+      .roles = kRoles,
+      .attrs = kAttrs,
       .check = Check,
       .execute = Execute,
-  };
-  return def;
+      .label = [](const proto::Instruction& i) { return StringLabel(i, kOp); }};
 }
 
 }  // namespace nkigraph::ops

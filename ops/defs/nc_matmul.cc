@@ -3,7 +3,7 @@
 #include <cblas.h>
 
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -11,7 +11,17 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kStationary, kMoving };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kPsum},
+                                  {"stationary", Access::kRead, kSbuf},
+                                  {"moving", Access::kRead, kSbuf}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kStationary = RoleOf(kRoles, "stationary");
+constexpr int kMoving = RoleOf(kRoles, "moving");
+
+constexpr AttrSpec kAttrs[] = {
+    FlagSpec("accumulate", "add into the accumulation group a matmul opened"),
+};
+constexpr const AttrSpec& kAccumulate = AttrOf(kAttrs, "accumulate");
 
 absl::Status Check(const InstrView& v) {
   const OperandInfo& dst = v.operand(kDst);
@@ -72,23 +82,21 @@ absl::Status Execute(ExecContext& ctx) {
               static_cast<int>(n), static_cast<int>(k), 1.0f, st.data(),
               static_cast<int>(m), mv.data(), static_cast<int>(n), 0.0f,
               out.data(), static_cast<int>(n));
-  return ctx.MatmulWrite(kDst, out, v.IntAttr("accumulate", 0) != 0);
+  return ctx.MatmulWrite(kDst, out, v.Int(kAccumulate) != 0);
 }
 
 }  // namespace
 
-const OpDef& NcMatmulOp() {
-  static const OpDef def{
-      .opcode = proto::NC_MATMUL,
-      .name = "nc_matmul",
-      .engine = Engine::kTensor,
-      .roles = {{"dst", Access::kWrite, kPsum},
-                {"stationary", Access::kRead, kSbuf},
-                {"moving", Access::kRead, kSbuf}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::NC_MATMUL>() {
+  return {.engine = Engine::kTensor,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .check = Check,
+          .execute = Execute,
+          .label = [](const proto::Instruction& i) {
+            return AccumulateLabel(i, kAccumulate);
+          }};
 }
 
 }  // namespace nkigraph::ops

@@ -2,7 +2,7 @@
 // equal to each of vals' 8 values, on the vector engine; all ones
 // (0xFFFFFFFF, 0xFFFF; -1 for int32) where a value does not occur.
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -10,7 +10,12 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kData, kVals };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kSbuf},
+                                  {"data", Access::kRead, kSbuf},
+                                  {"vals", Access::kRead, kSbuf}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kData = RoleOf(kRoles, "data");
+constexpr int kVals = RoleOf(kRoles, "vals");
 
 constexpr int64_t kValues = 8;
 
@@ -37,9 +42,9 @@ absl::Status Check(const InstrView& v) {
   for (int i : {kVals, kDst}) {
     const OperandInfo& info = v.operand(i);
     if (info.partitions() != p || info.free_size() != kValues) {
-      return v.Error("'", v.def().roles[i].name, "' must be [", p, ", ",
-                     kValues, "], not [", info.partitions(), ", ",
-                     info.free_size(), "]");
+      return v.Error("'", v.RoleName(i), "' must be [", p, ", ", kValues,
+                     "], not [", info.partitions(), ", ", info.free_size(),
+                     "]");
     }
   }
   if (dst.dtype() != proto::UINT32 && dst.dtype() != proto::UINT16 &&
@@ -83,18 +88,12 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& NcFindIndex8Op() {
-  static const OpDef def{
-      .opcode = proto::NC_FIND_INDEX8,
-      .name = "nc_find_index8",
-      .engine = Engine::kVector,
-      .roles = {{"dst", Access::kWrite, kSbuf},
-                {"data", Access::kRead, kSbuf},
-                {"vals", Access::kRead, kSbuf}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::NC_FIND_INDEX8>() {
+  return {.engine = Engine::kVector,
+          .roles = kRoles,
+          .check = Check,
+          .execute = Execute};
 }
 
 }  // namespace nkigraph::ops

@@ -3,14 +3,26 @@
 // the op's identity, optionally negating the result. The partition dim
 // cannot be reduced.
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kData };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kOnChip},
+                                  {"data", Access::kRead, kOnChip}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kData = RoleOf(kRoles, "data");
+
+constexpr AttrSpec kAttrs[] = {
+    AluSpec("op", "the reduction"),
+    IntSpec("num_axes", 1, "how many of data's innermost dims are reduced"),
+    FlagSpec("negate", "1: the result negated"),
+};
+constexpr const AttrSpec& kOp = AttrOf(kAttrs, "op");
+constexpr const AttrSpec& kNumAxes = AttrOf(kAttrs, "num_axes");
+constexpr const AttrSpec& kNegate = AttrOf(kAttrs, "negate");
 
 // Elements of data reduced into each dst element.
 int64_t GroupSize(const OperandInfo& data, int64_t num_axes) {
@@ -26,11 +38,10 @@ absl::Status Check(const InstrView& v) {
   const OperandInfo& dst = v.operand(kDst);
   const OperandInfo& data = v.operand(kData);
   NKI_RETURN_IF_ERROR(CheckPartitions(v, kData));
-  NKI_ASSIGN_OR_RETURN(const Alu op, AluAttr(v, "op"));
-  if (absl::StatusOr<float> id = ReduceIdentity(op); !id.ok()) {
+  if (absl::StatusOr<float> id = ReduceIdentity(AluOf(v, kOp)); !id.ok()) {
     return v.Error(id.status().message());
   }
-  const int64_t num_axes = v.IntAttr("num_axes", 1);
+  const int64_t num_axes = v.Int(kNumAxes);
   if (num_axes < 1 || num_axes > data.num_dims() - 1) {
     return v.Error("num_axes is ", num_axes, "; 'data' has ", data.num_dims(),
                    " dims and its first (partition) dim cannot be reduced, ",
@@ -49,11 +60,11 @@ absl::Status Check(const InstrView& v) {
 
 absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
-  const Alu op = *AluAttr(v, "op");
+  const Alu op = AluOf(v, kOp);
   const float identity = *ReduceIdentity(op);
-  const bool negate = v.IntAttr("negate", 0) != 0;
+  const bool negate = v.Int(kNegate) != 0;
   const OperandInfo& data = v.operand(kData);
-  const int64_t group = GroupSize(data, v.IntAttr("num_axes", 1));
+  const int64_t group = GroupSize(data, v.Int(kNumAxes));
   const int64_t outputs = data.elements() / group;
   NKI_ASSIGN_OR_RETURN(absl::Span<const float> in, ctx.ReadFloat(kData));
   std::vector<float>& out = ctx.ScratchFloat(0);
@@ -71,17 +82,15 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& TensorReduceOp() {
-  static const OpDef def{
-      .opcode = proto::TENSOR_REDUCE,
-      .name = "tensor_reduce",
+template <>
+OpDef DefineOp<proto::TENSOR_REDUCE>() {
+  return {
       .engine = Engine::kVector,
-      .roles = {{"dst", Access::kWrite, kOnChip},
-                {"data", Access::kRead, kOnChip}},
+      .roles = kRoles,
+      .attrs = kAttrs,
       .check = Check,
       .execute = Execute,
-  };
-  return def;
+      .label = [](const proto::Instruction& i) { return StringLabel(i, kOp); }};
 }
 
 }  // namespace nkigraph::ops

@@ -7,7 +7,7 @@
 
 #include "ops/access_pattern.h"
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -15,7 +15,16 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kSrc };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kSbufOrHbm},
+                                  {"src", Access::kRead, kSbufOrHbm}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kSrc = RoleOf(kRoles, "src");
+
+constexpr AttrSpec kAttrs[] = {
+    IntSpec("collective_dim", 0, "the dim the ranks' srcs concatenate along")
+        .Range(0, 1)
+        .WrittenAtDefault()};
+constexpr const AttrSpec& kCollectiveDim = AttrOf(kAttrs, "collective_dim");
 
 // Ranks per replica group (the validator makes the groups equal in size).
 int64_t GroupSize(const proto::World& world) {
@@ -38,7 +47,7 @@ absl::Status Check(const InstrView& v) {
     return v.Error("'dst' is ", DTypeName(dst.dtype()), " but 'src' is ",
                    DTypeName(src.dtype()), "; they must match");
   }
-  const int64_t dim = v.IntAttr("collective_dim", 0);
+  const int64_t dim = v.Int(kCollectiveDim);
   if (hbm ? dim != 0 : dim != 0 && dim != 1) {
     return v.Error("collective_dim is ", dim, "; ",
                    hbm ? "0 allowed in hbm" : "0 or 1 allowed in sbuf");
@@ -65,7 +74,7 @@ absl::Status ExecuteGroup(absl::Span<ExecContext* const> group) {
   const int64_t n = static_cast<int64_t>(group.size());
   if (n == 0) return absl::OkStatus();
   const InstrView& v = group[0]->view();
-  const int64_t dim = v.IntAttr("collective_dim", 0);
+  const int64_t dim = v.Int(kCollectiveDim);
   const int64_t partitions = v.operand(kSrc).partitions();
   const int64_t size = DTypeSize(v.operand(kSrc).dtype());
   const int64_t src_bytes = v.operand(kSrc).elements() * size;
@@ -78,7 +87,7 @@ absl::Status ExecuteGroup(absl::Span<ExecContext* const> group) {
         src.partitions() != partitions || dst.dtype() != src.dtype() ||
         dst.elements() / n != src.elements() || dst.elements() % n != 0 ||
         (dim == 1 && dst.partitions() != partitions) ||
-        ctx->view().IntAttr("collective_dim", 0) != dim) {
+        ctx->view().Int(kCollectiveDim) != dim) {
       return v.Error("the ", n, " participants disagree on shapes, ",
                      "dtypes or collective_dim (rank ", ctx->rank(), ")");
     }
@@ -102,20 +111,22 @@ absl::Status ExecuteGroup(absl::Span<ExecContext* const> group) {
   return absl::OkStatus();
 }
 
+std::string Label(const proto::Instruction& instr) {
+  return absl::StrCat("dim ", IntValue(instr, kCollectiveDim));
+}
+
 }  // namespace
 
-const OpDef& AllGatherOp() {
-  static const OpDef def{
-      .opcode = proto::ALL_GATHER,
-      .name = "all_gather",
-      .engine = Engine::kCollective,
-      .roles = {{"dst", Access::kWrite, kSbufOrHbm},
-                {"src", Access::kRead, kSbufOrHbm}},
-      .sync = SyncKind::kCollective,
-      .check = Check,
-      .execute_group = ExecuteGroup,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::ALL_GATHER>() {
+  return {.engine = Engine::kCollective,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .sync = SyncKind::kCollective,
+          .sync_rule = kReplicaGroupRule,
+          .check = Check,
+          .execute_group = ExecuteGroup,
+          .label = Label};
 }
 
 }  // namespace nkigraph::ops

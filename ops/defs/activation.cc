@@ -3,14 +3,41 @@
 // registers (reduce_cmd) read out through reduce_res.
 #include "ops/activation_functions.h"
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kData, kBias, kScale, kReduceRes };
+constexpr OperandRole kRoles[] = {
+    {"dst", Access::kWrite, kOnChip},
+    {"data", Access::kRead, kOnChip},
+    {"bias", Access::kRead, kSbuf, /*optional=*/true},
+    {"scale", Access::kRead, kSbuf, /*optional=*/true},
+    {"reduce_res", Access::kWrite, kSbuf, /*optional=*/true}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kData = RoleOf(kRoles, "data");
+constexpr int kBias = RoleOf(kRoles, "bias");
+constexpr int kScale = RoleOf(kRoles, "scale");
+constexpr int kReduceRes = RoleOf(kRoles, "reduce_res");
+
+constexpr absl::string_view kReduceCmds[] = {"idle", "reset", "reduce",
+                                             "reset_reduce"};
+constexpr AttrSpec kAttrs[] = {
+    StringSpec("func", "", "the activation function")
+        .Required()
+        .OneOf(kActFuncNames),
+    FloatSpec("scale", 1.0, "the immediate scale, without a 'scale' column"),
+    FloatSpec("bias", 0.0, "the immediate bias, without a 'bias' column"),
+    StringSpec("reduce_cmd", "idle",
+               "what happens to the accumulation registers")
+        .OneOf(kReduceCmds),
+};
+constexpr const AttrSpec& kFunc = AttrOf(kAttrs, "func");
+constexpr const AttrSpec& kScaleImm = AttrOf(kAttrs, "scale");
+constexpr const AttrSpec& kBiasImm = AttrOf(kAttrs, "bias");
+constexpr const AttrSpec& kReduceCmd = AttrOf(kAttrs, "reduce_cmd");
 
 absl::Status Check(const InstrView& v) {
   NKI_RETURN_IF_ERROR(CheckPartitions(v, kData));
@@ -19,21 +46,12 @@ absl::Status Check(const InstrView& v) {
   NKI_RETURN_IF_ERROR(CheckColumn(v, kBias, p));
   NKI_RETURN_IF_ERROR(CheckColumn(v, kScale, p));
   NKI_RETURN_IF_ERROR(CheckColumn(v, kReduceRes, p));
-  if (absl::StatusOr<ActFunc> f = ParseActFunc(v.StrAttr("func")); !f.ok()) {
-    return v.Error(f.status().message());
-  }
-  const absl::string_view cmd = v.StrAttr("reduce_cmd", "idle");
-  if (cmd != "idle" && cmd != "reset" && cmd != "reduce" &&
-      cmd != "reset_reduce") {
-    return v.Error("unknown reduce_cmd '", cmd,
-                   "' (idle, reset, reduce or reset_reduce)");
-  }
   return absl::OkStatus();
 }
 
 absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
-  const ActFunc func = *ParseActFunc(v.StrAttr("func"));
+  const ActFunc func = *ParseActFunc(v.Str(kFunc));
   const int64_t p = v.operand(kData).partitions();
   const int64_t f = v.operand(kData).free_size();
   NKI_ASSIGN_OR_RETURN(absl::Span<const float> data, ctx.ReadFloat(kData));
@@ -44,9 +62,9 @@ absl::Status Execute(ExecContext& ctx) {
   if (v.operand(kScale).present()) {
     NKI_ASSIGN_OR_RETURN(scale, ctx.ReadFloat(kScale));
   }
-  const float scale_imm = static_cast<float>(v.FloatAttr("scale", 1.0));
-  const float bias_imm = static_cast<float>(v.FloatAttr("bias", 0.0));
-  const absl::string_view cmd = v.StrAttr("reduce_cmd", "idle");
+  const float scale_imm = static_cast<float>(v.Float(kScaleImm));
+  const float bias_imm = static_cast<float>(v.Float(kBiasImm));
+  const absl::string_view cmd = v.Str(kReduceCmd);
   absl::Span<float> regs = ctx.ReduceRegisters(Engine::kScalar);
   if (cmd == "reset" || cmd == "reset_reduce") {
     for (int64_t i = 0; i < p; ++i) regs[i] = 0.0f;
@@ -74,20 +92,16 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& ActivationOp() {
-  static const OpDef def{
-      .opcode = proto::ACTIVATION,
-      .name = "activation",
-      .engine = Engine::kScalar,
-      .roles = {{"dst", Access::kWrite, kOnChip},
-                {"data", Access::kRead, kOnChip},
-                {"bias", Access::kRead, kSbuf, /*optional=*/true},
-                {"scale", Access::kRead, kSbuf, /*optional=*/true},
-                {"reduce_res", Access::kWrite, kSbuf, /*optional=*/true}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::ACTIVATION>() {
+  return {.engine = Engine::kScalar,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .check = Check,
+          .execute = Execute,
+          .label = [](const proto::Instruction& i) {
+            return StringLabel(i, kFunc);
+          }};
 }
 
 }  // namespace nkigraph::ops

@@ -1,14 +1,18 @@
 // dma_copy: dst = src between HBM and SBUF, with optional dynamic offsets
 // (gather / scatter) on either side; casts through fp32 when dtypes differ.
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kSrc };
+// psum is admitted here only so Check can say why it is refused.
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kAnySpace},
+                                  {"src", Access::kRead, kAnySpace}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kSrc = RoleOf(kRoles, "src");
 
 absl::Status Check(const InstrView& v) {
   for (int i : {kDst, kSrc}) {
@@ -25,18 +29,12 @@ absl::Status Execute(ExecContext& ctx) { return CopyOperand(ctx, kDst, kSrc); }
 
 }  // namespace
 
-const OpDef& DmaCopyOp() {
-  static const OpDef def{
-      .opcode = proto::DMA_COPY,
-      .name = "dma_copy",
-      .engine = Engine::kDma,
-      // psum is admitted here only so Check can say why it is refused.
-      .roles = {{"dst", Access::kWrite, kAnySpace},
-                {"src", Access::kRead, kAnySpace}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::DMA_COPY>() {
+  return {.engine = Engine::kDma,
+          .roles = kRoles,
+          .check = Check,
+          .execute = Execute};
 }
 
 }  // namespace nkigraph::ops

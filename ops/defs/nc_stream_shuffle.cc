@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -13,7 +13,17 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kSrc };
+// dst is read as well as written: mask entries of 255 keep dst partitions.
+constexpr OperandRole kRoles[] = {{"dst", Access::kReadWrite, kOnChip},
+                                  {"src", Access::kRead, kOnChip}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kSrc = RoleOf(kRoles, "src");
+
+constexpr AttrSpec kAttrs[] = {
+    IntsSpec("mask",
+             "per quadrant partition, the src partition it takes (255: keep)")
+        .Required()};
+constexpr const AttrSpec& kMask = AttrOf(kAttrs, "mask");
 
 constexpr int64_t kQuadrant = 32;
 constexpr int64_t kKeep = 255;
@@ -26,7 +36,7 @@ absl::Status Check(const InstrView& v) {
   }
   NKI_RETURN_IF_ERROR(CheckPartitions(v, kSrc));
   NKI_RETURN_IF_ERROR(CheckSameTile(v, kDst, kSrc));
-  const absl::Span<const int64_t> mask = v.IntsAttr("mask");
+  const absl::Span<const int64_t> mask = v.Ints(kMask);
   if (static_cast<int64_t>(mask.size()) != kQuadrant) {
     return v.Error("attribute 'mask' has ", mask.size(), " entries; exactly ",
                    kQuadrant, " required");
@@ -67,7 +77,7 @@ void Shuffle(absl::Span<const int64_t> mask, int64_t partitions, int64_t row,
 
 absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
-  const absl::Span<const int64_t> mask = v.IntsAttr("mask");
+  const absl::Span<const int64_t> mask = v.Ints(kMask);
   const OperandInfo& dst = v.operand(kDst);
   const OperandInfo& src = v.operand(kSrc);
   const int64_t p = src.partitions();
@@ -112,18 +122,13 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& NcStreamShuffleOp() {
-  static const OpDef def{
-      .opcode = proto::NC_STREAM_SHUFFLE,
-      .name = "nc_stream_shuffle",
-      .engine = Engine::kVector,
-      // Read as well as written: mask entries of 255 keep dst partitions.
-      .roles = {{"dst", Access::kReadWrite, kOnChip},
-                {"src", Access::kRead, kOnChip}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::NC_STREAM_SHUFFLE>() {
+  return {.engine = Engine::kVector,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .check = Check,
+          .execute = Execute};
 }
 
 }  // namespace nkigraph::ops

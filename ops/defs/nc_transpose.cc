@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -12,15 +12,24 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kData };
+// Both engines' spaces; Check enforces each engine's own.
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kOnChip},
+                                  {"data", Access::kRead, kOnChip}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kData = RoleOf(kRoles, "data");
+
+constexpr absl::string_view kEngines[] = {EngineName(Engine::kTensor),
+                                          EngineName(Engine::kVector)};
+constexpr AttrSpec kAttrs[] = {EngineSpec(Engine::kTensor, kEngines)};
+constexpr const AttrSpec& kEngine = AttrOf(kAttrs, "engine");
 
 absl::Status Check(const InstrView& v) {
   const OperandInfo& dst = v.operand(kDst);
   const OperandInfo& data = v.operand(kData);
-  const absl::string_view engine = v.StrAttr("engine", "tensor");
+  const bool tensor_engine = v.Str(kEngine) == EngineName(Engine::kTensor);
   const int64_t p = data.partitions();
   const int64_t f = data.free_size();
-  if (engine == "tensor") {
+  if (tensor_engine) {
     if (data.space() != proto::SBUF || dst.space() != proto::PSUM) {
       return v.Error(
           "on the tensor engine 'data' must be in sbuf and 'dst' in psum, ",
@@ -32,13 +41,9 @@ absl::Status Check(const InstrView& v) {
                      v.profile().num_partitions, "] allowed");
     }
     NKI_RETURN_IF_ERROR(CheckPartitionStart(v, kData));
-  } else if (engine == "vector") {
-    if (p > 32 || f > 32) {
-      return v.Error("on the vector engine 'data' is [", p, ", ", f,
-                     "]; at most [32, 32] allowed");
-    }
-  } else {
-    return v.Error("engine must be tensor or vector, not '", engine, "'");
+  } else if (p > 32 || f > 32) {
+    return v.Error("on the vector engine 'data' is [", p, ", ", f,
+                   "]; at most [32, 32] allowed");
   }
   if (dst.partitions() != f || dst.free_size() != p) {
     return v.Error("'dst' must be [", f, ", ", p,
@@ -69,18 +74,13 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& NcTransposeOp() {
-  static const OpDef def{
-      .opcode = proto::NC_TRANSPOSE,
-      .name = "nc_transpose",
-      .engine = Engine::kTensor,
-      // Both engines' spaces; Check enforces each engine's own.
-      .roles = {{"dst", Access::kWrite, kOnChip},
-                {"data", Access::kRead, kOnChip}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::NC_TRANSPOSE>() {
+  return {.engine = Engine::kTensor,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .check = Check,
+          .execute = Execute};
 }
 
 }  // namespace nkigraph::ops

@@ -3,14 +3,17 @@
 #include <cmath>
 
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kSrc };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kSbuf},
+                                  {"src", Access::kRead, kSbuf}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kSrc = RoleOf(kRoles, "src");
 
 constexpr int64_t kTop = 8;
 constexpr int64_t kMaxFree = 16384;
@@ -64,16 +67,12 @@ absl::Status Execute(ExecContext& ctx) {
 
 }  // namespace
 
-const OpDef& Max8Op() {
-  static const OpDef def{
-      .opcode = proto::MAX8,
-      .name = "max8",
-      .engine = Engine::kVector,
-      .roles = {{"dst", Access::kWrite, kSbuf}, {"src", Access::kRead, kSbuf}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::MAX8>() {
+  return {.engine = Engine::kVector,
+          .roles = kRoles,
+          .check = Check,
+          .execute = Execute};
 }
 
 }  // namespace nkigraph::ops

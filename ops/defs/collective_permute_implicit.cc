@@ -1,10 +1,12 @@
 // collective_permute_implicit: one step of a ring over the replica group:
 // each rank sends src to its successor and receives its predecessor's src
 // into dst, bit-exactly.
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -12,9 +14,12 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kSrc };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kSbufOrHbm},
+                                  {"src", Access::kRead, kSbufOrHbm}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kSrc = RoleOf(kRoles, "src");
 
-constexpr int64_t kChannels = 4;
+constexpr AttrSpec kAttrs[] = {kRingChannelSpec};
 
 absl::Status Check(const InstrView& v) {
   const OperandInfo& dst = v.operand(kDst);
@@ -23,11 +28,6 @@ absl::Status Check(const InstrView& v) {
   if (dst.dtype() != src.dtype()) {
     return v.Error("'dst' is ", DTypeName(dst.dtype()), " but 'src' is ",
                    DTypeName(src.dtype()), "; they must match");
-  }
-  const int64_t channel = v.IntAttr("channel", 0);
-  if (channel < 0 || channel >= kChannels) {
-    return v.Error("channel is ", channel, "; 0 to ", kChannels - 1,
-                   " allowed");
   }
   return absl::OkStatus();
 }
@@ -57,20 +57,24 @@ absl::Status ExecuteGroup(absl::Span<ExecContext* const> group) {
   return absl::OkStatus();
 }
 
+std::string ChannelLabel(const proto::Instruction& instr) {
+  return absl::StrCat("ch ", IntValue(instr, kRingChannelSpec));
+}
+
 }  // namespace
 
-const OpDef& CollectivePermuteImplicitOp() {
-  static const OpDef def{
-      .opcode = proto::COLLECTIVE_PERMUTE_IMPLICIT,
-      .name = "collective_permute_implicit",
-      .engine = Engine::kCollective,
-      .roles = {{"dst", Access::kWrite, kSbufOrHbm},
-                {"src", Access::kRead, kSbufOrHbm}},
-      .sync = SyncKind::kCollective,
-      .check = Check,
-      .execute_group = ExecuteGroup,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::COLLECTIVE_PERMUTE_IMPLICIT>() {
+  return {.engine = Engine::kCollective,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .sync = SyncKind::kCollective,
+          .sync_rule = kRingRule,
+          .check = Check,
+          .execute_group = ExecuteGroup,
+          .short_name = "coll_permute",
+          .label = ChannelLabel,
+          .link_label = ChannelLabel};
 }
 
 }  // namespace nkigraph::ops

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -14,7 +14,33 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kData, kOperand0, kOperand1 };
+constexpr OperandRole kRoles[] = {
+    {"dst", Access::kWrite, kOnChip},
+    {"data", Access::kRead, kOnChip},
+    {"operand0", Access::kRead, kSbuf, /*optional=*/true},
+    {"operand1", Access::kRead, kSbuf, /*optional=*/true}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kData = RoleOf(kRoles, "data");
+constexpr int kOperand0 = RoleOf(kRoles, "operand0");
+constexpr int kOperand1 = RoleOf(kRoles, "operand1");
+
+constexpr AttrSpec kAttrs[] = {
+    AluSpec("op0", "the first ALU operation"),
+    FloatSpec("scalar0", 0.0, "op0's immediate, without an 'operand0' column")
+        .WrittenAtDefault(),
+    FlagSpec("reverse0", "1: operand0 op0 data"),
+    StringSpec("op1", "", "the second ALU operation; absent: none")
+        .OneOf(kAluNames),
+    FloatSpec("scalar1", 0.0, "op1's immediate, without an 'operand1' column")
+        .WrittenAtDefault(),
+    FlagSpec("reverse1", "1: operand1 op1 (data op0 operand0)"),
+};
+constexpr const AttrSpec& kOp0 = AttrOf(kAttrs, "op0");
+constexpr const AttrSpec& kScalar0 = AttrOf(kAttrs, "scalar0");
+constexpr const AttrSpec& kReverse0 = AttrOf(kAttrs, "reverse0");
+constexpr const AttrSpec& kOp1 = AttrOf(kAttrs, "op1");
+constexpr const AttrSpec& kScalar1 = AttrOf(kAttrs, "scalar1");
+constexpr const AttrSpec& kReverse1 = AttrOf(kAttrs, "reverse1");
 
 // An immediate the integer path can use exactly.
 bool IsIntegral(double value) {
@@ -25,11 +51,11 @@ bool IsIntegral(double value) {
 // Whether an op's operand (the column `operand` if present, else the
 // immediate attribute `scalar`) is integral.
 bool OperandIsIntegral(const InstrView& v, int operand,
-                       absl::string_view scalar) {
+                       const AttrSpec& scalar) {
   if (v.operand(operand).present()) {
     return !IsFloatDType(v.operand(operand).dtype());
   }
-  return IsIntegral(v.FloatAttr(scalar, 0.0));
+  return IsIntegral(v.Float(scalar));
 }
 
 bool UseIntegers(const InstrView& v) {
@@ -37,8 +63,8 @@ bool UseIntegers(const InstrView& v) {
       IsFloatDType(v.operand(kData).dtype())) {
     return false;
   }
-  if (!OperandIsIntegral(v, kOperand0, "scalar0")) return false;
-  return !v.HasAttr("op1") || OperandIsIntegral(v, kOperand1, "scalar1");
+  if (!OperandIsIntegral(v, kOperand0, kScalar0)) return false;
+  return !v.Has(kOp1) || OperandIsIntegral(v, kOperand1, kScalar1);
 }
 
 absl::Status Check(const InstrView& v) {
@@ -47,14 +73,14 @@ absl::Status Check(const InstrView& v) {
   const int64_t p = v.operand(kData).partitions();
   NKI_RETURN_IF_ERROR(CheckColumn(v, kOperand0, p));
   NKI_RETURN_IF_ERROR(CheckColumn(v, kOperand1, p));
-  NKI_ASSIGN_OR_RETURN(const Alu op0, AluAttr(v, "op0"));
-  if (!v.HasAttr("op1")) {
+  const Alu op0 = AluOf(v, kOp0);
+  if (!v.Has(kOp1)) {
     if (v.operand(kOperand1).present()) {
       return v.Error("'operand1' is given but attribute 'op1' is not");
     }
     return absl::OkStatus();
   }
-  NKI_ASSIGN_OR_RETURN(const Alu op1, AluAttr(v, "op1"));
+  const Alu op1 = AluOf(v, kOp1);
   if (IsBitwise(op0) != IsBitwise(op1)) {
     return v.Error("op0 '", AluName(op0), "' and op1 '", AluName(op1),
                    "' must both be bitwise or both arithmetic");
@@ -98,13 +124,13 @@ absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
   const int64_t p = v.operand(kData).partitions();
   const int64_t f = v.operand(kData).free_size();
-  const bool has_op1 = v.HasAttr("op1");
-  const Alu op0 = *AluAttr(v, "op0");
-  const Alu op1 = has_op1 ? *AluAttr(v, "op1") : Alu::kBypass;
-  const bool reverse0 = v.IntAttr("reverse0", 0) != 0;
-  const bool reverse1 = v.IntAttr("reverse1", 0) != 0;
-  const double scalar0 = v.FloatAttr("scalar0", 0.0);
-  const double scalar1 = v.FloatAttr("scalar1", 0.0);
+  const bool has_op1 = v.Has(kOp1);
+  const Alu op0 = AluOf(v, kOp0);
+  const Alu op1 = has_op1 ? AluOf(v, kOp1) : Alu::kBypass;
+  const bool reverse0 = v.Int(kReverse0) != 0;
+  const bool reverse1 = v.Int(kReverse1) != 0;
+  const double scalar0 = v.Float(kScalar0);
+  const double scalar1 = v.Float(kScalar1);
   const bool column0 = v.operand(kOperand0).present();
   const bool column1 = has_op1 && v.operand(kOperand1).present();
 
@@ -139,21 +165,23 @@ absl::Status Execute(ExecContext& ctx) {
   return ctx.WriteFloat(kDst, out);
 }
 
+std::string Label(const proto::Instruction& instr) {
+  std::string ops(StringValue(instr, kOp0));
+  if (HasAttr(instr, kOp1))
+    absl::StrAppend(&ops, ",", StringValue(instr, kOp1));
+  return ops;
+}
+
 }  // namespace
 
-const OpDef& TensorScalarOp() {
-  static const OpDef def{
-      .opcode = proto::TENSOR_SCALAR,
-      .name = "tensor_scalar",
-      .engine = Engine::kVector,
-      .roles = {{"dst", Access::kWrite, kOnChip},
-                {"data", Access::kRead, kOnChip},
-                {"operand0", Access::kRead, kSbuf, /*optional=*/true},
-                {"operand1", Access::kRead, kSbuf, /*optional=*/true}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<proto::TENSOR_SCALAR>() {
+  return {.engine = Engine::kVector,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .check = Check,
+          .execute = Execute,
+          .label = Label};
 }
 
 }  // namespace nkigraph::ops

@@ -5,14 +5,22 @@
 
 #include "ops/access_pattern.h"
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst, kSrc };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kSbufOrHbm},
+                                  {"src", Access::kRead, kSbufOrHbm}};
+constexpr int kDst = RoleOf(kRoles, "dst");
+constexpr int kSrc = RoleOf(kRoles, "src");
+
+constexpr absl::string_view kReductions[] = {
+    AluName(Alu::kAdd), AluName(Alu::kMaximum), AluName(Alu::kMinimum)};
+constexpr AttrSpec kAttrs[] = {AluSpec("op", "the reduction", kReductions)};
+constexpr const AttrSpec& kOp = AttrOf(kAttrs, "op");
 
 absl::Status Check(const InstrView& v) {
   const OperandInfo& dst = v.operand(kDst);
@@ -23,18 +31,13 @@ absl::Status Check(const InstrView& v) {
                    "; both must be in sbuf or both in hbm");
   }
   NKI_RETURN_IF_ERROR(CheckSameElements(v, kDst, kSrc));
-  NKI_ASSIGN_OR_RETURN(const Alu op, AluAttr(v, "op"));
-  if (op != Alu::kAdd && op != Alu::kMaximum && op != Alu::kMinimum) {
-    return v.Error("op '", AluName(op),
-                   "' not supported; add, maximum or minimum allowed");
-  }
   return absl::OkStatus();
 }
 
 absl::Status ExecuteGroup(absl::Span<ExecContext* const> group) {
   if (group.empty()) return absl::OkStatus();
   const InstrView& v = group[0]->view();
-  const Alu op = *AluAttr(v, "op");
+  const Alu op = AluOf(v, kOp);
   const int64_t n = v.operand(kSrc).elements();
   for (ExecContext* ctx : group) {
     if (ctx->view().operand(kSrc).elements() != n ||
@@ -61,18 +64,17 @@ absl::Status ExecuteGroup(absl::Span<ExecContext* const> group) {
 
 }  // namespace
 
-const OpDef& AllReduceOp() {
-  static const OpDef def{
-      .opcode = proto::ALL_REDUCE,
-      .name = "all_reduce",
+template <>
+OpDef DefineOp<proto::ALL_REDUCE>() {
+  return {
       .engine = Engine::kCollective,
-      .roles = {{"dst", Access::kWrite, kSbufOrHbm},
-                {"src", Access::kRead, kSbufOrHbm}},
+      .roles = kRoles,
+      .attrs = kAttrs,
       .sync = SyncKind::kCollective,
+      .sync_rule = kReplicaGroupRule,
       .check = Check,
       .execute_group = ExecuteGroup,
-  };
-  return def;
+      .label = [](const proto::Instruction& i) { return StringLabel(i, kOp); }};
 }
 
 }  // namespace nkigraph::ops

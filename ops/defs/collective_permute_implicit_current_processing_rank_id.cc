@@ -2,8 +2,13 @@
 // (one int32 or uint32) the group-local rank whose data the ring of
 // collective_permute_implicit has delivered at step `iteration`:
 // (index - iteration) mod group size. No communication.
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "ops/exec_context.h"
-#include "ops/op_defs.h"
+#include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -11,9 +16,16 @@
 namespace nkigraph::ops {
 namespace {
 
-enum { kDst };
+constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kSbufOrHbm}};
+constexpr int kDst = RoleOf(kRoles, "dst");
 
-constexpr int64_t kChannels = 4;
+constexpr AttrSpec kAttrs[] = {
+    IntSpec("iteration", 0, "the ring step")
+        .Range(0, std::numeric_limits<int64_t>::max())
+        .WrittenAtDefault(),
+    kRingChannelSpec,
+};
+constexpr const AttrSpec& kIteration = AttrOf(kAttrs, "iteration");
 
 absl::Status Check(const InstrView& v) {
   const OperandInfo& dst = v.operand(kDst);
@@ -24,15 +36,6 @@ absl::Status Check(const InstrView& v) {
     return v.Error("'dst' is ", DTypeName(dst.dtype()),
                    "; int32 or uint32 allowed");
   }
-  const int64_t iteration = v.IntAttr("iteration", 0);
-  if (iteration < 0) {
-    return v.Error("iteration is ", iteration, "; it must be 0 or more");
-  }
-  const int64_t channel = v.IntAttr("channel", 0);
-  if (channel < 0 || channel >= kChannels) {
-    return v.Error("channel is ", channel, "; 0 to ", kChannels - 1,
-                   " allowed");
-  }
   return absl::OkStatus();
 }
 
@@ -41,24 +44,28 @@ absl::Status Execute(ExecContext& ctx) {
   NKI_ASSIGN_OR_RETURN(const GroupPosition position,
                        GroupOf(v.world(), ctx.rank()));
   const int64_t n = static_cast<int64_t>(position.ranks.size());
-  const int64_t iteration = v.IntAttr("iteration", 0);
+  const int64_t iteration = v.Int(kIteration);
   const int64_t value = ((position.index - iteration) % n + n) % n;
   const int64_t values[] = {value};
   return ctx.WriteInt(kDst, values);
 }
 
+std::string Label(const proto::Instruction& instr) {
+  return absl::StrCat("iter ", IntValue(instr, kIteration));
+}
+
 }  // namespace
 
-const OpDef& CollectivePermuteImplicitCurrentProcessingRankIdOp() {
-  static const OpDef def{
-      .opcode = proto::COLLECTIVE_PERMUTE_IMPLICIT_CURRENT_PROCESSING_RANK_ID,
-      .name = "collective_permute_implicit_current_processing_rank_id",
-      .engine = Engine::kCollective,
-      .roles = {{"dst", Access::kWrite, kSbufOrHbm}},
-      .check = Check,
-      .execute = Execute,
-  };
-  return def;
+template <>
+OpDef DefineOp<
+    proto::COLLECTIVE_PERMUTE_IMPLICIT_CURRENT_PROCESSING_RANK_ID>() {
+  return {.engine = Engine::kCollective,
+          .roles = kRoles,
+          .attrs = kAttrs,
+          .check = Check,
+          .execute = Execute,
+          .short_name = "permute_rank_id",
+          .label = Label};
 }
 
 }  // namespace nkigraph::ops

@@ -1,0 +1,137 @@
+#include "ops/instr_facts.h"
+
+#include "absl/strings/str_cat.h"
+#include "ops/attr_spec.h"
+
+namespace nkigraph::ops {
+namespace {
+
+// The spec of attribute `name` of type `type`, or the error saying why
+// there is none.
+absl::StatusOr<const AttrSpec*> SpecFor(const proto::Instruction& instr,
+                                        absl::string_view name, AttrType type) {
+  const OpDef* def = FindOp(instr.opcode());
+  if (def == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("instruction #", instr.id(), " has unknown opcode ",
+                     static_cast<int>(instr.opcode())));
+  }
+  for (const AttrSpec& spec : def->attrs) {
+    if (spec.name != name) continue;
+    if (spec.type != type) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(def->name, "'s attribute '", name, "' is ",
+                       AttrTypeName(spec.type), ", not ", AttrTypeName(type)));
+    }
+    const proto::Attr* attr = FindAttr(instr, name);
+    if (attr == nullptr && spec.required) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          def->name, " #", instr.id(), " lacks its required '", name, "'"));
+    }
+    if (attr != nullptr && !HasAttr(instr, spec)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(def->name, " #", instr.id(), "'s attribute '", name,
+                       "' is not ", AttrTypeName(type)));
+    }
+    return &spec;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(def->name, " has no attribute '", name, "'"));
+}
+
+}  // namespace
+
+std::string OpcodeName(proto::Opcode opcode) {
+  if (const OpDef* def = FindOp(opcode)) return std::string(def->name);
+  return absl::StrCat("opcode_", static_cast<int>(opcode));
+}
+
+std::string ShortOpcodeName(proto::Opcode opcode) {
+  const OpDef* def = FindOp(opcode);
+  if (def != nullptr && !def->short_name.empty()) {
+    return std::string(def->short_name);
+  }
+  return OpcodeName(opcode);
+}
+
+std::optional<Engine> EngineOf(const proto::Instruction& instr) {
+  const OpDef* def = FindOp(instr.opcode());
+  if (def == nullptr) return std::nullopt;
+  for (const AttrSpec& spec : def->attrs) {
+    if (spec.name != "engine") continue;
+    // The registry made the attribute's default the op's engine.
+    if (std::optional<Engine> engine = ParseEngine(StringValue(instr, spec))) {
+      return engine;
+    }
+  }
+  return def->engine;
+}
+
+absl::StatusOr<int64_t> IntAttr(const proto::Instruction& instr,
+                                absl::string_view name) {
+  absl::StatusOr<const AttrSpec*> spec = SpecFor(instr, name, AttrType::kInt);
+  if (!spec.ok()) return spec.status();
+  return IntValue(instr, **spec);
+}
+
+absl::StatusOr<double> FloatAttr(const proto::Instruction& instr,
+                                 absl::string_view name) {
+  absl::StatusOr<const AttrSpec*> spec = SpecFor(instr, name, AttrType::kFloat);
+  if (!spec.ok()) return spec.status();
+  return FloatValue(instr, **spec);
+}
+
+absl::StatusOr<absl::string_view> StrAttr(const proto::Instruction& instr,
+                                          absl::string_view name) {
+  absl::StatusOr<const AttrSpec*> spec =
+      SpecFor(instr, name, AttrType::kString);
+  if (!spec.ok()) return spec.status();
+  return StringValue(instr, **spec);
+}
+
+absl::StatusOr<absl::Span<const int64_t>> IntsAttr(
+    const proto::Instruction& instr, absl::string_view name) {
+  absl::StatusOr<const AttrSpec*> spec = SpecFor(instr, name, AttrType::kInts);
+  if (!spec.ok()) return spec.status();
+  return IntsValue(instr, **spec);
+}
+
+const OperandRole* RoleOf(const proto::Instruction& instr, int i) {
+  const OpDef* def = FindOp(instr.opcode());
+  return def != nullptr ? OperandRoleOf(*def, i) : nullptr;
+}
+
+absl::StatusOr<int> RoleSlot(proto::Opcode opcode, absl::string_view role) {
+  const OpDef* def = FindOp(opcode);
+  if (def == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown opcode ", static_cast<int>(opcode)));
+  }
+  for (size_t r = 0; r < def->roles.size(); ++r) {
+    if (def->roles[r].name == role) return static_cast<int>(r);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(def->name, " has no operand role '", role, "'"));
+}
+
+std::string OperandName(proto::Opcode opcode, int i) {
+  const OpDef* def = FindOp(opcode);
+  const OperandRole* role = def != nullptr ? OperandRoleOf(*def, i) : nullptr;
+  if (role == nullptr) return absl::StrCat("operand ", i);
+  if (!role->variadic) return std::string(role->name);
+  const int first = static_cast<int>(def->roles.size()) - 1;
+  return absl::StrCat(role->name, "[", i - first, "]");
+}
+
+std::string InstrDetail(const proto::Instruction& instr) {
+  const OpDef* def = FindOp(instr.opcode());
+  return def != nullptr && def->label != nullptr ? def->label(instr) : "";
+}
+
+std::string LinkLabel(const proto::Instruction& instr) {
+  const OpDef* def = FindOp(instr.opcode());
+  return def != nullptr && def->link_label != nullptr ? def->link_label(instr)
+                                                      : "";
+}
+
+}  // namespace nkigraph::ops
