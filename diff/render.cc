@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ops/instr_facts.h"
 #include "ops/instr_view.h"
 #include "ops/op_def.h"
 #include "util/dtype.h"
@@ -46,30 +47,6 @@ std::string TypeText(const proto::Tensor& tensor) {
 }
 
 }  // namespace
-
-std::string OpcodeText(proto::Opcode opcode) {
-  if (const ops::OpDef* def = ops::FindOp(opcode)) {
-    return std::string(def->name);
-  }
-  if (proto::Opcode_IsValid(opcode)) {
-    return absl::AsciiStrToLower(proto::Opcode_Name(opcode));
-  }
-  return absl::StrCat("opcode_", static_cast<int>(opcode));
-}
-
-std::string OperandRoleText(proto::Opcode opcode, int index) {
-  const ops::OpDef* def = ops::FindOp(opcode);
-  if (def == nullptr || def->roles.empty()) {
-    return absl::StrCat("operand ", index);
-  }
-  const int roles = static_cast<int>(def->roles.size());
-  const ops::OperandRole& last = def->roles.back();
-  if (last.variadic && index >= roles - 1) {
-    return absl::StrCat(last.name, "[", index - (roles - 1), "]");
-  }
-  if (index < roles) return std::string(def->roles[index].name);
-  return absl::StrCat("operand ", index);
-}
 
 std::string TensorSummary(const proto::Tensor& tensor) {
   std::string text = absl::StrCat(TypeText(tensor), " @", tensor.address());
@@ -165,9 +142,9 @@ std::string AttrValueText(const proto::Attr& attr) {
 
 std::string InstrText(const GraphModel& model,
                       const proto::Instruction& instr) {
-  std::string text = OpcodeText(instr.opcode());
+  std::string text = ops::OpcodeName(instr.opcode());
   for (int i = 0; i < instr.operands_size(); ++i) {
-    absl::StrAppend(&text, " ", OperandRoleText(instr.opcode(), i), "=",
+    absl::StrAppend(&text, " ", ops::OperandName(instr.opcode(), i), "=",
                     OperandText(model, instr.operands(i)));
   }
   for (const proto::Attr& attr : instr.attrs()) {

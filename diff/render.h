@@ -10,12 +10,6 @@
 
 namespace nkigraph::diff {
 
-// "nc_matmul"; unknown opcodes as "opcode_<n>".
-std::string OpcodeText(proto::Opcode opcode);
-// The role name of operand `index` of `opcode` ("dst", "srcs[1]"), or
-// "operand <index>" when the op does not name it.
-std::string OperandRoleText(proto::Opcode opcode, int index);
-
 // "sbuf bfloat16 [128, 200] @64", plus partition offset, core and role
 // when they are not the defaults.
 std::string TensorSummary(const proto::Tensor& tensor);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "diff/align.h"
 #include "diff/render.h"
+#include "ops/instr_facts.h"
 
 namespace nkigraph::diff {
 namespace {
@@ -60,7 +61,7 @@ std::vector<FieldChange> InstrFields(const GraphModel& ma,
   const int operands = std::max(a.operands_size(), b.operands_size());
   for (int i = 0; i < operands; ++i) {
     const std::string role =
-        absl::StrCat("operand ", OperandRoleText(a.opcode(), i));
+        absl::StrCat("operand ", ops::OperandName(a.opcode(), i));
     if (i >= a.operands_size() || i >= b.operands_size()) {
       add(role,
           i < a.operands_size()
@@ -188,14 +189,14 @@ class StreamDiffer {
     if (i >= 0) {
       const proto::Instruction& x = InstrA(i);
       change.id_a = x.id();
-      change.opcode = OpcodeText(x.opcode());
+      change.opcode = ops::OpcodeName(x.opcode());
       change.text_a = InstrText(a_, x);
       change.source_a = SourceText(*a_.graph, x);
     }
     if (j >= 0) {
       const proto::Instruction& y = InstrB(j);
       change.id_b = y.id();
-      change.opcode = OpcodeText(y.opcode());
+      change.opcode = ops::OpcodeName(y.opcode());
       change.text_b = InstrText(b_, y);
       change.source_b = SourceText(*b_.graph, y);
     }

@@ -7,30 +7,10 @@
 #include "absl/strings/str_split.h"
 #include "graph/validate.h"
 #include "ops/access_pattern.h"
+#include "ops/instr_facts.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::graph {
-
-ops::Engine EngineOf(const proto::Instruction& instr, const ops::OpDef& def) {
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() != "engine" || attr.value_case() != proto::Attr::kS) {
-      continue;
-    }
-    for (ops::Engine engine : kAllEngines) {
-      if (ops::EngineName(engine) == absl::string_view(attr.s())) {
-        return engine;
-      }
-    }
-  }
-  return def.engine;
-}
-
-std::string OpName(proto::Opcode opcode) {
-  if (const ops::OpDef* def = ops::FindOp(opcode)) {
-    return std::string(def->name);
-  }
-  return absl::StrCat("opcode_", static_cast<int>(opcode));
-}
 
 absl::StatusOr<std::unique_ptr<GraphIndex>> GraphIndex::Build(
     const proto::Graph& graph) {
@@ -72,7 +52,7 @@ absl::StatusOr<std::unique_ptr<GraphIndex>> GraphIndex::Build(
       InstrInfo info;
       info.instr = &instr;
       info.def = def;
-      info.engine = EngineOf(instr, *def);
+      info.engine = *ops::EngineOf(instr);  // the opcode is known
       info.core = stream.core();
       info.position = static_cast<uint32_t>(index->streams_[info.core].size());
       index->instrs_.push_back(info);

@@ -87,14 +87,6 @@ class GraphIndex {
   std::vector<std::vector<std::string>> scope_components_;
 };
 
-// The engine an instruction runs on: the op's engine unless an "engine"
-// attribute (tensor_copy, memset, nc_transpose) names another.
-ops::Engine EngineOf(const proto::Instruction& instr, const ops::OpDef& def);
-
-// A short opcode name for labels ("nc_matmul"); unknown opcodes get
-// "opcode_N".
-std::string OpName(proto::Opcode opcode);
-
 }  // namespace nkigraph::graph
 
 #endif  // NKIGRAPH_GRAPH_GRAPH_INDEX_H_

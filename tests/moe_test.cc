@@ -21,6 +21,7 @@
 #include "kernels/compare.h"
 #include "kernels/moe_common.h"
 #include "kernels/registry.h"
+#include "ops/instr_facts.h"
 #include "ops/op_def.h"
 #include "proto/nkigraph.pb.h"
 #include "tests/test_util.h"
@@ -31,6 +32,7 @@ namespace nkigraph::kernels {
 namespace {
 
 using ::testing::HasSubstr;
+using nkigraph::testing::OperandOf;
 using Settings = std::vector<std::pair<std::string, std::string>>;
 using Outputs = std::map<std::string, HostArray>;
 
@@ -209,8 +211,22 @@ const proto::Tensor& TensorOf(const proto::Graph& g, uint32_t id) {
 }
 
 const proto::Tensor& OperandTensor(const proto::Graph& g,
-                                   const proto::Instruction& instr, int i) {
-  return TensorOf(g, instr.operands(i).tensor_id());
+                                   const proto::Instruction& instr,
+                                   absl::string_view role) {
+  return TensorOf(g, OperandOf(instr, role).tensor_id());
+}
+
+// Whether `instr` writes tensor `id` (through an operand whose role is not
+// read-only).
+bool Writes(const proto::Instruction& instr, uint32_t id) {
+  for (int i = 0; i < instr.operands_size(); ++i) {
+    const ops::OperandRole* role = ops::RoleOf(instr, i);
+    if (instr.operands(i).tensor_id() == id && role != nullptr &&
+        role->access != ops::Access::kRead) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string StrAttr(const proto::Instruction& instr, const std::string& name) {
@@ -241,11 +257,11 @@ std::vector<const proto::Instruction*> Instrs(const proto::Stream& stream,
   return found;
 }
 
-bool IsCollective(proto::Opcode op) {
-  return op == proto::SENDRECV || op == proto::CORE_BARRIER ||
-         op == proto::ALL_GATHER || op == proto::ALL_REDUCE ||
-         op == proto::COLLECTIVE_PERMUTE_IMPLICIT ||
-         op == proto::COLLECTIVE_PERMUTE_IMPLICIT_CURRENT_PROCESSING_RANK_ID;
+// Waits for or talks to another program: a sync op or a collective-engine
+// one.
+bool IsCommunication(const proto::Instruction& instr) {
+  return ops::FindOp(instr.opcode())->sync != ops::SyncKind::kNone ||
+         ops::EngineOf(instr) == ops::Engine::kCollective;
 }
 
 // The last-dim columns a 2-or-more-D HBM access pattern touches, as
@@ -272,14 +288,12 @@ std::map<uint32_t, std::set<std::string>> Provenance(const proto::Graph& g) {
     changed = false;
     for (const proto::Stream& stream : g.streams()) {
       for (const proto::Instruction& instr : stream.instructions()) {
-        const ops::OpDef* def = ops::FindOp(instr.opcode());
         std::set<std::string> read;
         std::vector<uint32_t> written;
         for (int i = 0; i < instr.operands_size(); ++i) {
           const uint32_t id = instr.operands(i).tensor_id();
           if (id == 0) continue;
-          const size_t r = std::min<size_t>(i, def->roles.size() - 1);
-          const ops::Access access = def->roles[r].access;
+          const ops::Access access = ops::RoleOf(instr, i)->access;
           if (access != ops::Access::kWrite) {
             read.insert(from[id].begin(), from[id].end());
           }
@@ -316,8 +330,8 @@ ProjectionMatmuls ClassifyMatmuls(const proto::Graph& g) {
   ProjectionMatmuls m;
   for (const proto::Stream& stream : g.streams()) {
     for (const proto::Instruction* mm : Instrs(stream, proto::NC_MATMUL)) {
-      const uint32_t a = mm->operands(1).tensor_id();
-      const uint32_t b = mm->operands(2).tensor_id();
+      const uint32_t a = OperandOf(*mm, "stationary").tensor_id();
+      const uint32_t b = OperandOf(*mm, "moving").tensor_id();
       ++m.total;
       if ((has(a, "hidden_states") && has(b, "gate_up_proj_weight")) ||
           (has(b, "hidden_states") && has(a, "gate_up_proj_weight"))) {
@@ -440,8 +454,8 @@ TEST(BwmmShardOnHTest, GateUpAllReduceIsOneSendrecvSitePerExchangeThenAdd) {
       EXPECT_EQ(IntAttr(sr, "send_to"), 1 - core);
       EXPECT_EQ(IntAttr(sr, "recv_from"), 1 - core);
       // The next tensor_tensor adds what was received to what was sent.
-      const uint32_t received = sr.operands(0).tensor_id();
-      const uint32_t partial = sr.operands(1).tensor_id();
+      const uint32_t received = OperandOf(sr, "dst").tensor_id();
+      const uint32_t partial = OperandOf(sr, "src").tensor_id();
       const proto::Instruction* add = nullptr;
       for (int j = k + 1; j < stream.instructions_size() && add == nullptr;
            ++j) {
@@ -451,10 +465,10 @@ TEST(BwmmShardOnHTest, GateUpAllReduceIsOneSendrecvSitePerExchangeThenAdd) {
       }
       ASSERT_NE(add, nullptr);
       EXPECT_EQ(StrAttr(*add, "op"), "add");
-      const std::set<uint32_t> reads = {add->operands(1).tensor_id(),
-                                        add->operands(2).tensor_id()};
+      const std::set<uint32_t> reads = {OperandOf(*add, "data1").tensor_id(),
+                                        OperandOf(*add, "data2").tensor_id()};
       EXPECT_EQ(reads, (std::set<uint32_t>{received, partial}));
-      EXPECT_EQ(OperandTensor(*graph, sr, 1).dtype(), proto::FLOAT32);
+      EXPECT_EQ(OperandTensor(*graph, sr, "src").dtype(), proto::FLOAT32);
     }
   }
   // Exactly one call site in the kernel source.
@@ -476,13 +490,14 @@ TEST(BwmmShardOnHTest, DownProjectionWritesOwnHColumnsWithoutCollectives) {
         continue;
       }
       ++in_down;
-      EXPECT_FALSE(IsCollective(instr.opcode()))
+      EXPECT_FALSE(IsCommunication(instr))
           << "instruction #" << instr.id() << " in " << ScopeOf(*graph, instr);
       if (instr.opcode() != proto::DMA_COPY) continue;
-      const proto::Tensor& dst = OperandTensor(*graph, instr, 0);
+      const proto::Tensor& dst = OperandTensor(*graph, instr, "dst");
       if (dst.space() != proto::SHARED_HBM) continue;
       ++hbm_writes;
-      const auto [first, last] = ColumnExtent(instr.operands(0), p.hidden);
+      const auto [first, last] =
+          ColumnExtent(OperandOf(instr, "dst"), p.hidden);
       EXPECT_GE(first, core * half) << dst.name();
       EXPECT_LT(last, (core + 1) * half) << dst.name();
     }
@@ -502,27 +517,30 @@ TEST(BwmmShardOnHTest, EveryMatmulResultIsEvacuatedToSbufBeforeAnyDma) {
     std::set<uint32_t> psum_results;
     for (const proto::Instruction& instr : stream.instructions()) {
       if (instr.opcode() == proto::DMA_COPY) {
-        for (int i = 0; i < instr.operands_size(); ++i) {
-          EXPECT_NE(OperandTensor(*graph, instr, i).space(), proto::PSUM);
+        for (const char* role : {"dst", "src"}) {
+          EXPECT_NE(OperandTensor(*graph, instr, role).space(), proto::PSUM);
         }
       }
       if (instr.opcode() == proto::NC_MATMUL ||
           instr.opcode() == proto::NC_TRANSPOSE) {
-        EXPECT_EQ(OperandTensor(*graph, instr, 0).space(), proto::PSUM);
-        psum_results.insert(instr.operands(0).tensor_id());
+        EXPECT_EQ(OperandTensor(*graph, instr, "dst").space(), proto::PSUM);
+        psum_results.insert(OperandOf(instr, "dst").tensor_id());
       }
     }
     results += static_cast<int>(psum_results.size());
     std::set<uint32_t> evacuated;
     for (const proto::Instruction& instr : stream.instructions()) {
       if (instr.opcode() == proto::NC_MATMUL) continue;
-      for (int i = 1; i < instr.operands_size(); ++i) {
+      for (int i = 0; i < instr.operands_size(); ++i) {
         const uint32_t id = instr.operands(i).tensor_id();
-        if (psum_results.count(id) == 0) continue;
+        if (ops::RoleOf(instr, i)->access != ops::Access::kRead ||
+            psum_results.count(id) == 0) {
+          continue;
+        }
         EXPECT_TRUE(instr.opcode() == proto::TENSOR_COPY ||
                     instr.opcode() == proto::ACTIVATION)
             << "psum result read by opcode " << instr.opcode();
-        EXPECT_EQ(OperandTensor(*graph, instr, 0).space(), proto::SBUF);
+        EXPECT_EQ(OperandTensor(*graph, instr, "dst").space(), proto::SBUF);
         evacuated.insert(id);
       }
     }
@@ -965,11 +983,11 @@ TEST(BlockwiseMmBwdTest, ReplaysOneActivationAndTakesTheDerivativeFromTheIsa) {
         const std::string func = StrAttr(*act, "func");
         if (func == forward) {
           ++replays;
-          replay_input = act->operands(1).tensor_id();
+          replay_input = OperandOf(*act, "data").tensor_id();
         } else if (func == derivative) {
           ++derivatives;
           // Applied to the same checkpointed gate as the replay.
-          EXPECT_EQ(act->operands(1).tensor_id(), replay_input);
+          EXPECT_EQ(OperandOf(*act, "data").tensor_id(), replay_input);
         } else {
           ADD_FAILURE() << "unexpected activation " << func;
         }
@@ -993,7 +1011,8 @@ TEST(BlockwiseMmBwdTest, NoSendrecvAndCoreBarriersFenceTheSharedGradient) {
     EXPECT_EQ(static_cast<int64_t>(barriers.size()),
               2 * p.num_blocks * CeilDiv(p.block_size, 128));
     for (const proto::Instruction* barrier : barriers) {
-      EXPECT_EQ(OperandTensor(*graph, *barrier, 0).space(), proto::SHARED_HBM);
+      EXPECT_EQ(OperandTensor(*graph, *barrier, "data").space(),
+                proto::SHARED_HBM);
     }
   }
 }
@@ -1011,7 +1030,7 @@ TEST(BlockwiseMmBwdTest, WeightGradientsAccumulateByLoadAddStoreAtTheExpert) {
     for (int k = 0; k < stream.instructions_size(); ++k) {
       const proto::Instruction& store = stream.instructions(k);
       if (store.opcode() != proto::DMA_COPY) continue;
-      const proto::Tensor& dst = OperandTensor(*graph, store, 0);
+      const proto::Tensor& dst = OperandTensor(*graph, store, "dst");
       if (grads.count(dst.name()) == 0) continue;
       if (ScopeOf(*graph, store).find("ZeroInitGradients") !=
           std::string::npos) {
@@ -1019,17 +1038,17 @@ TEST(BlockwiseMmBwdTest, WeightGradientsAccumulateByLoadAddStoreAtTheExpert) {
       }
       ++stores[dst.name()];
       // Stored at the runtime expert index ...
-      const proto::DynamicOffset& dyn = store.operands(0).dynamic();
+      const proto::DynamicOffset& dyn = OperandOf(store, "dst").dynamic();
       ASSERT_EQ(dyn.kind(), proto::DynamicOffset::SCALAR) << dst.name();
       EXPECT_EQ(dyn.indirect_dim(), 0u);
       EXPECT_EQ(TensorOf(*graph, dyn.tensor_id()).name(), "expert_idx");
       // ... the sum of a tensor_tensor add ...
-      const uint32_t sum = store.operands(1).tensor_id();
+      const uint32_t sum = OperandOf(store, "src").tensor_id();
       const proto::Instruction* add = nullptr;
       int add_at = -1;
       for (int j = k - 1; j >= 0 && add == nullptr; --j) {
         const proto::Instruction& in = stream.instructions(j);
-        if (in.operands_size() > 0 && in.operands(0).tensor_id() == sum) {
+        if (Writes(in, sum)) {
           add = &in;
           add_at = j;
         }
@@ -1038,18 +1057,18 @@ TEST(BlockwiseMmBwdTest, WeightGradientsAccumulateByLoadAddStoreAtTheExpert) {
       ASSERT_EQ(add->opcode(), proto::TENSOR_TENSOR);
       EXPECT_EQ(StrAttr(*add, "op"), "add");
       // ... of the rows loaded from the same place.
-      const uint32_t existing = add->operands(1).tensor_id();
+      const uint32_t existing = OperandOf(*add, "data1").tensor_id();
       const proto::Instruction* load = nullptr;
       for (int j = add_at - 1; j >= 0 && load == nullptr; --j) {
         const proto::Instruction& in = stream.instructions(j);
-        if (in.operands_size() > 0 && in.operands(0).tensor_id() == existing) {
+        if (Writes(in, existing)) {
           load = &in;
         }
       }
       ASSERT_NE(load, nullptr);
       ASSERT_EQ(load->opcode(), proto::DMA_COPY);
-      EXPECT_EQ(load->operands(1).SerializeAsString(),
-                store.operands(0).SerializeAsString());
+      EXPECT_EQ(OperandOf(*load, "src").SerializeAsString(),
+                OperandOf(store, "dst").SerializeAsString());
     }
     for (const std::string& name : grads) {
       EXPECT_GT(stores[name], 0) << name << " on core " << stream.core();

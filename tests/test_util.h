@@ -9,7 +9,9 @@
 #include "absl/status/statusor.h"
 #include "builder/isa.h"
 #include "builder/tracer.h"
+#include "gtest/gtest.h"
 #include "interp/interpreter.h"
+#include "ops/instr_facts.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
@@ -51,6 +53,18 @@ inline HostArray Ints(const std::string& name, std::vector<int64_t> shape,
   a.shape = std::move(shape);
   a.i32 = std::move(values);
   return a;
+}
+
+// Operand `role` of `instr`, by the role's name in the op's definition
+// (tests name operands, not positions). An unknown role fails the test and
+// gives an empty operand.
+inline const proto::AccessPattern& OperandOf(const proto::Instruction& instr,
+                                             absl::string_view role) {
+  static const proto::AccessPattern* const kAbsent = new proto::AccessPattern;
+  const absl::StatusOr<int> slot = ops::RoleSlot(instr.opcode(), role);
+  EXPECT_TRUE(slot.ok()) << slot.status();
+  if (!slot.ok() || *slot >= instr.operands_size()) return *kAbsent;
+  return instr.operands(*slot);
 }
 
 // Runs `graph` with `inputs`; returns every output by name.

@@ -1075,6 +1075,36 @@ TEST_F(VizCliTest, WritesDotToStdoutAndSvgOrPngByExtension) {
   EXPECT_THAT(help.out, HasSubstr("usage: nkigraph dot"));
 }
 
+// `nkigraph info` counts an instruction under the engine `nkigraph dot`
+// colours it by: a tensor_copy told to run on gpsimd is gpsimd in both.
+TEST_F(VizCliTest, InfoAndDotAgreeOnAnInstructionsEngine) {
+  const proto::Graph graph = MustTrace(1, 1, [](Tracer&) {
+    Tensor a = builder::ndarray({8, 4}, proto::FLOAT32, Buffer::kSbuf, "a");
+    Tensor b = builder::ndarray({8, 4}, proto::FLOAT32, Buffer::kSbuf, "b");
+    isa::memset(a, 1.0f);
+    isa::tensor_copy(b, a, isa::Engine::kGpSimd);
+  });
+  ASSERT_TRUE(WriteGraph(graph, Path("copy.pb")).ok());
+
+  const Result info = Run(absl::StrCat("info '", Path("copy.pb"), "'"));
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  const std::string engines =
+      info.out.substr(info.out.find("by engine:"), std::string::npos);
+  EXPECT_THAT(engines, HasSubstr("  gpsimd  1\n"));
+  EXPECT_THAT(engines, HasSubstr("  vector  1\n"));  // the memset
+
+  const Result dot = Run(absl::StrCat("dot '", Path("copy.pb"), "'"));
+  EXPECT_EQ(dot.exit_code, 0) << dot.err;
+  const Dot parsed = ParseDot(dot.out);
+  int copies = 0;
+  for (const auto& [name, node] : parsed.nodes) {
+    if (!absl::StartsWith(node.label, "tensor_copy")) continue;
+    ++copies;
+    EXPECT_EQ(node.cls, "instr gpsimd");
+  }
+  EXPECT_EQ(copies, 1);
+}
+
 TEST_F(VizCliTest, BadInputIsAClearOneLineError) {
   ExpectError(absl::StrCat("dot '", Path("missing.pb"), "'"), "missing.pb");
   { std::ofstream(Path("junk.pb")) << "this is not a graph"; }

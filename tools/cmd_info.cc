@@ -4,14 +4,15 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "ops/device_profile.h"
+#include "ops/instr_facts.h"
 #include "ops/instr_view.h"
 #include "ops/op_def.h"
 #include "tools/commands.h"
@@ -69,19 +70,10 @@ std::string TargetName(proto::Target target) {
   }
 }
 
-std::string OpcodeName(proto::Opcode opcode) {
-  if (const ops::OpDef* def = ops::FindOp(opcode))
-    return std::string(def->name);
-  const std::string& name = proto::Opcode_Name(opcode);
-  if (!name.empty()) return absl::AsciiStrToLower(name);
-  return absl::StrCat("opcode_", static_cast<int>(opcode));
-}
-
-std::string EngineOf(proto::Opcode opcode) {
-  if (const ops::OpDef* def = ops::FindOp(opcode)) {
-    return std::string(ops::EngineName(def->engine));
-  }
-  return "unknown";
+// The engine name `info` counts an instruction under.
+std::string EngineText(const proto::Instruction& instr) {
+  const std::optional<ops::Engine> engine = ops::EngineOf(instr);
+  return engine ? std::string(ops::EngineName(*engine)) : "unknown";
 }
 
 std::string RoleName(const proto::Tensor& tensor) {
@@ -171,7 +163,7 @@ void PrintInfo(const proto::Graph& graph, std::ostream& out) {
     for (const proto::Instruction& instr : stream.instructions()) {
       ++total;
       ++by_opcode[instr.opcode()];
-      ++by_engine[EngineOf(instr.opcode())];
+      ++by_engine[EngineText(instr)];
       for (const proto::AccessPattern& ap : instr.operands()) {
         const uint32_t id = ap.tensor_id();
         if (id == 0) continue;  // absent optional operand
@@ -186,7 +178,8 @@ void PrintInfo(const proto::Graph& graph, std::ostream& out) {
   out << "instructions: " << total << "\n";
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const auto& [opcode, count] : by_opcode) {
-    counts.emplace_back(OpcodeName(static_cast<proto::Opcode>(opcode)), count);
+    counts.emplace_back(ops::OpcodeName(static_cast<proto::Opcode>(opcode)),
+                        count);
   }
   PrintCounts("by opcode", counts, out);
   counts.assign(by_engine.begin(), by_engine.end());

@@ -7,70 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ops/access_pattern.h"
+#include "ops/instr_facts.h"
 #include "ops/instr_view.h"
 #include "util/dtype.h"
-#include "viz/sync_match.h"
 
 namespace nkigraph::viz {
 namespace {
-
-const proto::Attr* FindAttr(const proto::Instruction& instr,
-                            absl::string_view name) {
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == name) return &attr;
-  }
-  return nullptr;
-}
-
-std::string StrAttr(const proto::Instruction& instr, absl::string_view name) {
-  const proto::Attr* attr = FindAttr(instr, name);
-  return attr != nullptr && attr->value_case() == proto::Attr::kS
-             ? attr->s()
-             : std::string();
-}
-
-// What distinguishes this instruction from others of its opcode.
-std::string Detail(const proto::Instruction& instr) {
-  switch (instr.opcode()) {
-    case proto::NC_MATMUL:
-      return IntAttr(instr, "accumulate", 0) != 0 ? "+=" : "";
-    case proto::ACTIVATION:
-      return StrAttr(instr, "func");
-    case proto::TENSOR_TENSOR:
-    case proto::TENSOR_REDUCE:
-    case proto::ALL_REDUCE:
-      return StrAttr(instr, "op");
-    case proto::TENSOR_SCALAR: {
-      std::string ops = StrAttr(instr, "op0");
-      if (std::string op1 = StrAttr(instr, "op1"); !op1.empty()) {
-        absl::StrAppend(&ops, ",", op1);
-      }
-      return ops;
-    }
-    case proto::DMA_COMPUTE:
-      return IntAttr(instr, "accumulate", 0) != 0 ? "+=" : "";
-    case proto::SENDRECV:
-      return absl::StrCat("<> core ", IntAttr(instr, "send_to", -1), " pipe ",
-                          IntAttr(instr, "pipe_id", 0));
-    case proto::COLLECTIVE_PERMUTE_IMPLICIT:
-      return absl::StrCat("ch ", IntAttr(instr, "channel", 0));
-    case proto::COLLECTIVE_PERMUTE_IMPLICIT_CURRENT_PROCESSING_RANK_ID:
-      return absl::StrCat("iter ", IntAttr(instr, "iteration", 0));
-    case proto::ALL_GATHER:
-      return absl::StrCat("dim ", IntAttr(instr, "collective_dim", 0));
-    default:
-      return "";
-  }
-}
-
-// The opcode name, shortened for the long collective ones.
-std::string ShortOpName(proto::Opcode opcode) {
-  if (opcode == proto::COLLECTIVE_PERMUTE_IMPLICIT) return "coll_permute";
-  if (opcode == proto::COLLECTIVE_PERMUTE_IMPLICIT_CURRENT_PROCESSING_RANK_ID) {
-    return "permute_rank_id";
-  }
-  return graph::OpName(opcode);
-}
 
 bool IsDynamic(const proto::AccessPattern& ap) {
   return ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
@@ -131,18 +73,16 @@ std::string ShortName(absl::string_view name, size_t max) {
 std::string InstrLabel(const graph::GraphIndex& index, int i) {
   const graph::InstrInfo& info = index.info(i);
   const proto::Instruction& instr = *info.instr;
-  std::string head = ShortOpName(instr.opcode());
-  if (std::string detail = Detail(instr); !detail.empty()) {
+  std::string head = ops::ShortOpcodeName(instr.opcode());
+  if (std::string detail = ops::InstrDetail(instr); !detail.empty()) {
     absl::StrAppend(&head, " ", detail);
   }
   std::vector<std::string> writes, reads;
   const proto::AccessPattern* shown = nullptr;
-  const auto& roles = info.def->roles;
   for (int o = 0; o < instr.operands_size(); ++o) {
     const proto::AccessPattern& ap = instr.operands(o);
     if (ap.tensor_id() == 0) continue;
-    const ops::Access access =
-        roles[std::min<size_t>(o, roles.size() - 1)].access;
+    const ops::Access access = ops::OperandRoleOf(*info.def, o)->access;
     if (access != ops::Access::kRead) {
       writes.push_back(OperandName(index, ap));
       if (shown == nullptr) shown = &ap;
@@ -171,7 +111,7 @@ std::string InstrTooltip(const graph::GraphIndex& index, int i) {
   const proto::Instruction& instr = *info.instr;
   const proto::Graph& graph = index.graph();
   std::string text = absl::StrCat(
-      graph::OpName(instr.opcode()), " #", instr.id(), " on core ", info.core,
+      ops::OpcodeName(instr.opcode()), " #", instr.id(), " on core ", info.core,
       " (", ops::EngineName(info.engine), " engine), position ", info.position);
   if (instr.file() < static_cast<uint32_t>(graph.files_size())) {
     absl::StrAppend(&text, "\n", graph.files(static_cast<int>(instr.file())),
@@ -179,11 +119,10 @@ std::string InstrTooltip(const graph::GraphIndex& index, int i) {
   }
   const std::string& scope = index.scope_path(instr.scope());
   if (!scope.empty()) absl::StrAppend(&text, "\nscope ", scope);
-  const auto& roles = info.def->roles;
   for (int o = 0; o < instr.operands_size(); ++o) {
     const proto::AccessPattern& ap = instr.operands(o);
-    const ops::OperandRole& role = roles[std::min<size_t>(o, roles.size() - 1)];
     if (ap.tensor_id() == 0) continue;
+    const ops::OperandRole& role = *ops::OperandRoleOf(*info.def, o);
     const proto::Tensor& tensor = index.tensor(ap.tensor_id());
     absl::StrAppend(&text, "\n", role.name, ": ", tensor.name(), " (",
                     ops::SpaceName(tensor.space()), " ",
