@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ops/instr_facts.h"
+#include "ops/sync_rule.h"
 #include "util/status_macros.h"
 #include "viz/group_tree.h"
 #include "viz/labels.h"
@@ -178,8 +180,7 @@ absl::StatusOr<VizGraph> BuildBarrierView(const graph::GraphIndex& index,
       for (size_t k = 1; k < shown.size(); ++k) {
         if (group.kind == ops::SyncKind::kSendRecv) {
           edges.Add(nodes[k - 1], nodes[k], EdgeKind::kSendRecv,
-                    absl::StrCat("pipe ",
-                                 IntAttr(index.instr(shown[k]), "pipe_id", 0)));
+                    ops::LinkLabel(index.instr(shown[k])));
         } else {
           edges.Add(nodes[k - 1], nodes[k], EdgeKind::kBarrier);
         }
@@ -188,34 +189,41 @@ absl::StatusOr<VizGraph> BuildBarrierView(const graph::GraphIndex& index,
     }
   }
 
-  // Collectives, across the ranks of each replica group.
+  // Collectives, across the ranks of each replica group, joined as the
+  // op's sync rule says: to each member's successor for a ring permute
+  // (SyncGroup::sends_to), one line through the group otherwise.
   if (per_rank) {
     const std::vector<std::vector<int64_t>> groups = ReplicaGroups(index);
+    const proto::World& world = index.graph().world();
+    ops::SyncGroup sync_group;
     for (int i = 0; i < index.size(); ++i) {
       if (!sel.selected[i] || rep[i] < 0 ||
           index.info(i).def->sync != ops::SyncKind::kCollective) {
         continue;
       }
-      const bool ring =
-          index.instr(i).opcode() == proto::COLLECTIVE_PERMUTE_IMPLICIT;
-      const std::string label =
-          ring ? absl::StrCat("ch ", IntAttr(index.instr(i), "channel", 0))
-               : std::string();
-      for (const std::vector<int64_t>& members : groups) {
-        std::vector<int> nodes;
+      const std::string label = ops::LinkLabel(index.instr(i));
+      const int core = static_cast<int>(index.info(i).core);
+      for (const std::vector<int64_t>& ranks_of_group : groups) {
+        const ops::ProgramId first{static_cast<int>(ranks_of_group[0]), core};
+        if (!ops::SyncMembers(world, first, index.instr(i), &sync_group).ok()) {
+          continue;
+        }
+        const std::vector<ops::ProgramId>& members = sync_group.members;
         const size_t n = members.size();
+        std::vector<int> nodes;
         for (size_t k = 0; k < n; ++k) {
-          const int from = RankSlot(ranks, members[k]);
+          const int from = RankSlot(ranks, members[k].rank);
           if (from >= 0) nodes.push_back(node(from, i));
           if (n < 2) continue;
-          if (ring) {
-            const int to = RankSlot(ranks, members[(k + 1) % n]);
+          if (!sync_group.sends_to.empty()) {
+            const int to =
+                RankSlot(ranks, members[sync_group.sends_to[k]].rank);
             if (from >= 0 && to >= 0) {
               edges.Add(node(from, i), node(to, i), EdgeKind::kPermute, label,
                         {{"constraint", "false"}});
             }
           } else if (k + 1 < n) {
-            const int to = RankSlot(ranks, members[k + 1]);
+            const int to = RankSlot(ranks, members[k + 1].rank);
             if (from >= 0 && to >= 0) {
               edges.Add(node(from, i), node(to, i), EdgeKind::kCollective);
             }

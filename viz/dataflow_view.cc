@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/dependencies.h"
+#include "ops/instr_facts.h"
 #include "util/status_macros.h"
 #include "viz/group_tree.h"
 #include "viz/labels.h"
@@ -162,8 +163,7 @@ absl::StatusOr<VizGraph> BuildDataflowView(const graph::GraphIndex& index,
       }
       if (group.kind == ops::SyncKind::kSendRecv) {
         edges.Add(rep[a], rep[b], EdgeKind::kSendRecv,
-                  absl::StrCat("pipe ", IntAttr(index.instr(a), "pipe_id", 0)),
-                  {{"constraint", "false"}});
+                  ops::LinkLabel(index.instr(a)), {{"constraint", "false"}});
       } else {
         edges.Add(rep[a], rep[b], EdgeKind::kBarrier, "",
                   {{"constraint", "false"}});

@@ -1,10 +1,11 @@
 #ifndef NKIGRAPH_VIZ_SYNC_MATCH_H_
 #define NKIGRAPH_VIZ_SYNC_MATCH_H_
 
-// Which synchronising instructions of the cores of one rank meet: a
-// core_barrier meets the barrier every other core is waiting at, a
-// sendrecv its partner's sendrecv with the same pipe_id — found by running
-// the streams the way the interpreter's scheduler does, without data.
+// Which synchronising instructions of the cores of one rank meet, by the
+// ops' sync rules (ops/sync_rule.h): a core_barrier meets the barrier every
+// other core is waiting at, a sendrecv its partner's sendrecv with the same
+// pipe_id — found by running the streams the way the interpreter's
+// scheduler does, without data.
 // Every rank runs the same streams, so one rank's answer is every rank's.
 // Collectives meet across ranks at the same instruction; they never block
 // here.
@@ -17,7 +18,7 @@ namespace nkigraph::viz {
 
 struct SyncGroup {
   ops::SyncKind kind = ops::SyncKind::kNone;
-  std::vector<int> members;  // instruction indexes, in core order
+  std::vector<int> members;  // instruction indexes, in group (core) order
 };
 
 struct SyncMatch {
@@ -30,10 +31,6 @@ struct SyncMatch {
 };
 
 SyncMatch MatchSync(const graph::GraphIndex& index);
-
-// Integer attribute of an instruction, or `fallback`.
-int64_t IntAttr(const proto::Instruction& instr, absl::string_view name,
-                int64_t fallback);
 
 }  // namespace nkigraph::viz
 
