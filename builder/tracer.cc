@@ -8,6 +8,7 @@
 #include "builder/trace_arena.h"
 #include "ops/access_pattern.h"
 #include "ops/device_profile.h"
+#include "ops/instr_facts.h"
 #include "ops/instr_view.h"
 #include "util/dtype.h"
 
@@ -61,13 +62,30 @@ Tracer::~Tracer() {
 Tracer* Tracer::Current() { return current_tracer; }
 
 void Tracer::RecordError(absl::string_view message, Loc loc) {
+  RecordError(MakeDiagnostic(DiagnosticKind::kTrace, std::string(message)),
+              loc);
+}
+
+void Tracer::RecordError(Diagnostic diagnostic, Loc loc) {
   if (failed()) return;
-  const std::string& scope = graph_->scopes(scope_index_);
-  error_ = absl::InvalidArgumentError(absl::StrCat(
-      RelativeSource(loc.file_name()), ":", loc.line(),
-      scope.empty() ? "" : absl::StrCat(" (", scope, ")"),
-      config_.world.num_cores > 1 ? absl::StrCat(" [core ", core_, "]") : "",
-      ": ", message));
+  diagnostic.file = std::string(RelativeSource(loc.file_name()));
+  diagnostic.line = static_cast<int>(loc.line());
+  diagnostic.scope = graph_->scopes(scope_index_);
+  if (config_.world.num_cores > 1) diagnostic.core = core_;
+  error_ = DiagnosticError(absl::StatusCode::kInvalidArgument, diagnostic);
+}
+
+Diagnostic Tracer::AboutOpcode(proto::Opcode opcode, std::string message) {
+  Diagnostic d = MakeDiagnostic(DiagnosticKind::kTrace, std::move(message));
+  d.opcode = ops::OpcodeName(opcode);
+  return d;
+}
+
+Diagnostic Tracer::AboutTensor(const proto::Tensor& t, std::string message) {
+  Diagnostic d = MakeDiagnostic(DiagnosticKind::kTrace, std::move(message));
+  d.tensor_id = t.id();
+  d.tensor = t.name();
+  return d;
 }
 
 absl::StatusOr<proto::Graph> Tracer::Trace(
@@ -81,16 +99,26 @@ absl::StatusOr<proto::Graph> Tracer::Trace(
 
 absl::StatusOr<const proto::Graph*> Tracer::TraceInPlace(
     absl::FunctionRef<void(Tracer&)> body) {
-  if (traced_) return absl::FailedPreconditionError("a Tracer traces once");
+  if (traced_) {
+    return DiagnosticError(
+        absl::StatusCode::kFailedPrecondition,
+        MakeDiagnostic(DiagnosticKind::kTrace, "a Tracer traces once"));
+  }
   traced_ = true;
   const WorldConfig& world = config_.world;
   if (world.num_cores < 1 || world.num_cores > 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "num_cores is ", world.num_cores, "; logical cores are 1 or 2"));
+    return DiagnosticError(
+        absl::StatusCode::kInvalidArgument,
+        MakeDiagnostic(DiagnosticKind::kTrace,
+                       absl::StrCat("num_cores is ", world.num_cores,
+                                    "; logical cores are 1 or 2")));
   }
   if (world.num_ranks < 1 || world.num_ranks > 4096) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("num_ranks is ", world.num_ranks, " (1 to 4096)"));
+    return DiagnosticError(
+        absl::StatusCode::kInvalidArgument,
+        MakeDiagnostic(
+            DiagnosticKind::kTrace,
+            absl::StrCat("num_ranks is ", world.num_ranks, " (1 to 4096)")));
   }
   previous_ = current_tracer;
   current_tracer = this;
@@ -168,11 +196,13 @@ proto::Tensor* Tracer::NewTensor(absl::string_view name,
 bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
   const ops::DeviceProfile& profile = ops::ProfileFor(config_.world.target);
   if (tensor->shape(0) > profile.num_partitions) {
-    RecordError(absl::StrCat("on-chip tensor '", tensor->name(), "' has ",
-                             tensor->shape(0),
-                             " partitions; the partition dim is at most ",
-                             profile.num_partitions),
-                loc);
+    RecordError(
+        AboutTensor(*tensor, absl::StrCat("on-chip tensor '", tensor->name(),
+                                          "' has ", tensor->shape(0),
+                                          " partitions; the partition dim is "
+                                          "at most ",
+                                          profile.num_partitions)),
+        loc);
     return false;
   }
   int64_t row = DTypeSize(tensor->dtype());
@@ -181,12 +211,14 @@ bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
       on_chip_.Allocate(tensor->space(), row, tensor->id(), profile);
   if (!placement.fits(row)) {
     RecordError(
-        absl::StrCat(ops::SpaceName(tensor->space()), " capacity exceeded: '",
-                     tensor->name(), "' needs ", row,
-                     " bytes per partition at offset ", placement.address,
-                     ", but a ", profile.name, " partition holds ",
-                     placement.capacity, " bytes (", placement.address,
-                     " already in use by live tensors)"),
+        AboutTensor(*tensor,
+                    absl::StrCat(
+                        ops::SpaceName(tensor->space()),
+                        " capacity exceeded: '", tensor->name(), "' needs ",
+                        row, " bytes per partition at offset ",
+                        placement.address, ", but a ", profile.name,
+                        " partition holds ", placement.capacity, " bytes (",
+                        placement.address, " already in use by live tensors)")),
         loc);
     return false;
   }
@@ -347,14 +379,19 @@ void Tracer::AddOperand(proto::Instruction* instr, const Tensor& tensor,
   proto::AccessPattern* ap = instr->add_operands();
   if (!tensor.valid()) return;
   if (tensor.tracer() != this) {
-    RecordError("operand belongs to a different trace", loc);
+    RecordError(
+        AboutOpcode(instr->opcode(), "operand belongs to a different trace"),
+        loc);
     return;
   }
   const proto::Tensor& t = decl(tensor.id());
   if (t.space() != proto::SHARED_HBM && static_cast<int>(t.core()) != core_) {
-    RecordError(absl::StrCat("tensor '", t.name(), "' belongs to core ",
-                             t.core(), " and cannot be used on core ", core_),
-                loc);
+    RecordError(
+        AboutOpcode(
+            instr->opcode(),
+            absl::StrCat("tensor '", t.name(), "' belongs to core ", t.core(),
+                         " and cannot be used on core ", core_)),
+        loc);
     return;
   }
   tensor.ToAccessPattern(ap);
@@ -367,7 +404,8 @@ Instr Tracer::FinishInstr(proto::Instruction* instr, Loc loc) {
     absl::Status status = ops::MakeInstrView(*instr, graph_->tensors(),
                                              graph_->world(), &check_view_);
     if (status.ok()) return Instr{instr->id()};
-    RecordError(status.message(), loc);
+    RecordError(AboutOpcode(instr->opcode(), std::string(status.message())),
+                loc);
   }
   stream->mutable_instructions()->RemoveLast();
   --next_instr_id_;

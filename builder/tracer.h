@@ -18,6 +18,7 @@
 #include "google/protobuf/arena.h"
 #include "ops/instr_view.h"
 #include "proto/nkigraph.pb.h"
+#include "util/diagnostic.h"
 
 namespace nkigraph::builder {
 
@@ -94,7 +95,9 @@ class Tracer {
 
   bool failed() const { return !error_.ok(); }
   const absl::Status& error() const { return error_; }
-  // Keeps the first error, prefixed with the kernel source line and scope.
+  // Keeps the first error, prefixed with the kernel source line and scope
+  // (and the core, in a multi-core trace); error() carries it as a trace
+  // diagnostic.
   void RecordError(absl::string_view message, Loc loc);
 
   // --- Instruction emission (used by builder/isa) ------------------------
@@ -115,6 +118,13 @@ class Tracer {
   void ExitKernel();
 
  private:
+  // RecordError for a diagnostic that already says what it is about (an
+  // opcode, a tensor); the location is added here.
+  void RecordError(Diagnostic diagnostic, Loc loc);
+  // A trace diagnostic about an instruction of `opcode`, or tensor `t`.
+  static Diagnostic AboutOpcode(proto::Opcode opcode, std::string message);
+  static Diagnostic AboutTensor(const proto::Tensor& t, std::string message);
+
   proto::Tensor* NewTensor(absl::string_view name,
                            absl::Span<const int64_t> shape, DType dtype,
                            proto::MemorySpace space, Loc loc);

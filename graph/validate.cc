@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "graph/describe.h"
 #include "ops/access_pattern.h"
 #include "ops/device_profile.h"
 #include "ops/instr_view.h"
@@ -16,18 +16,34 @@ namespace {
 
 constexpr int kMaxRanks = 4096;
 
-void CheckWorld(const proto::World& world, std::vector<std::string>* errors) {
+// A problem with the graph as a whole (its schema version, world or
+// streams).
+Diagnostic GraphProblem(std::string message) {
+  return MakeDiagnostic(DiagnosticKind::kValidation, std::move(message));
+}
+
+// A problem with one tensor, named by its position (`id`) and name.
+Diagnostic TensorProblem(uint32_t id, absl::string_view name,
+                         std::string message) {
+  Diagnostic d = GraphProblem(std::move(message));
+  d.tensor_id = id;
+  d.tensor = std::string(name);
+  return d;
+}
+
+void CheckWorld(const proto::World& world, std::vector<Diagnostic>* errors) {
   if (!proto::Target_IsValid(world.target())) {
-    errors->push_back(absl::StrCat("world: unknown target ",
-                                   static_cast<int>(world.target())));
+    errors->push_back(GraphProblem(absl::StrCat(
+        "world: unknown target ", static_cast<int>(world.target()))));
   }
   if (world.num_ranks() < 1 || world.num_ranks() > kMaxRanks) {
-    errors->push_back(absl::StrCat("world: num_ranks ", world.num_ranks(),
-                                   " is not in [1, ", kMaxRanks, "]"));
+    errors->push_back(
+        GraphProblem(absl::StrCat("world: num_ranks ", world.num_ranks(),
+                                  " is not in [1, ", kMaxRanks, "]")));
   }
   if (world.num_cores() < 1 || world.num_cores() > 2) {
-    errors->push_back(
-        absl::StrCat("world: num_cores ", world.num_cores(), " is not 1 or 2"));
+    errors->push_back(GraphProblem(absl::StrCat(
+        "world: num_cores ", world.num_cores(), " is not 1 or 2")));
   }
   if (world.replica_groups_size() == 0) return;
   std::vector<int> seen(std::min<uint32_t>(world.num_ranks(), kMaxRanks), 0);
@@ -35,36 +51,36 @@ void CheckWorld(const proto::World& world, std::vector<std::string>* errors) {
   for (int g = 0; g < world.replica_groups_size(); ++g) {
     const proto::ReplicaGroup& group = world.replica_groups(g);
     if (group.ranks_size() != size || size == 0) {
-      errors->push_back(absl::StrCat("world: replica group ", g, " has ",
-                                     group.ranks_size(),
-                                     " ranks; every group must have ", size));
+      errors->push_back(GraphProblem(
+          absl::StrCat("world: replica group ", g, " has ", group.ranks_size(),
+                       " ranks; every group must have ", size)));
     }
     for (uint32_t rank : group.ranks()) {
       if (rank >= seen.size()) {
-        errors->push_back(absl::StrCat("world: replica group ", g,
-                                       " names rank ", rank,
-                                       ", outside the world"));
+        errors->push_back(GraphProblem(absl::StrCat("world: replica group ", g,
+                                                    " names rank ", rank,
+                                                    ", outside the world")));
       } else if (seen[rank]++) {
-        errors->push_back(absl::StrCat("world: rank ", rank,
-                                       " is in more than one replica group"));
+        errors->push_back(GraphProblem(absl::StrCat(
+            "world: rank ", rank, " is in more than one replica group")));
       }
     }
   }
   for (size_t r = 0; r < seen.size(); ++r) {
     if (!seen[r]) {
-      errors->push_back(
-          absl::StrCat("world: rank ", r, " is in no replica group"));
+      errors->push_back(GraphProblem(
+          absl::StrCat("world: rank ", r, " is in no replica group")));
     }
   }
 }
 
 void CheckTensor(const proto::Graph& graph, int index,
-                 std::vector<std::string>* errors) {
+                 std::vector<Diagnostic>* errors) {
   const proto::Tensor& t = graph.tensors(index);
-  const std::string where =
-      absl::StrCat("tensor ", index + 1, " ('", t.name().substr(0, 80), "')");
+  // (A hostile name must not make every message huge.)
+  const absl::string_view name = absl::string_view(t.name()).substr(0, 80);
   auto error = [&](auto&&... parts) {
-    errors->push_back(absl::StrCat(where, ": ", parts...));
+    errors->push_back(TensorProblem(index + 1, name, absl::StrCat(parts...)));
   };
   if (t.id() != static_cast<uint32_t>(index + 1)) {
     error("id ", t.id(), " does not match its position (", index + 1, ")");
@@ -130,7 +146,7 @@ void CheckTensor(const proto::Graph& graph, int index,
 // On-chip tensors of one core and space whose lifetimes and bytes overlap:
 // the second allocation would clobber the first while it is live.
 void CheckOnChipOverlaps(const proto::Graph& graph,
-                         std::vector<std::string>* errors) {
+                         std::vector<Diagnostic>* errors) {
   struct Alloc {
     const proto::Tensor* t;
     int64_t byte_begin, byte_end;
@@ -159,12 +175,13 @@ void CheckOnChipOverlaps(const proto::Graph& graph,
           a.t->partition_offset() < b.t->partition_offset() + b.t->shape(0) &&
           b.t->partition_offset() < a.t->partition_offset() + a.t->shape(0);
       if (bytes && parts && b.t->live_begin() < b.t->live_end()) {
-        errors->push_back(absl::StrCat(
-            "tensor ", b.t->id(), " ('", b.t->name(), "'): allocated at ",
-            ops::SpaceName(b.t->space()), " bytes [", b.byte_begin, ", ",
-            b.byte_end, ") over live tensor ", a.t->id(), " ('", a.t->name(),
-            "', bytes [", a.byte_begin, ", ", a.byte_end,
-            ")); it would clobber it"));
+        errors->push_back(TensorProblem(
+            b.t->id(), b.t->name(),
+            absl::StrCat("allocated at ", ops::SpaceName(b.t->space()),
+                         " bytes [", b.byte_begin, ", ", b.byte_end,
+                         ") over live tensor ", a.t->id(), " ('", a.t->name(),
+                         "', bytes [", a.byte_begin, ", ", a.byte_end,
+                         ")); it would clobber it")));
         ++reported;
       }
     }
@@ -173,33 +190,16 @@ void CheckOnChipOverlaps(const proto::Graph& graph,
 
 }  // namespace
 
-std::string DescribeInstruction(const proto::Graph& graph,
-                                const proto::Instruction& instr) {
-  const ops::OpDef* def = ops::FindOp(instr.opcode());
-  std::string text = absl::StrCat(
-      "instruction #", instr.id(), " ",
-      def != nullptr ? def->name : absl::string_view("(unknown opcode)"));
-  if (instr.file() < static_cast<uint32_t>(graph.files_size())) {
-    absl::StrAppend(&text, " at ", graph.files(instr.file()), ":",
-                    instr.line());
-  }
-  if (instr.scope() > 0 &&
-      instr.scope() < static_cast<uint32_t>(graph.scopes_size())) {
-    absl::StrAppend(&text, " (", graph.scopes(instr.scope()), ")");
-  }
-  return text;
-}
-
-std::vector<std::string> ValidateGraph(const proto::Graph& graph) {
-  std::vector<std::string> errors;
+std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
+  std::vector<Diagnostic> errors;
   if (graph.schema_version() > proto::SCHEMA_VERSION_CURRENT) {
-    errors.push_back(absl::StrCat("graph schema version ",
-                                  static_cast<int>(graph.schema_version()),
-                                  " is newer than this nkigraph reads"));
+    errors.push_back(GraphProblem(absl::StrCat(
+        "graph schema version ", static_cast<int>(graph.schema_version()),
+        " is newer than this nkigraph reads")));
     return errors;
   }
   if (graph.schema_version() == proto::SCHEMA_VERSION_UNSPECIFIED) {
-    errors.push_back("graph has no schema_version");
+    errors.push_back(GraphProblem("graph has no schema_version"));
   }
   CheckWorld(graph.world(), &errors);
   if (!errors.empty()) return errors;  // nothing else can be judged
@@ -210,51 +210,60 @@ std::vector<std::string> ValidateGraph(const proto::Graph& graph) {
 
   const int num_cores = static_cast<int>(graph.world().num_cores());
   if (graph.streams_size() != num_cores) {
-    errors.push_back(absl::StrCat("graph has ", graph.streams_size(),
-                                  " instruction streams for ", num_cores,
-                                  " cores"));
+    errors.push_back(GraphProblem(
+        absl::StrCat("graph has ", graph.streams_size(),
+                     " instruction streams for ", num_cores, " cores")));
     return errors;
   }
   absl::flat_hash_set<uint32_t> ids;
   for (int c = 0; c < num_cores; ++c) {
     const proto::Stream& stream = graph.streams(c);
     if (stream.core() != static_cast<uint32_t>(c)) {
-      errors.push_back(
-          absl::StrCat("stream ", c, " claims core ", stream.core()));
+      errors.push_back(GraphProblem(
+          absl::StrCat("stream ", c, " claims core ", stream.core())));
     }
     for (int pos = 0; pos < stream.instructions_size(); ++pos) {
       if (errors.size() > 1000) return errors;
       const proto::Instruction& instr = stream.instructions(pos);
-      const std::string where = DescribeInstruction(graph, instr);
+      auto problem = [&](std::string message,
+                         const proto::Tensor* tensor = nullptr) {
+        Diagnostic d = InstructionDiagnostic(DiagnosticKind::kValidation, graph,
+                                             instr, std::move(message));
+        if (tensor != nullptr) {
+          d.tensor_id = tensor->id();
+          d.tensor = tensor->name();
+        }
+        errors.push_back(std::move(d));
+      };
       if (!ids.insert(instr.id()).second) {
-        errors.push_back(absl::StrCat(where, ": duplicate instruction id"));
+        problem("duplicate instruction id");
       }
       if (instr.file() >=
               static_cast<uint32_t>(std::max(graph.files_size(), 1)) ||
           instr.scope() >=
               static_cast<uint32_t>(std::max(graph.scopes_size(), 1))) {
-        errors.push_back(
-            absl::StrCat(where, ": source file or scope index out of range"));
+        problem("source file or scope index out of range");
       }
       ops::InstrView view;
       if (absl::Status s =
               ops::MakeInstrView(instr, graph.tensors(), graph.world(), &view);
           !s.ok()) {
-        errors.push_back(absl::StrCat(where, ": ", s.message()));
+        problem(std::string(s.message()));
         continue;
       }
       auto check_owner = [&](const proto::Tensor& t, absl::string_view what) {
         if (t.space() != proto::SHARED_HBM && static_cast<int>(t.core()) != c) {
-          errors.push_back(absl::StrCat(where, ": ", what, " '", t.name(),
-                                        "' belongs to core ", t.core(),
-                                        ", not to this stream's core ", c));
+          problem(absl::StrCat(what, " '", t.name(), "' belongs to core ",
+                               t.core(), ", not to this stream's core ", c),
+                  &t);
         } else if (ops::IsOnChip(t.space()) &&
                    (pos < static_cast<int>(t.live_begin()) ||
                     pos >= static_cast<int>(t.live_end()))) {
-          errors.push_back(absl::StrCat(
-              where, ": uses ", ops::SpaceName(t.space()), " tensor '",
-              t.name(), "' outside its lifetime (instructions [",
-              t.live_begin(), ", ", t.live_end(), ") of the stream)"));
+          problem(absl::StrCat(
+                      "uses ", ops::SpaceName(t.space()), " tensor '", t.name(),
+                      "' outside its lifetime (instructions [", t.live_begin(),
+                      ", ", t.live_end(), ") of the stream)"),
+                  &t);
         }
       };
       for (int i = 0; i < view.num_operands(); ++i) {
@@ -272,16 +281,20 @@ std::vector<std::string> ValidateGraph(const proto::Graph& graph) {
 }
 
 absl::Status CheckGraph(const proto::Graph& graph, int max_listed) {
-  std::vector<std::string> errors = ValidateGraph(graph);
-  if (errors.empty()) return absl::OkStatus();
-  const size_t total = errors.size();
-  if (static_cast<int>(errors.size()) > max_listed) errors.resize(max_listed);
-  return absl::InvalidArgumentError(absl::StrCat(
-      "invalid graph (", total, total == 1 ? " problem" : " problems", "):\n  ",
-      absl::StrJoin(errors, "\n  "),
-      total > errors.size()
-          ? absl::StrCat("\n  … and ", total - errors.size(), " more")
-          : ""));
+  std::vector<Diagnostic> problems = ValidateGraph(graph);
+  if (problems.empty()) return absl::OkStatus();
+  const size_t total = problems.size();
+  if (static_cast<int>(problems.size()) > max_listed) {
+    problems.resize(max_listed);
+  }
+  Diagnostic invalid = GraphProblem(absl::StrCat(
+      "invalid graph (", total, total == 1 ? " problem" : " problems", "):"));
+  invalid.notes = std::move(problems);
+  if (total > invalid.notes.size()) {
+    invalid.notes.push_back(GraphProblem(
+        absl::StrCat("… and ", total - invalid.notes.size(), " more")));
+  }
+  return DiagnosticError(absl::StatusCode::kInvalidArgument, invalid);
 }
 
 }  // namespace nkigraph::graph

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ops/access_pattern.h"
+#include "util/diagnostic.h"
 #include "util/dtype.h"
 
 namespace nkigraph::interp {
@@ -56,10 +57,14 @@ absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph,
   absl::StatusOr<int64_t> needed = BytesNeeded(graph);
   if (!needed.ok()) return needed.status();
   if (*needed > limit_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the graph's tensors need ", *needed,
-        " bytes of device memory (with shadow state), over the limit of ",
-        limit_bytes, " (raise it with --memory-limit)"));
+    return DiagnosticError(
+        absl::StatusCode::kResourceExhausted,
+        MakeDiagnostic(
+            DiagnosticKind::kResource,
+            absl::StrCat("the graph's tensors need ", *needed,
+                         " bytes of device memory (with shadow "
+                         "state), over the limit of ",
+                         limit_bytes, " (raise it with --memory-limit)")));
   }
   const Extents e = Measure(graph);
   DeviceMemory memory;

@@ -10,6 +10,7 @@
 #include "interp/interpreter.h"
 #include "interp/interpreter_impl.h"
 #include "ops/device_profile.h"
+#include "util/diagnostic.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -30,6 +31,13 @@ const std::string& OutputName(const proto::Tensor& t) {
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+// Host data that does not fit the graph, about the input or output `name`.
+absl::Status HostError(absl::string_view name, std::string message) {
+  Diagnostic d = MakeDiagnostic(DiagnosticKind::kInput, std::move(message));
+  d.tensor = std::string(name);
+  return DiagnosticError(absl::StatusCode::kInvalidArgument, d);
 }
 
 }  // namespace
@@ -74,28 +82,34 @@ const proto::Tensor* Interpreter::FindOutput(const std::string& name) const {
 absl::Status Interpreter::SetInput(const HostArray& array) {
   const proto::Tensor* t = FindInput(array.name);
   if (t == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", array.name, "' is not an input of kernel '", graph_.kernel_name(),
-        "' (inputs: ", absl::StrJoin(InputNames(), ", "), ")"));
+    return HostError(
+        array.name,
+        absl::StrCat("'", array.name, "' is not an input of kernel '",
+                     graph_.kernel_name(),
+                     "' (inputs: ", absl::StrJoin(InputNames(), ", "), ")"));
   }
   const std::vector<int64_t> expected = HostShape(*t);
   if (array.shape != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input '", array.name, "' has shape ", ShapeString(array.shape),
-        "; the graph expects ", ShapeString(expected)));
+    return HostError(
+        array.name,
+        absl::StrCat("input '", array.name, "' has shape ",
+                     ShapeString(array.shape), "; the graph expects ",
+                     ShapeString(expected)));
   }
   const bool integer = !IsFloatDType(t->dtype());
   if (integer != (array.dtype == proto::INT32)) {
-    return absl::InvalidArgumentError(
+    return HostError(
+        array.name,
         absl::StrCat("input '", array.name, "' is ", DTypeName(array.dtype),
                      "; the graph ", "expects ", integer ? "int32" : "float32",
                      " (declared ", DTypeName(t->dtype()), ")"));
   }
   const size_t values = integer ? array.i32.size() : array.f32.size();
   if (values != static_cast<size_t>(array.num_elements())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input '", array.name, "' has shape ", ShapeString(array.shape),
-        " but holds ", values, " values"));
+    return HostError(array.name,
+                     absl::StrCat("input '", array.name, "' has shape ",
+                                  ShapeString(array.shape), " but holds ",
+                                  values, " values"));
   }
   const int64_t per_rank = [&] {
     int64_t n = 1;
@@ -211,9 +225,9 @@ absl::StatusOr<HostArray> Interpreter::GetOutput(
     const std::string& name) const {
   const proto::Tensor* t = FindOutput(name);
   if (t == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", name, "' is not an output (outputs: ",
-                     absl::StrJoin(OutputNames(), ", "), ")"));
+    return HostError(name,
+                     absl::StrCat("'", name, "' is not an output (outputs: ",
+                                  absl::StrJoin(OutputNames(), ", "), ")"));
   }
   const bool stacked = t->per_rank() && impl_->num_ranks > 1;
   HostArray result;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "graph/describe.h"
 #include "graph/validate.h"
 #include "interp/device_memory.h"
 #include "interp/interpreter_impl.h"
@@ -30,10 +31,14 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   NKI_ASSIGN_OR_RETURN(const int64_t memory_bytes,
                        DeviceMemory::BytesNeeded(g));
   if (memory_bytes > interp->options_.memory_limit_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the graph needs ", memory_bytes,
-        " bytes of device memory and its shadow state, over the limit of ",
-        interp->options_.memory_limit_bytes));
+    return DiagnosticError(
+        absl::StatusCode::kResourceExhausted,
+        MakeDiagnostic(
+            DiagnosticKind::kResource,
+            absl::StrCat("the graph needs ", memory_bytes,
+                         " bytes of device memory and its shadow state, over "
+                         "the limit of ",
+                         interp->options_.memory_limit_bytes)));
   }
   // Executing an instruction buffers each operand: read into, or written
   // from, at least one byte per byte of it. Refuse an instruction whose
@@ -50,11 +55,14 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
         bytes += ops::ApElements(ap) * DTypeSize(t.dtype());
       }
       if (bytes > available) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            graph::DescribeInstruction(g, instr), ": its operands need ", bytes,
-            " bytes of buffers; with the device memory that is over the "
-            "limit of ",
-            interp->options_.memory_limit_bytes));
+        return DiagnosticError(
+            absl::StatusCode::kResourceExhausted,
+            graph::InstructionDiagnostic(
+                DiagnosticKind::kResource, g, instr,
+                absl::StrCat("its operands need ", bytes,
+                             " bytes of buffers; with the device memory that "
+                             "is over the limit of ",
+                             interp->options_.memory_limit_bytes)));
       }
     }
   }

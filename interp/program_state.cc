@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ops/access_pattern.h"
+#include "util/diagnostic.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -83,6 +84,16 @@ std::string ElementString(const proto::Tensor& t, int64_t flat) {
   return absl::StrCat("[", absl::StrJoin(index, ", "), "]");
 }
 
+// An error executing the bound instruction that is about tensor `t`; the
+// scheduler adds where it happened.
+absl::Status TensorError(DiagnosticKind kind, const proto::Tensor& t,
+                         std::string message) {
+  Diagnostic d = MakeDiagnostic(kind, std::move(message));
+  d.tensor_id = t.id();
+  d.tensor = t.name();
+  return DiagnosticError(absl::StatusCode::kAborted, d);
+}
+
 }  // namespace
 
 ProgramState::ProgramState(const proto::Graph& graph, DeviceMemory& memory,
@@ -106,8 +117,8 @@ absl::Status ProgramState::Bind(const proto::Instruction& instr) {
 absl::Status ProgramState::AccessError(absl::string_view what,
                                        const proto::Tensor& t,
                                        int64_t flat) const {
-  return absl::Status(
-      absl::StatusCode::kAborted,
+  return TensorError(
+      DiagnosticKind::kDevice, t,
       absl::StrCat(what, " ", ops::SpaceName(t.space()), " tensor '", t.name(),
                    "' element ", ElementString(t, flat)));
 }
@@ -209,8 +220,8 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
     // The element holding the lowest racing byte.
     const int64_t element =
         contiguous ? (conflict->offset - run.byte) / esize : k;
-    return absl::Status(
-        absl::StatusCode::kAborted,
+    return TensorError(
+        DiagnosticKind::kRace, t,
         absl::StrCat("data race on shared_hbm tensor '", t.name(), "' element ",
                      ElementString(t, run.flat + element * run.flat_stride),
                      ": this ", write ? "write" : "read", " on core ", core_,
@@ -220,11 +231,16 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
                      "collective"));
   }
   if (race_.over_budget()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "race-detection state for shared HBM needs more than ",
-        race_.max_state_bytes(),
-        " bytes, what the memory limit leaves after device memory (",
-        race_.intervals(), " access intervals; raise --memory-limit)"));
+    return DiagnosticError(
+        absl::StatusCode::kResourceExhausted,
+        MakeDiagnostic(
+            DiagnosticKind::kResource,
+            absl::StrCat("race-detection state for shared HBM needs more than ",
+                         race_.max_state_bytes(),
+                         " bytes, what the memory limit leaves after device "
+                         "memory (",
+                         race_.intervals(),
+                         " access intervals; raise --memory-limit)")));
   }
   return absl::OkStatus();
 }
@@ -278,8 +294,8 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
         MarkSkipped(0, total);
         return absl::OkStatus();
       }
-      return absl::Status(
-          absl::StatusCode::kAborted,
+      return TensorError(
+          DiagnosticKind::kDevice, t,
           absl::StrCat("out-of-bounds dynamic offset: index ", v, " along dim ",
                        dyn.indirect_dim(), " of '", t.name(), "' (size ",
                        dim_size, ")"));
@@ -306,8 +322,8 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
       row_skipped =
           v < 0 || v >= dim_size || row_base + lo < 0 || row_base + hi >= numel;
       if (row_skipped && !skip_oob) {
-        return absl::Status(
-            absl::StatusCode::kAborted,
+        return TensorError(
+            DiagnosticKind::kDevice, t,
             absl::StrCat("out-of-bounds dynamic offset: row ", current_row,
                          " has index ", v, " along dim ", dyn.indirect_dim(),
                          " of '", t.name(), "' (size ", dim_size, ")"));

@@ -8,7 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/validate.h"
+#include "graph/describe.h"
 #include "interp/interpreter.h"
 #include "interp/interpreter_impl.h"
 #include "interp/program_state.h"
@@ -19,28 +19,31 @@
 namespace nkigraph::interp {
 namespace {
 
-// Wraps an error from executing an instruction with where it happened.
+// Wraps an error from executing an instruction with where it happened,
+// keeping what the error itself says it is (a race, the tensor, ...).
 absl::Status DeviceError(const proto::Graph& graph, const ProgramState& p,
                          const proto::Instruction& instr,
                          const absl::Status& status) {
-  std::string who;
-  if (graph.world().num_ranks() > 1)
-    absl::StrAppend(&who, "rank ", p.rank(), " ");
-  if (graph.world().num_cores() > 1)
-    absl::StrAppend(&who, "core ", p.core(), " ");
-  return absl::Status(
-      kDeviceErrorCode,
-      absl::StrCat(who, graph::DescribeInstruction(graph, instr), ": ",
-                   status.message()));
+  const Diagnostic cause = DiagnosticOr(status, DiagnosticKind::kDevice);
+  Diagnostic d =
+      graph::InstructionDiagnostic(cause.kind, graph, instr, cause.message);
+  d.tensor_id = cause.tensor_id;
+  d.tensor = cause.tensor;
+  if (graph.world().num_ranks() > 1) d.rank = p.rank();
+  if (graph.world().num_cores() > 1) d.core = p.core();
+  return DiagnosticError(kDeviceErrorCode, d);
 }
 
 }  // namespace
 
 absl::Status Interpreter::Run() {
   if (std::vector<std::string> missing = MissingInputs(); !missing.empty()) {
-    return absl::InvalidArgumentError(
+    Diagnostic d = MakeDiagnostic(
+        DiagnosticKind::kInput,
         absl::StrCat("input", missing.size() > 1 ? "s " : " ",
                      absl::StrJoin(missing, ", "), " not given"));
+    if (missing.size() == 1) d.tensor = missing[0];
+    return DiagnosticError(absl::StatusCode::kInvalidArgument, d);
   }
   Impl& impl = *impl_;
   const proto::Graph& g = graph_;
@@ -177,26 +180,28 @@ absl::Status Interpreter::Run() {
     if (all_done) return absl::OkStatus();
     if (progressed) continue;
 
-    std::vector<std::string> lines;
+    // One note per program: where it waits, or that it finished.
+    Diagnostic deadlock = MakeDiagnostic(
+        DiagnosticKind::kDeadlock,
+        "deadlock: no program can proceed (mismatched synchronisation):");
     for (auto& program : impl.programs) {
       const ProgramState& p = *program;
-      std::string who = absl::StrCat("rank ", p.rank(), " core ", p.core());
-      if (p.done()) {
-        lines.push_back(absl::StrCat(who, " finished its stream"));
-      } else {
-        lines.push_back(absl::StrCat(
-            who, " waits at ", graph::DescribeInstruction(g, p.current())));
+      Diagnostic note =
+          MakeDiagnostic(DiagnosticKind::kDeadlock, "finished its stream");
+      if (!p.done()) {
+        note = graph::InstructionDiagnostic(DiagnosticKind::kDeadlock, g,
+                                            p.current(), "waits");
       }
-      if (lines.size() >= 64) {
-        lines.push_back("…");
+      note.rank = p.rank();
+      note.core = p.core();
+      deadlock.notes.push_back(std::move(note));
+      if (deadlock.notes.size() >= 64) {
+        deadlock.notes.push_back(
+            MakeDiagnostic(DiagnosticKind::kDeadlock, "…"));
         break;
       }
     }
-    return absl::Status(
-        kDeviceErrorCode,
-        absl::StrCat("deadlock: no program can proceed (mismatched "
-                     "synchronisation):\n  ",
-                     absl::StrJoin(lines, "\n  ")));
+    return DiagnosticError(kDeviceErrorCode, deadlock);
   }
 }
 

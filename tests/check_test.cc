@@ -3,6 +3,7 @@
 // opcode, kernel source line); the legal variants pass.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "graph/validate.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
+#include "util/diagnostic.h"
 
 namespace nkigraph {
 namespace {
@@ -48,8 +50,8 @@ proto::Tensor* FindTensor(proto::Graph& graph, absl::string_view name) {
 
 std::string AllProblems(const proto::Graph& graph) {
   std::string all;
-  for (const std::string& e : graph::ValidateGraph(graph)) {
-    absl::StrAppend(&all, e, "\n");
+  for (const Diagnostic& problem : graph::ValidateGraph(graph)) {
+    absl::StrAppend(&all, Render(problem), "\n");
   }
   return all;
 }
@@ -495,6 +497,17 @@ TEST(CheckRaceTest, TwoCoresWritingTheSameBytesRace) {
             HasSubstr(absl::StrCat("this write on core 1 and a write on core "
                                    "0 by instruction #",
                                    ids[0], " at tests/check_test.cc:", line))));
+  // The same as a diagnostic: a race, at core 1's copy, on 'out'.
+  const std::optional<Diagnostic> d = DiagnosticOf(out.status());
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->kind, DiagnosticKind::kRace);
+  EXPECT_EQ(d->rank, -1);  // a one-rank world
+  EXPECT_EQ(d->core, 1);
+  EXPECT_EQ(d->instruction_id, ids[1]);
+  EXPECT_EQ(d->opcode, "dma_copy");
+  EXPECT_EQ(d->file, "tests/check_test.cc");
+  EXPECT_EQ(d->line, line);
+  EXPECT_EQ(d->tensor, "out");
 }
 
 TEST(CheckRaceTest, ACoreBarrierBetweenTheWritesOrdersThem) {

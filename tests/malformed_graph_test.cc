@@ -13,6 +13,7 @@
 #include "graph/validate.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
+#include "util/diagnostic.h"
 #include "util/graph_io.h"
 
 namespace nkigraph {
@@ -62,8 +63,8 @@ proto::Instruction* Instr(proto::Graph& graph, int position) {
 
 std::string Problems(const proto::Graph& graph) {
   std::string all;
-  for (const std::string& e : graph::ValidateGraph(graph)) {
-    absl::StrAppend(&all, e, "\n");
+  for (const Diagnostic& problem : graph::ValidateGraph(graph)) {
+    absl::StrAppend(&all, Render(problem), "\n");
   }
   return all;
 }

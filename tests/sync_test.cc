@@ -3,6 +3,7 @@
 // hang); collective rings deliver data around the replica group.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
+#include "util/diagnostic.h"
 
 namespace nkigraph {
 namespace {
@@ -60,8 +62,23 @@ TEST(SyncDeadlockTest, SendRecvIssuedOnlyOnCore0) {
     }
   });
   ASSERT_TRUE(graph.ok()) << graph.status();
-  ExpectDeadlock(RunGraph(*graph, {}).status(),
-                 {Waits(0, 0, id, "sendrecv", line), Finished(0, 1)});
+  const absl::Status status = RunGraph(*graph, {}).status();
+  ExpectDeadlock(status, {Waits(0, 0, id, "sendrecv", line), Finished(0, 1)});
+  // The same report as a diagnostic: one note per program.
+  const std::optional<Diagnostic> d = DiagnosticOf(status);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->kind, DiagnosticKind::kDeadlock);
+  ASSERT_EQ(d->notes.size(), 2u);
+  EXPECT_EQ(d->notes[0].rank, 0);
+  EXPECT_EQ(d->notes[0].core, 0);
+  EXPECT_EQ(d->notes[0].instruction_id, id);
+  EXPECT_EQ(d->notes[0].opcode, "sendrecv");
+  EXPECT_EQ(d->notes[0].file, "tests/sync_test.cc");
+  EXPECT_EQ(d->notes[0].line, line);
+  EXPECT_EQ(d->notes[1].rank, 0);
+  EXPECT_EQ(d->notes[1].core, 1);
+  EXPECT_EQ(d->notes[1].instruction_id, -1);
+  EXPECT_EQ(d->notes[1].message, "finished its stream");
 }
 
 TEST(SyncDeadlockTest, CoreBarrierIssuedOnlyOnCore1) {

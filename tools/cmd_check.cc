@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/validate.h"
 #include "tools/commands.h"
+#include "util/diagnostic.h"
 #include "util/graph_io.h"
 
 namespace nkigraph::tools {
@@ -47,7 +48,7 @@ int RunCheck(const std::vector<std::string>& args) {
   if (absl::Status status = ReadMessage(path, &graph); !status.ok()) {
     return ReportError(kVerb, status);
   }
-  const std::vector<std::string> problems = graph::ValidateGraph(graph);
+  const std::vector<Diagnostic> problems = graph::ValidateGraph(graph);
   if (problems.empty()) {
     int64_t instructions = 0;
     for (const proto::Stream& stream : graph.streams()) {
@@ -57,8 +58,8 @@ int RunCheck(const std::vector<std::string>& args) {
               << graph.tensors_size() << " tensors)\n";
     return kExitOk;
   }
-  for (const std::string& problem : problems) {
-    std::cout << path << ": " << problem << "\n";
+  for (const Diagnostic& problem : problems) {
+    std::cout << path << ": " << Render(problem) << "\n";
   }
   std::cout << path << ": invalid (" << problems.size()
             << (problems.size() == 1 ? " problem" : " problems") << ")\n";

@@ -5,6 +5,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
+#include "util/diagnostic.h"
 #include "util/file_io.h"
 #include "util/status_macros.h"
 
@@ -12,6 +13,11 @@ namespace nkigraph {
 namespace {
 
 bool IsTextPath(const std::string& path) { return EndsWith(path, ".pbtxt"); }
+
+absl::Status LoadError(absl::StatusCode code, std::string message) {
+  return DiagnosticError(
+      code, MakeDiagnostic(DiagnosticKind::kLoad, std::move(message)));
+}
 
 }  // namespace
 
@@ -50,7 +56,12 @@ absl::Status WriteMessage(const google::protobuf::Message& message,
 
 absl::Status ReadMessage(const std::string& path,
                          google::protobuf::Message* message) {
-  NKI_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
+  absl::StatusOr<std::string> read = ReadFile(path);
+  if (!read.ok()) {
+    return LoadError(read.status().code(),
+                     std::string(read.status().message()));
+  }
+  const std::string& contents = *read;
   if (IsTextPath(path)) {
     // Collects the parser's complaint into the status instead of letting
     // protobuf log it to stderr.
@@ -65,14 +76,16 @@ absl::Status ReadMessage(const std::string& path,
     google::protobuf::TextFormat::Parser parser;
     parser.RecordErrorsTo(&errors);
     if (!parser.ParseFromString(contents, message)) {
-      return absl::InvalidArgumentError(
+      return LoadError(
+          absl::StatusCode::kInvalidArgument,
           absl::StrCat("'", path, "' is not a valid text-format ",
                        message->GetTypeName(), " (", errors.text, ")"));
     }
     return absl::OkStatus();
   }
   if (!message->ParseFromString(contents)) {
-    return absl::InvalidArgumentError(
+    return LoadError(
+        absl::StatusCode::kInvalidArgument,
         absl::StrCat("'", path, "' is not a valid binary ",
                      message->GetTypeName(), " (truncated or corrupt)"));
   }
@@ -82,13 +95,16 @@ absl::Status ReadMessage(const std::string& path,
 absl::Status CheckSchemaVersion(const proto::Graph& graph) {
   const int version = graph.schema_version();
   if (version > proto::SCHEMA_VERSION_CURRENT) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "graph schema version ", version, " is newer than this nkigraph (",
-        static_cast<int>(proto::SCHEMA_VERSION_CURRENT),
-        "); upgrade nkigraph to read it"));
+    return LoadError(
+        absl::StatusCode::kFailedPrecondition,
+        absl::StrCat("graph schema version ", version,
+                     " is newer than this nkigraph (",
+                     static_cast<int>(proto::SCHEMA_VERSION_CURRENT),
+                     "); upgrade nkigraph to read it"));
   }
   if (version == proto::SCHEMA_VERSION_UNSPECIFIED) {
-    return absl::InvalidArgumentError(
+    return LoadError(
+        absl::StatusCode::kInvalidArgument,
         "graph has no schema_version; it was not written by nkigraph");
   }
   return absl::OkStatus();
@@ -98,8 +114,8 @@ absl::StatusOr<proto::Graph> ReadGraph(const std::string& path) {
   proto::Graph graph;
   NKI_RETURN_IF_ERROR(ReadMessage(path, &graph));
   if (absl::Status status = CheckSchemaVersion(graph); !status.ok()) {
-    return absl::Status(status.code(),
-                        absl::StrCat("'", path, "': ", status.message()));
+    return LoadError(status.code(),
+                     absl::StrCat("'", path, "': ", status.message()));
   }
   return graph;
 }
