@@ -12,10 +12,9 @@ namespace {
 // Whether operand `i` of an instruction with `def` may be written. An
 // unknown op or role counts as writing, which only makes tracking wider.
 bool MayWrite(const ops::OpDef* def, int i) {
-  if (def == nullptr || def->roles.empty()) return true;
-  const ops::OperandRole& role =
-      def->roles[std::min<size_t>(i, def->roles.size() - 1)];
-  return role.access != ops::Access::kRead;
+  const ops::OperandRole* role =
+      def != nullptr ? ops::OperandRoleOf(*def, i) : nullptr;
+  return role == nullptr || role->access != ops::Access::kRead;
 }
 
 int64_t TensorBytes(const proto::Tensor& t) {

@@ -13,7 +13,7 @@
 #include "interp/interpreter_impl.h"
 #include "interp/program_state.h"
 #include "ops/op_def.h"
-#include "ops/op_util.h"
+#include "ops/sync_rule.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::interp {
@@ -51,13 +51,13 @@ absl::Status Interpreter::Run() {
   auto notify_writes = [&](ProgramState& p, const proto::Instruction& instr) {
     if (!options_.on_write) return;
     const ops::InstrView& view = p.view();
-    const auto& roles = view.def().roles;
     absl::flat_hash_set<uint32_t> seen;
     for (int i = 0; i < view.num_operands(); ++i) {
-      const ops::OperandRole& role =
-          roles[std::min<size_t>(i, roles.size() - 1)];
       const ops::OperandInfo& op = view.operand(i);
-      if (!op.present() || role.access == ops::Access::kRead) continue;
+      if (!op.present() ||
+          ops::OperandRoleOf(view.def(), i)->access == ops::Access::kRead) {
+        continue;
+      }
       if (!seen.insert(op.tensor->id()).second) continue;
       options_.on_write(
           RunOptions::WriteEvent{p.rank(), p.core(), &instr, op.tensor});
@@ -83,65 +83,32 @@ absl::Status Interpreter::Run() {
     return absl::OkStatus();
   };
 
-  auto waiting_at = [&](ProgramState& p, ops::SyncKind kind) {
-    return !p.done() && ops::FindOp(p.current().opcode())->sync == kind;
-  };
-
   // The programs a waiting program synchronises with, in the order the op
-  // expects them; empty until all of them have arrived.
-  auto match = [&](ProgramState& p) -> std::vector<ProgramState*> {
-    const proto::Instruction& instr = p.current();
-    const ops::OpDef* def = ops::FindOp(instr.opcode());
-    std::vector<ProgramState*> group;
-    switch (def->sync) {
-      case ops::SyncKind::kCoreBarrier:
-        for (int c = 0; c < impl.num_cores; ++c) {
-          ProgramState& q = impl.program(p.rank(), c);
-          if (!waiting_at(q, ops::SyncKind::kCoreBarrier)) return {};
-          group.push_back(&q);
-        }
-        return group;
-      case ops::SyncKind::kSendRecv: {
-        auto attr = [](const proto::Instruction& in, absl::string_view name) {
-          for (const proto::Attr& a : in.attrs()) {
-            if (a.name() == name) return a.i();
-          }
-          return int64_t{0};
-        };
-        const int64_t peer = attr(instr, "send_to");
-        if (peer != attr(instr, "recv_from") || peer < 0 ||
-            peer >= impl.num_cores) {
-          return {};
-        }
-        if (peer == p.core()) return {&p};
-        ProgramState& q = impl.program(p.rank(), static_cast<int>(peer));
-        if (!waiting_at(q, ops::SyncKind::kSendRecv)) return {};
-        const proto::Instruction& other = q.current();
-        if (attr(other, "send_to") != p.core() ||
-            attr(other, "recv_from") != p.core() ||
-            attr(other, "pipe_id") != attr(instr, "pipe_id")) {
-          return {};
-        }
-        return p.core() < q.core() ? std::vector<ProgramState*>{&p, &q}
-                                   : std::vector<ProgramState*>{&q, &p};
-      }
-      case ops::SyncKind::kCollective: {
-        absl::StatusOr<ops::GroupPosition> position =
-            ops::GroupOf(g.world(), p.rank());
-        if (!position.ok()) return {};
-        for (int r : position->ranks) {
-          ProgramState& q = impl.program(r, p.core());
-          if (q.done() || q.current().id() != instr.id()) return {};
-          group.push_back(&q);
-        }
-        return group;
-      }
-      case ops::SyncKind::kNone:
-        break;
+  // expects them (ops/sync_rule.h); false until all of them have arrived.
+  ops::SyncGroup sync_group;
+  auto match = [&](ProgramState& p, std::vector<ProgramState*>* group) {
+    const proto::Instruction& mine = p.current();
+    const ops::ProgramId self{p.rank(), p.core()};
+    if (!ops::SyncMembers(g.world(), self, mine, &sync_group).ok()) {
+      return false;  // it meets nobody: a deadlock unless others move
     }
-    return {};
+    group->clear();
+    for (const ops::ProgramId& member : sync_group.members) {
+      if (member.rank < 0 || member.rank >= impl.num_ranks || member.core < 0 ||
+          member.core >= impl.num_cores) {
+        return false;
+      }
+      ProgramState& q = impl.program(member.rank, member.core);
+      if (&q != &p &&
+          (q.done() || !ops::SyncMatches(self, mine, member, q.current()))) {
+        return false;
+      }
+      group->push_back(&q);
+    }
+    return true;
   };
 
+  std::vector<ProgramState*> group;
   std::vector<ops::ExecContext*> contexts;
   while (true) {
     bool progressed = false;
@@ -151,8 +118,7 @@ absl::Status Interpreter::Run() {
     for (auto& program : impl.programs) {
       ProgramState& p = *program;
       if (p.done()) continue;
-      std::vector<ProgramState*> group = match(p);
-      if (group.empty()) continue;
+      if (!match(p, &group)) continue;
       const proto::Instruction& instr = p.current();
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       contexts.clear();

@@ -126,7 +126,7 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
   }
   view->num_operands_ = std::max(n, num_roles);
   for (int i = 0; i < view->num_operands_; ++i) {
-    const OperandRole& role = def->roles[std::min(i, num_roles - 1)];
+    const OperandRole& role = *OperandRoleOf(*def, i);  // i < roles or variadic
     OperandInfo& info = view->operands_[i];
     info = OperandInfo{};
     if (i >= n || instr.operands(i).tensor_id() == 0) {

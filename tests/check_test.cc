@@ -290,7 +290,7 @@ TEST(CheckDmaPsumTest, ValidatorRefusesAHandEditedDmaFromPsum) {
   ASSERT_TRUE(graph::ValidateGraph(*graph).empty()) << AllProblems(*graph);
   proto::Instruction* dma = graph->mutable_streams(0)->mutable_instructions(2);
   ASSERT_EQ(dma->opcode(), proto::DMA_COPY);
-  dma->mutable_operands(1)->set_tensor_id(psum_id);
+  testing::MutableOperandOf(dma, "src")->set_tensor_id(psum_id);
   EXPECT_THAT(AllProblems(*graph),
               AllOf(HasSubstr(Where(id, "dma_copy", line)),
                     HasSubstr("DMA cannot access psum ('acc')")));

@@ -207,9 +207,8 @@ TEST_F(CliRunTest, InvalidGraphIsExitTwoNamingTheProblem) {
   const std::string graph = SmallMatmul();
   absl::StatusOr<proto::Graph> g = ReadGraph(graph);
   ASSERT_TRUE(g.ok());
-  g->mutable_streams(0)
-      ->mutable_instructions(0)
-      ->mutable_operands(1)
+  testing::MutableOperandOf(g->mutable_streams(0)->mutable_instructions(0),
+                            "src")
       ->set_tensor_id(999);
   ASSERT_TRUE(WriteGraph(*g, Path("invalid.pb")).ok());
   ExpectUsageError(Run(absl::StrCat("run '", Path("invalid.pb"), "' ", Inputs(),
@@ -416,13 +415,11 @@ TEST_F(CliRunTest, CheckListsEveryProblemOfACorruptGraph) {
   ASSERT_TRUE(g.ok());
   // Two independent problems: operands of instructions #0 and #4 naming
   // tensors that do not exist.
-  g->mutable_streams(0)
-      ->mutable_instructions(0)
-      ->mutable_operands(1)
+  testing::MutableOperandOf(g->mutable_streams(0)->mutable_instructions(0),
+                            "src")
       ->set_tensor_id(999);
-  g->mutable_streams(0)
-      ->mutable_instructions(4)
-      ->mutable_operands(0)
+  testing::MutableOperandOf(g->mutable_streams(0)->mutable_instructions(4),
+                            "dst")
       ->set_tensor_id(1000);
   ASSERT_TRUE(WriteGraph(*g, Path("corrupt.pb")).ok());
   const Result r = Run(absl::StrCat("check '", Path("corrupt.pb"), "'"));

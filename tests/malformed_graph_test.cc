@@ -27,6 +27,8 @@ using ::testing::AllOf;
 using testing::Floats;
 using ::testing::HasSubstr;
 using testing::Ints;
+using testing::MutableOperandOf;
+using testing::OperandOf;
 using testing::RunGraph;
 using testing::Trace1;
 
@@ -203,7 +205,7 @@ TEST(MalformedFileTest, BitFlippedGraphsNeverCrash) {
 
 TEST(MalformedOperandTest, TensorIdOutOfRange) {
   proto::Graph graph = BaseGraph();
-  Instr(graph, 0)->mutable_operands(1)->set_tensor_id(99);
+  MutableOperandOf(Instr(graph, 0), "src")->set_tensor_id(99);
   ExpectRefused(graph,
                 "operand 'src' names tensor id 99, which does not exist");
   EXPECT_THAT(Problems(graph), HasSubstr("instruction #0 dma_copy"));
@@ -211,7 +213,7 @@ TEST(MalformedOperandTest, TensorIdOutOfRange) {
 
 TEST(MalformedOperandTest, MissingRequiredOperand) {
   proto::Graph graph = BaseGraph();
-  Instr(graph, 2)->mutable_operands(2)->set_tensor_id(0);
+  MutableOperandOf(Instr(graph, 2), "data2")->set_tensor_id(0);
   ExpectRefused(graph, "operand 'data2' is missing");
   graph = BaseGraph();
   Instr(graph, 2)->mutable_operands()->RemoveLast();
@@ -220,20 +222,20 @@ TEST(MalformedOperandTest, MissingRequiredOperand) {
 
 TEST(MalformedOperandTest, TooManyOperands) {
   proto::Graph graph = BaseGraph();
-  *Instr(graph, 0)->add_operands() = Instr(graph, 0)->operands(0);
+  *Instr(graph, 0)->add_operands() = OperandOf(*Instr(graph, 0), "dst");
   ExpectRefused(graph, "has 3 operands; at most 2 allowed");
 }
 
 TEST(MalformedOperandTest, OperandInTheWrongMemorySpace) {
   proto::Graph graph = BaseGraph();
-  Instr(graph, 2)->mutable_operands(1)->set_tensor_id(1);  // x is in HBM
+  MutableOperandOf(Instr(graph, 2), "data1")->set_tensor_id(1);  // x: HBM
   ExpectRefused(graph, "operand 'data1' ('x') is in shared_hbm");
 }
 
 TEST(MalformedOperandTest, DynamicOffsetTensorIdOutOfRange) {
   proto::Graph graph = BaseGraph();
   proto::DynamicOffset* dyn =
-      Instr(graph, 1)->mutable_operands(1)->mutable_dynamic();
+      MutableOperandOf(Instr(graph, 1), "src")->mutable_dynamic();
   dyn->set_tensor_id(77);
   ExpectRefused(graph,
                 "dynamic offset names tensor id 77, which does not exist");
@@ -244,7 +246,7 @@ TEST(MalformedOperandTest, DynamicOffsetTensorIdOutOfRange) {
 
 TEST(MalformedOperandTest, DynamicOffsetProblems) {
   auto dyn = [](proto::Graph& graph) {
-    return Instr(graph, 1)->mutable_operands(1)->mutable_dynamic();
+    return MutableOperandOf(Instr(graph, 1), "src")->mutable_dynamic();
   };
   proto::Graph graph = BaseGraph();
   dyn(graph)->set_offset_element(5);
@@ -282,10 +284,10 @@ TEST(MalformedOperandTest, VectorOffsetStrideOverflowIsRefused) {
   // rows (stride 0, so the static pattern stays inside x) and entry stride
   // 2^40: the last entry index 2^24 * 2^40 = 2^64 wraps to 0.
   proto::Instruction* copy = Instr(graph, 3);
-  copy->mutable_operands(1)->set_tensor_id(1);
-  copy->mutable_operands(0)->set_tensor_id(5);
-  for (int i : {0, 1}) {
-    proto::AccessPattern* ap = copy->mutable_operands(i);
+  MutableOperandOf(copy, "src")->set_tensor_id(1);
+  MutableOperandOf(copy, "dst")->set_tensor_id(5);
+  for (const char* role : {"dst", "src"}) {
+    proto::AccessPattern* ap = MutableOperandOf(copy, role);
     ap->clear_pattern();
     ap->set_offset(0);
     ap->add_pattern(0);
@@ -293,7 +295,7 @@ TEST(MalformedOperandTest, VectorOffsetStrideOverflowIsRefused) {
     ap->add_pattern(1);
     ap->add_pattern(3);
   }
-  proto::DynamicOffset* dyn = copy->mutable_operands(1)->mutable_dynamic();
+  proto::DynamicOffset* dyn = MutableOperandOf(copy, "src")->mutable_dynamic();
   dyn->set_kind(proto::DynamicOffset::VECTOR);
   dyn->set_tensor_id(2);
   dyn->set_offset_element(0);
@@ -311,13 +313,13 @@ TEST(MalformedOperandTest, VectorOffsetStrideOverflowIsRefused) {
 
 TEST(MalformedPatternTest, OddNumberOfEntries) {
   proto::Graph graph = BaseGraph();
-  Instr(graph, 0)->mutable_operands(1)->add_pattern(1);
+  MutableOperandOf(Instr(graph, 0), "src")->add_pattern(1);
   ExpectRefused(graph, "access pattern is not a list of [stride, count] pairs");
 }
 
 TEST(MalformedPatternTest, AbsurdStridesCountsAndOffsets) {
   auto ap = [](proto::Graph& graph) {
-    return Instr(graph, 0)->mutable_operands(1);  // src x, pattern [3,2,1,3]
+    return MutableOperandOf(Instr(graph, 0), "src");  // x, pattern [3,2,1,3]
   };
   proto::Graph graph = BaseGraph();
   ap(graph)->set_pattern(0, kHuge * 4);
@@ -357,10 +359,10 @@ TEST(MalformedPatternTest, AbsurdStridesCountsAndOffsets) {
 // must not pass as staying at its first element.
 TEST(MalformedPatternTest, StrideTimesCountOverflowIsRefused) {
   proto::Graph graph = BaseGraph();
-  proto::Instruction* copy = Instr(graph, 3);   // out <- s
-  copy->mutable_operands(1)->set_tensor_id(1);  // out <- x, both in HBM
-  for (int i : {0, 1}) {
-    proto::AccessPattern* ap = copy->mutable_operands(i);
+  proto::Instruction* copy = Instr(graph, 3);       // out <- s
+  MutableOperandOf(copy, "src")->set_tensor_id(1);  // out <- x, both in HBM
+  for (const char* role : {"dst", "src"}) {
+    proto::AccessPattern* ap = MutableOperandOf(copy, role);
     ap->clear_pattern();
     ap->add_pattern(kHuge);
     ap->add_pattern((int64_t{1} << 24) + 1);
@@ -372,21 +374,21 @@ TEST(MalformedPatternTest, StrideTimesCountOverflowIsRefused) {
 
 TEST(MalformedPatternTest, TooManyOrNoDims) {
   proto::Graph graph = BaseGraph();
-  proto::AccessPattern* ap = Instr(graph, 3)->mutable_operands(1);
+  proto::AccessPattern* ap = MutableOperandOf(Instr(graph, 3), "src");
   for (int d = 0; d < 7; ++d) {
     ap->add_pattern(0);
     ap->add_pattern(1);
   }
   ExpectRefused(graph, "access pattern has 9 dims (1 to 8 allowed)");
   graph = BaseGraph();
-  Instr(graph, 3)->mutable_operands(1)->clear_pattern();
+  MutableOperandOf(Instr(graph, 3), "src")->clear_pattern();
   ExpectRefused(graph, "access pattern has 0 dims (1 to 8 allowed)");
 }
 
 TEST(MalformedPatternTest, OnChipPatternMustWalkPartitions) {
   proto::Graph graph = BaseGraph();
   // s is [2, 3]: its dim-0 stride must be 3.
-  Instr(graph, 3)->mutable_operands(1)->set_pattern(0, 1);
+  MutableOperandOf(Instr(graph, 3), "src")->set_pattern(0, 1);
   ExpectRefused(graph,
                 "on-chip access pattern of 's' must walk partitions in "
                 "its first dim (stride 3), not 1");
@@ -676,10 +678,10 @@ TEST(MalformedResourceTest, MemoryLimitIsResourceExhausted) {
 // would need tens of gigabytes of buffers; it is refused up front.
 TEST(MalformedResourceTest, AnOperandTooLargeForTheMemoryLimitIsRefused) {
   proto::Graph graph = BaseGraph();
-  proto::Instruction* copy = Instr(graph, 3);   // out <- s, both [2, 3]
-  copy->mutable_operands(1)->set_tensor_id(1);  // out <- x, both in HBM
-  for (int i : {0, 1}) {
-    proto::AccessPattern* ap = copy->mutable_operands(i);
+  proto::Instruction* copy = Instr(graph, 3);       // out <- s, both [2, 3]
+  MutableOperandOf(copy, "src")->set_tensor_id(1);  // out <- x, both in HBM
+  for (const char* role : {"dst", "src"}) {
+    proto::AccessPattern* ap = MutableOperandOf(copy, role);
     ap->set_pattern(0, 0);
     ap->set_pattern(1, int64_t{1} << 33);
   }

@@ -67,6 +67,16 @@ inline const proto::AccessPattern& OperandOf(const proto::Instruction& instr,
   return instr.operands(*slot);
 }
 
+// The same, to change it (tests that corrupt a graph).
+inline proto::AccessPattern* MutableOperandOf(proto::Instruction* instr,
+                                              absl::string_view role) {
+  static proto::AccessPattern* const kAbsent = new proto::AccessPattern;
+  const absl::StatusOr<int> slot = ops::RoleSlot(instr->opcode(), role);
+  EXPECT_TRUE(slot.ok()) << slot.status();
+  if (!slot.ok() || *slot >= instr->operands_size()) return kAbsent;
+  return instr->mutable_operands(*slot);
+}
+
 // Runs `graph` with `inputs`; returns every output by name.
 inline absl::StatusOr<std::map<std::string, HostArray>> RunGraph(
     const proto::Graph& graph, const std::vector<HostArray>& inputs) {

@@ -88,11 +88,11 @@ TEST(ViewTest, SlicedViewBecomesTheInstructionOperand) {
   ASSERT_EQ(graph->streams(0).instructions_size(), 1);
   const proto::Instruction& copy = graph->streams(0).instructions(0);
   ASSERT_EQ(copy.operands_size(), 2);
-  const proto::AccessPattern& src = copy.operands(1);
+  const proto::AccessPattern& src = testing::OperandOf(copy, "src");
   EXPECT_EQ(src.tensor_id(), 1u);
   EXPECT_EQ(src.offset(), 1 * 6 + 2);
   EXPECT_THAT(PatternOf(src), ElementsAre(Pair(12, 2), Pair(1, 3)));
-  const proto::AccessPattern& dst = copy.operands(0);
+  const proto::AccessPattern& dst = testing::OperandOf(copy, "dst");
   EXPECT_EQ(dst.tensor_id(), 2u);
   EXPECT_THAT(PatternOf(dst), ElementsAre(Pair(3, 2), Pair(1, 3)));
 }
@@ -350,8 +350,8 @@ TEST(ViewTest, VectorOffsetGatherIsRecordedOnTheDmaOperand) {
   });
   ASSERT_TRUE(graph.ok()) << graph.status();
   ASSERT_EQ(graph->streams(0).instructions_size(), 1);
-  const proto::AccessPattern& src =
-      graph->streams(0).instructions(0).operands(1);
+  const proto::Instruction& copy = graph->streams(0).instructions(0);
+  const proto::AccessPattern& src = testing::OperandOf(copy, "src");
   EXPECT_THAT(PatternOf(src), ElementsAre(Pair(0, 4), Pair(1, 6)));
   EXPECT_EQ(src.dynamic().kind(), proto::DynamicOffset::VECTOR);
   EXPECT_EQ(src.dynamic().tensor_id(), 2u);
@@ -359,7 +359,7 @@ TEST(ViewTest, VectorOffsetGatherIsRecordedOnTheDmaOperand) {
   EXPECT_EQ(src.dynamic().offset_stride(), 2);
   EXPECT_EQ(src.dynamic().oob_mode(), proto::DynamicOffset::OOB_SKIP);
   // The destination carries no dynamic offset.
-  EXPECT_FALSE(graph->streams(0).instructions(0).operands(0).has_dynamic());
+  EXPECT_FALSE(testing::OperandOf(copy, "dst").has_dynamic());
 }
 
 TEST(ViewTest, WithVectorOffsetNeedsOneIndexPerDimZeroEntry) {

@@ -970,9 +970,8 @@ TEST(VizGraphTest, MalformedGraphsAreErrorsNotCrashes) {
   };
   expect_error(
       [](proto::Graph& g) {
-        g.mutable_streams(0)
-            ->mutable_instructions(2)
-            ->mutable_operands(1)
+        testing::MutableOperandOf(g.mutable_streams(0)->mutable_instructions(2),
+                                  "data1")
             ->set_tensor_id(999);
       },
       "names tensor id 999");
@@ -1004,8 +1003,8 @@ TEST(VizGraphTest, MalformedGraphsAreErrorsNotCrashes) {
   // a pattern reaching outside its tensor too.
   expect_error(
       [](proto::Graph& g) {
-        proto::AccessPattern* ap =
-            g.mutable_streams(0)->mutable_instructions(0)->mutable_operands(0);
+        proto::AccessPattern* ap = testing::MutableOperandOf(
+            g.mutable_streams(0)->mutable_instructions(0), "dst");
         ap->clear_pattern();
         ap->add_pattern(int64_t{1} << 39);
         ap->add_pattern(1 << 20);
