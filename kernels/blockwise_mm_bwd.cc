@@ -41,25 +41,13 @@
 #include <string>
 #include <utility>
 
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
 #include "kernels/bwmm_shard_on_h.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
-
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
 
 // What one core owns of the gradients.
 struct BackwardShards {
@@ -396,13 +384,35 @@ void ComputeGateUpProjectionWeightGrad(const Tensor& gate_up_grad,
   }
 }
 
-void TraceRegistered(builder::Tracer& tracer, const ParamValues& values) {
-  absl::StatusOr<MoeParams> params = MoeParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
+// The backward's I/O: the forward's inputs, its checkpoints as it wrote
+// them and the output gradient in; the gradient of every floating forward
+// input out, named after it and of its shape.
+std::vector<IoEntry<MoeParams>> BlockwiseMmBwdRows() {
+  using P = MoeParams;
+  std::vector<IoEntry<P>> rows = MoeInputRows();
+  for (IoEntry<P> row : BwmmShardOnHOutputRows()) {
+    if (row.name == "output") continue;
+    row.role = IoRole::kInput;
+    rows.push_back(std::move(row));
   }
-  TraceBlockwiseMmBwd(tracer, *params);
+  rows.push_back(
+      IoTable<P>::Input("output_hidden_states_grad", "[T, H]", [](const P& p) {
+        return Shape{p.num_tokens, p.hidden};
+      }));
+  for (IoEntry<P> row : MoeInputRows()) {
+    // The routing tables have no gradient.
+    if (row.name == "token_position_to_id" || row.name == "block_to_expert") {
+      continue;
+    }
+    row.name += "_grad";
+    row.role = IoRole::kOutput;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void TraceRegistered(KernelIo& io, const MoeParams& p) {
+  TraceBlockwiseMmBwd(io, p);
 }
 
 }  // namespace
@@ -449,42 +459,22 @@ void BlockwiseMmBwd(const BlockwiseMmBwdInputs& in,
   }
 }
 
-void TraceBlockwiseMmBwd(builder::Tracer& tracer, const MoeParams& p,
+void TraceBlockwiseMmBwd(KernelIo& io, const MoeParams& p,
                          const BlockwiseMmBwdFences& fences) {
-  const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
-                I = p.intermediate, B = p.block_size, N = p.num_blocks;
   BlockwiseMmBwdInputs in;
-  in.forward = DeclareMoeInputs(tracer, p);
-  in.gate_up_proj_act_checkpoint_T =
-      tracer.Input("gate_up_proj_act_checkpoint_T", {N, 2, I, B}, p.dtype);
-  in.down_proj_act_checkpoint =
-      tracer.Input("down_proj_act_checkpoint", {N, B, H}, p.dtype);
-  in.output_hidden_states_grad =
-      tracer.Input("output_hidden_states_grad", {T, H}, p.dtype);
+  in.forward = DeclareMoeInputs(io);
+  in.gate_up_proj_act_checkpoint_T = io.Input("gate_up_proj_act_checkpoint_T");
+  in.down_proj_act_checkpoint = io.Input("down_proj_act_checkpoint");
+  in.output_hidden_states_grad = io.Input("output_hidden_states_grad");
   BlockwiseMmBwdOutputs out;
-  const auto allocate = [&](const builder::Shape& shape, const char* name) {
-    return tracer.Allocate(shape, p.dtype, Buffer::kSharedHbm, name);
-  };
-  out.hidden_states_grad = allocate({T, H}, "hidden_states_grad");
+  out.hidden_states_grad = io.Output("hidden_states_grad");
   out.expert_affinities_masked_grad =
-      allocate({T * E, 1}, "expert_affinities_masked_grad");
-  out.gate_up_proj_weight_grad =
-      allocate({E, H, 2, I}, "gate_up_proj_weight_grad");
-  out.down_proj_weight_grad = allocate({E, I, H}, "down_proj_weight_grad");
-  if (p.bias) {
-    out.gate_up_proj_bias_grad = allocate({E, 2, I}, "gate_up_proj_bias_grad");
-    out.down_proj_bias_grad = allocate({E, H}, "down_proj_bias_grad");
-  }
+      io.Output("expert_affinities_masked_grad");
+  out.gate_up_proj_weight_grad = io.Output("gate_up_proj_weight_grad");
+  out.down_proj_weight_grad = io.Output("down_proj_weight_grad");
+  out.gate_up_proj_bias_grad = io.Output("gate_up_proj_bias_grad");  // bias
+  out.down_proj_bias_grad = io.Output("down_proj_bias_grad");        // bias
   builder::jit("blockwise_mm_bwd", BlockwiseMmBwd)(in, out, p, fences);
-  tracer.Output("hidden_states_grad", out.hidden_states_grad);
-  tracer.Output("expert_affinities_masked_grad",
-                out.expert_affinities_masked_grad);
-  tracer.Output("gate_up_proj_weight_grad", out.gate_up_proj_weight_grad);
-  tracer.Output("down_proj_weight_grad", out.down_proj_weight_grad);
-  if (p.bias) {
-    tracer.Output("gate_up_proj_bias_grad", out.gate_up_proj_bias_grad);
-    tracer.Output("down_proj_bias_grad", out.down_proj_bias_grad);
-  }
 }
 
 absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
@@ -510,49 +500,28 @@ absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
   return inputs;
 }
 
-void RegisterBlockwiseMmBwd(KernelRegistry& registry) {
-  std::vector<IoSpec> inputs = MoeInputSpecs();
-  inputs.push_back({"gate_up_proj_act_checkpoint_T", "[N, 2, I, B]", "dtype"});
-  inputs.push_back({"down_proj_act_checkpoint", "[N, B, H]", "dtype"});
-  inputs.push_back({"output_hidden_states_grad", "[T, H]", "dtype"});
-  registry.Register(KernelDef{
+const KernelSpec<MoeParams>& BlockwiseMmBwdSpec() {
+  static const auto* const spec = new KernelSpec<MoeParams>{
       .name = "blockwise_mm_bwd",
-      .summary = "blockwise MoE expert FFN backward: replays the forward's "
-                 "checkpoints (no forward matmul re-run), per-expert RMW "
-                 "weight gradients, two cores on disjoint slices fenced by "
-                 "core_barriers, no sendrecv",
-      .params = MoeParamSpecs(),
-      .inputs = std::move(inputs),
-      .outputs =
-          {
-              {"hidden_states_grad", "[T, H]", "dtype"},
-              {"expert_affinities_masked_grad", "[T*E, 1]", "dtype"},
-              {"gate_up_proj_weight_grad", "[E, H, 2, I]", "dtype"},
-              {"down_proj_weight_grad", "[E, I, H]", "dtype"},
-              {"gate_up_proj_bias_grad", "[E, 2, I]",
-               "dtype (only when bias=1)"},
-              {"down_proj_bias_grad", "[E, H]", "dtype (only when bias=1)"},
-          },
-      .world = [](const ParamValues& values)
-          -> absl::StatusOr<builder::WorldConfig> {
-        NKI_RETURN_IF_ERROR(MoeParamsFrom(values).status());
-        return MoeWorld();
-      },
+      .summary =
+          "blockwise MoE expert FFN backward: replays the forward's "
+          "checkpoints (no forward matmul re-run), per-expert RMW "
+          "weight gradients, two cores on disjoint slices fenced by "
+          "core_barriers, no sendrecv",
+      .params = MoeFields(),
+      .validate = ValidateMoeParams,
+      .io = BlockwiseMmBwdRows(),
+      .world = MoeWorld,
       .body = TraceRegistered,
-      .reference = [](const ParamValues& values,
-                      const std::vector<HostArray>& inputs)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));
-        return BlockwiseMmBwdReference(params, inputs);
-      },
+      .reference = BlockwiseMmBwdReference,
       .tolerance = MoeTolerance,
       .comparison = Comparison::kScale,
-      .make_inputs = [](const ParamValues& values, uint64_t seed)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));
-        return MakeBlockwiseMmBwdInputs(params, seed);
-      },
-  });
+      .make_inputs =
+          [](const MoeParams& p, uint64_t seed) {
+            return MakeBlockwiseMmBwdInputs(p, seed);
+          },
+  };
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

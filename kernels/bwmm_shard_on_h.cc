@@ -25,25 +25,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
-#include <utility>
 
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
-#include "kernels/params.h"
-#include "util/status_macros.h"
+#include "kernels/dsl.h"
 
 namespace nkigraph::kernels {
 namespace {
-
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
 
 // The columns of H this core owns: the two halves.
 CoreShard HiddenShard(const MoeParams& params, int core) {
@@ -216,28 +202,14 @@ void ComputeBlockOutputShard(const Tensor& gate_up_multiply_T,
   }
 }
 
-void TraceBwmmShardOnH(builder::Tracer& tracer, const ParamValues& values) {
-  absl::StatusOr<MoeParams> params = MoeParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
-  }
-  const MoeParams& p = *params;
-  const MoeInputs in = DeclareMoeInputs(tracer, p);
+void TraceBwmmShardOnH(KernelIo& io, const MoeParams& p) {
+  const MoeInputs in = DeclareMoeInputs(io);
   BwmmShardOnHOutputs out;
-  out.output = tracer.Allocate({p.num_tokens, p.hidden}, p.dtype,
-                               Buffer::kSharedHbm, "output");
+  out.output = io.Output("output");
   out.gate_up_proj_act_checkpoint_T =
-      tracer.Allocate({p.num_blocks, 2, p.intermediate, p.block_size}, p.dtype,
-                      Buffer::kSharedHbm, "gate_up_proj_act_checkpoint_T");
-  out.down_proj_act_checkpoint =
-      tracer.Allocate({p.num_blocks, p.block_size, p.hidden}, p.dtype,
-                      Buffer::kSharedHbm, "down_proj_act_checkpoint");
+      io.Output("gate_up_proj_act_checkpoint_T");
+  out.down_proj_act_checkpoint = io.Output("down_proj_act_checkpoint");
   builder::jit("bwmm_shard_on_H", BwmmShardOnH)(in, out, p);
-  tracer.Output("output", out.output);
-  tracer.Output("gate_up_proj_act_checkpoint_T",
-                out.gate_up_proj_act_checkpoint_T);
-  tracer.Output("down_proj_act_checkpoint", out.down_proj_act_checkpoint);
 }
 
 }  // namespace
@@ -266,40 +238,44 @@ void BwmmShardOnH(const MoeInputs& in, const BwmmShardOnHOutputs& out,
   }
 }
 
-void RegisterBwmmShardOnH(KernelRegistry& registry) {
-  registry.Register(KernelDef{
+std::vector<IoEntry<MoeParams>> BwmmShardOnHOutputRows() {
+  using P = MoeParams;
+  using Io = IoTable<P>;
+  return {
+      Io::Output("output", "[T, H]",
+                 [](const P& p) {
+                   return Shape{p.num_tokens, p.hidden};
+                 }),
+      Io::Output("gate_up_proj_act_checkpoint_T", "[N, 2, I, B]",
+                 [](const P& p) {
+                   return Shape{p.num_blocks, 2, p.intermediate, p.block_size};
+                 }),
+      Io::Output("down_proj_act_checkpoint", "[N, B, H]",
+                 [](const P& p) {
+                   return Shape{p.num_blocks, p.block_size, p.hidden};
+                 }),
+  };
+}
+
+const KernelSpec<MoeParams>& BwmmShardOnHSpec() {
+  static const auto* const spec = new KernelSpec<MoeParams>{
       .name = "bwmm_shard_on_H",
-      .summary = "blockwise MoE expert FFN forward, H split across two cores "
-                 "(gate/up partial sums all-reduced by one sendrecv + add); "
-                 "writes the activation checkpoints blockwise_mm_bwd replays",
-      .params = MoeParamSpecs(),
-      .inputs = MoeInputSpecs(),
-      .outputs =
-          {
-              {"output", "[T, H]", "dtype"},
-              {"gate_up_proj_act_checkpoint_T", "[N, 2, I, B]", "dtype"},
-              {"down_proj_act_checkpoint", "[N, B, H]", "dtype"},
-          },
-      .world = [](const ParamValues& values)
-          -> absl::StatusOr<builder::WorldConfig> {
-        NKI_RETURN_IF_ERROR(MoeParamsFrom(values).status());
-        return MoeWorld();
-      },
+      .summary =
+          "blockwise MoE expert FFN forward, H split across two cores "
+          "(gate/up partial sums all-reduced by one sendrecv + add); "
+          "writes the activation checkpoints blockwise_mm_bwd replays",
+      .params = MoeFields(),
+      .validate = ValidateMoeParams,
+      .io = Concat(MoeInputRows(), BwmmShardOnHOutputRows()),
+      .world = MoeWorld,
       .body = TraceBwmmShardOnH,
-      .reference = [](const ParamValues& values,
-                      const std::vector<HostArray>& inputs)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));
-        return BwmmShardOnHReference(params, inputs);
-      },
+      .reference = BwmmShardOnHReference,
       .tolerance = MoeTolerance,
       .comparison = Comparison::kScale,
-      .make_inputs = [](const ParamValues& values, uint64_t seed)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));
-        return MakeMoeInputs(params, seed);
-      },
-  });
+      .make_inputs = [](const MoeParams& p,
+                        uint64_t seed) { return MakeMoeInputs(p, seed); },
+  };
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

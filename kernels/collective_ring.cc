@@ -4,34 +4,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "builder/isa.h"
-#include "builder/tiling.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
 #include "util/dtype.h"
-#include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
-
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
-
-constexpr int64_t kMaxRanks = 4096;
-constexpr int64_t kMaxDim = 65536;
-
-absl::Status CheckDim(const char* name, int64_t value) {
-  if (value < 1 || value > kMaxDim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter '", name, "' is ", value,
-                     "; it must be between 1 and ", kMaxDim));
-  }
-  return absl::OkStatus();
-}
 
 // First row of chunk q of the rank's m rows split into `num_chunks`
 // near-equal chunks (sizes differ by at most one row).
@@ -76,75 +53,20 @@ void LaunchRingPermutes(const RingBuffers& buffers, int from, int to) {
 
 }  // namespace
 
-std::vector<ParamSpec> RingParamSpecs(std::string k_help,
-                                      std::vector<ParamSpec> after_k) {
-  std::vector<ParamSpec> specs = {
-      IntParam("tp_degree", 4,
-               "ranks per replica group, the ring length (even, >= 2)"),
-      IntParam("num_groups", 1,
-               "replica groups; num_ranks = tp_degree x num_groups"),
-      IntParam("m", 128, "rows of lhs per rank"),
-      IntParam("k", 256, std::move(k_help)),
-  };
-  for (ParamSpec& spec : after_k) specs.push_back(std::move(spec));
-  specs.push_back(IntParam(
-      "force_hbm_cc", 0,
-      "1: run the ring over shared-HBM buffers even when the SBUF budget "
-      "fits"));
-  specs.push_back(IntParam(
-      "nc_version", 3,
-      "NeuronCore version (2 to 4); tp_degree 32 uses 4 channels below 3"));
-  specs.push_back(IntParam(
-      "lnc", 2, "logical cores per rank (1 or 2); the cores split the rows"));
-  specs.push_back(DTypeParam());
-  return specs;
-}
-
-absl::StatusOr<RingParams> RingParamsFrom(const ParamValues& values) {
-  RingParams params;
-  params.tp_degree = values.Int("tp_degree");
-  params.num_groups = values.Int("num_groups");
-  params.m = values.Int("m");
-  params.k = values.Int("k");
-  NKI_RETURN_IF_ERROR(CheckIntRange(values, "force_hbm_cc", 0, 1));
-  params.force_hbm_cc = values.Int("force_hbm_cc") == 1;
-  params.nc_version = values.Int("nc_version");
-  params.lnc = values.Int("lnc");
-  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
-  return params;
-}
-
 absl::Status ValidateRingParams(const RingParams& params) {
-  if (params.tp_degree < 2 || params.tp_degree > kMaxRanks ||
-      params.tp_degree % 2 != 0) {
+  if (params.tp_degree % 2 != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("parameter 'tp_degree' is ", params.tp_degree,
-                     "; it must be even and between 2 and ", kMaxRanks,
+                     "; it must be even and between 2 and ", kRingMaxRanks,
                      " (the ring runs its steps in pairs)"));
   }
-  if (params.num_groups < 1 ||
-      params.num_groups > kMaxRanks / params.tp_degree) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'num_groups' is ", params.num_groups,
-        "; it must be between 1 and ", kMaxRanks / params.tp_degree,
-        " (tp_degree × num_groups ranks, at most ", kMaxRanks, ")"));
-  }
-  if (absl::Status s = CheckDim("m", params.m); !s.ok()) return s;
-  if (absl::Status s = CheckDim("k", params.k); !s.ok()) return s;
-  if (params.nc_version < 2 || params.nc_version > 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter 'nc_version' is ", params.nc_version,
-                     "; it must be between 2 and 4"));
-  }
-  if (params.lnc < 1 || params.lnc > 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'lnc' is ", params.lnc, "; it must be between 1 and 2"));
-  }
-  if (params.dtype != proto::FLOAT32 && params.dtype != proto::BFLOAT16) {
-    return absl::InvalidArgumentError(
-        "parameter 'dtype' must be float32 or bfloat16");
-  }
-  return absl::OkStatus();
+  return CheckRankCount(params.tp_degree, params.num_groups);
+}
+
+absl::Status CheckRankCount(int64_t tp_degree, int64_t num_groups) {
+  return CheckRange(
+      "num_groups", num_groups, 1, kRingMaxRanks / tp_degree,
+      absl::StrCat("tp_degree × num_groups ranks, at most ", kRingMaxRanks));
 }
 
 std::vector<std::vector<int>> GenerateReplicaGroups(int64_t tp_degree,
@@ -158,13 +80,17 @@ std::vector<std::vector<int>> GenerateReplicaGroups(int64_t tp_degree,
   return groups;
 }
 
-builder::WorldConfig RingWorld(const RingParams& params) {
+builder::WorldConfig GroupedWorld(int64_t tp_degree, int64_t num_groups,
+                                  int64_t cores) {
   builder::WorldConfig world;
-  world.num_ranks = static_cast<int>(params.tp_degree * params.num_groups);
-  world.num_cores = static_cast<int>(params.lnc);
-  world.replica_groups =
-      GenerateReplicaGroups(params.tp_degree, params.num_groups);
+  world.num_ranks = static_cast<int>(tp_degree * num_groups);
+  world.num_cores = static_cast<int>(cores);
+  world.replica_groups = GenerateReplicaGroups(tp_degree, num_groups);
   return world;
+}
+
+builder::WorldConfig RingWorld(const RingParams& params) {
+  return GroupedWorld(params.tp_degree, params.num_groups, params.lnc);
 }
 
 int64_t ChannelCount(int64_t tp_degree, int64_t nc_version) {

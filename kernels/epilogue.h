@@ -6,13 +6,9 @@
 // instruction. The device form (EvacuatePsum) and the reference form
 // (ReferenceActivation) sit side by side so they stay in step.
 
-#include <string>
-
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "builder/isa.h"
 #include "builder/tensor.h"
-#include "kernels/registry.h"
+#include "kernels/kernel_spec.h"
 #include "ops/activation_functions.h"
 
 namespace nkigraph::kernels {
@@ -20,10 +16,17 @@ namespace nkigraph::kernels {
 // The `activation` parameter of the contract's matmul-style kernels.
 enum class Activation { kNone, kRelu, kSilu, kGeluTanh };
 
-// `activation` ∈ {none, relu, silu, gelu_tanh}, default none.
-ParamSpec ActivationParam();
-absl::StatusOr<Activation> ParseActivation(absl::string_view name);
-absl::string_view ActivationName(Activation activation);
+// `activation` ∈ {none, relu, silu, gelu_tanh}: the field of a parameter
+// struct P whose member is `activation` (default: the member's initializer).
+template <typename P>
+ParamField<P> ActivationField() {
+  return ParamTable<P>::Choice("activation", &P::activation,
+                               {{"none", Activation::kNone},
+                                {"relu", Activation::kRelu},
+                                {"silu", Activation::kSilu},
+                                {"gelu_tanh", Activation::kGeluTanh}},
+                               "activation applied after the bias");
+}
 
 // The scalar-engine function computing `activation`: copy, relu, silu,
 // gelu_apprx_tanh.

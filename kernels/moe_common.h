@@ -18,7 +18,7 @@
 #include "builder/tensor.h"
 #include "builder/tiling.h"
 #include "builder/tracer.h"
-#include "kernels/registry.h"
+#include "kernels/kernel_spec.h"
 #include "ops/activation_functions.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
@@ -53,17 +53,18 @@ inline constexpr int64_t kMoeMaxBlockSize = 4096;
 inline constexpr int64_t kMoeMaxBlocks = 4096;
 
 // num_tokens, hidden, num_experts, intermediate, block_size, num_blocks,
-// activation, bias, dtype — the family's parameter table.
-std::vector<ParamSpec> MoeParamSpecs();
-absl::StatusOr<MoeParams> MoeParamsFrom(const ParamValues& values);
-// Messages name the parameter and the limit.
+// activation, bias, dtype — the family's parameter table, with the limits
+// above.
+std::vector<ParamField<MoeParams>> MoeFields();
+// What the limits cannot say (hidden must be even); messages name the
+// parameter and the limit.
 absl::Status ValidateMoeParams(const MoeParams& params);
 // One rank, two logical cores (LNC 2).
-builder::WorldConfig MoeWorld();
+builder::WorldConfig MoeWorld(const MoeParams& params);
 // The tolerance of the family's references: float32 1e-4, bfloat16 3e-2,
 // relative to an output's scale (the family's kernels compare with
 // Comparison::kScale).
-double MoeTolerance(const ParamValues& values);
+double MoeTolerance(const MoeParams& params);
 
 // The scalar-engine activation and its derivative: silu / silu_dx, or
 // gelu_apprx_sigmoid / gelu_apprx_sigmoid_dx (get_activation_ops).
@@ -93,9 +94,10 @@ struct MoeInputs {
   builder::Tensor gate_up_proj_bias;         // [E, 2, I], bias only
   builder::Tensor down_proj_bias;            // [E, H], bias only
 };
-MoeInputs DeclareMoeInputs(builder::Tracer& tracer, const MoeParams& params);
-// Their `list` rows.
-std::vector<IoSpec> MoeInputSpecs();
+// Their rows of the I/O table, routing values declared: token ids in
+// [−1, T) (−1: an empty slot), expert ids in [0, E).
+std::vector<IoEntry<MoeParams>> MoeInputRows();
+MoeInputs DeclareMoeInputs(KernelIo& io);
 
 // This core's part of a dim split across the two cores: [offset,
 // offset + size), the first core taking the larger half (size may be 0).
@@ -163,10 +165,11 @@ struct MoeHostInputs {
   // Token of slot b of block n, or −1 for an empty (or out-of-range) slot.
   int64_t Token(const MoeParams& params, int64_t n, int64_t b) const;
 };
-// Also checks every block_to_expert entry lies in [0, E).
+// Found through the kernel's I/O table `io`; also checks every
+// block_to_expert entry lies in [0, E).
 absl::StatusOr<MoeHostInputs> FindMoeHostInputs(
-    const MoeParams& params, const std::vector<HostArray>& inputs);
-HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape);
+    const HostIo& io, const MoeParams& params,
+    const std::vector<HostArray>& inputs);
 
 // Valid forward inputs, deterministic in `seed` (float32 values already
 // rounded to params.dtype): routing where each block's expert is random (so

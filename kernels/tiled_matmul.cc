@@ -11,27 +11,13 @@
 #include "kernels/tiled_matmul.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
 #include "util/dtype.h"
-#include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
-
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
 
 constexpr int64_t kMaxDim = 65536;
 // A trace holds about 3 instructions and 2 tensors per matmul tile; 2^19
@@ -111,46 +97,8 @@ void StoreOutTransposed(const Tensor& out, const Tensor& out_t,
                 out_t);
 }
 
-builder::WorldConfig TiledMatmulWorld() {
-  builder::WorldConfig world;
-  world.num_ranks = 1;
-  world.num_cores = 1;
-  return world;
-}
-
-void TraceTiledMatmul(builder::Tracer& tracer, const ParamValues& values) {
-  absl::StatusOr<TiledMatmulParams> params = TiledMatmulParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
-  }
-  const TiledMatmulParams& p = *params;
-  Tensor lhs = tracer.Input("lhs", {p.m, p.k}, p.dtype);
-  Tensor rhs = tracer.Input("rhs", {p.k, p.n}, p.dtype);
-  Tensor bias;
-  if (p.bias) bias = tracer.Input("bias", {p.n}, proto::FLOAT32);
-  Tensor out = builder::ndarray({p.m, p.n}, p.dtype, Buffer::kSharedHbm, "out");
-  builder::jit("tiled_matmul", TiledMatmul)(lhs, rhs, bias, out, p);
-  tracer.Output("out", out);
-}
-
-}  // namespace
-
-absl::Status ValidateTiledMatmulParams(const TiledMatmulParams& params) {
-  for (const auto& [name, value] :
-       {std::pair<const char*, int64_t>{"m", params.m},
-        {"k", params.k},
-        {"n", params.n}}) {
-    if (value < 1 || value > kMaxDim) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("parameter '", name, "' is ", value,
-                       "; it must be between 1 and ", kMaxDim));
-    }
-  }
-  if (params.dtype != proto::FLOAT32 && params.dtype != proto::BFLOAT16) {
-    return absl::InvalidArgumentError(
-        "parameter 'dtype' must be float32 or bfloat16");
-  }
+// A trace too big to hold is refused (the sizes have their own limits).
+absl::Status CheckTileCount(const TiledMatmulParams& params) {
   const int64_t tiles = CeilDiv(params.n, kNTile) *
                         CeilDiv(params.m, MTileSize(params)) *
                         CeilDiv(params.k, kKTile);
@@ -163,20 +111,15 @@ absl::Status ValidateTiledMatmulParams(const TiledMatmulParams& params) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<TiledMatmulParams> TiledMatmulParamsFrom(
-    const ParamValues& values) {
-  TiledMatmulParams params;
-  params.m = values.Int("m");
-  params.k = values.Int("k");
-  params.n = values.Int("n");
-  NKI_RETURN_IF_ERROR(CheckIntRange(values, "bias", 0, 1));
-  params.bias = values.Int("bias") == 1;
-  NKI_ASSIGN_OR_RETURN(params.activation,
-                       ParseActivation(values.Str("activation")));
-  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
-  NKI_RETURN_IF_ERROR(ValidateTiledMatmulParams(params));
-  return params;
+void TraceTiledMatmul(KernelIo& io, const TiledMatmulParams& p) {
+  const Tensor lhs = io.Input("lhs");
+  const Tensor rhs = io.Input("rhs");
+  const Tensor bias = io.Input("bias");  // invalid when bias=0
+  const Tensor out = io.Output("out");
+  builder::jit("tiled_matmul", TiledMatmul)(lhs, rhs, bias, out, p);
 }
+
+}  // namespace
 
 void TiledMatmul(const Tensor& lhs, const Tensor& rhs, const Tensor& bias,
                  const Tensor& out, const TiledMatmulParams& params) {
@@ -198,45 +141,50 @@ void TiledMatmul(const Tensor& lhs, const Tensor& rhs, const Tensor& bias,
   }
 }
 
-void RegisterTiledMatmul(KernelRegistry& registry) {
-  registry.Register(KernelDef{
+const KernelSpec<TiledMatmulParams>& TiledMatmulSpec() {
+  using P = TiledMatmulParams;
+  using F = ParamTable<P>;
+  using Io = IoTable<P>;
+  static const auto* const spec = new KernelSpec<P>{
       .name = "tiled_matmul",
-      .summary = "out = act(lhs @ rhs + bias), tiled 128 (n) x 512 (m) x 128 "
-                 "(k), bias and activation fused into the PSUM evacuation",
+      .summary =
+          "out = act(lhs @ rhs + bias), tiled 128 (n) x 512 (m) x 128 "
+          "(k), bias and activation fused into the PSUM evacuation",
       .params =
           {
-              IntParam("m", 256, "rows of lhs and out"),
-              IntParam("k", 256,
-                       "contraction size: columns of lhs, rows of rhs"),
-              IntParam("n", 256, "columns of rhs and out"),
-              IntParam("bias", 1, "1: add the float32 bias [n]; 0: no bias"),
-              ActivationParam(),
-              DTypeParam(),
+              F::Int("m", &P::m, {1, kMaxDim}, "rows of lhs and out"),
+              F::Int("k", &P::k, {1, kMaxDim},
+                     "contraction size: columns of lhs, rows of rhs"),
+              F::Int("n", &P::n, {1, kMaxDim}, "columns of rhs and out"),
+              F::Flag("bias", &P::bias,
+                      "1: add the float32 bias [n]; 0: no bias"),
+              ActivationField<P>(),
+              F::DType(),
           },
-      .inputs =
+      .validate = CheckTileCount,
+      .io =
           {
-              {"lhs", "[m, k]", "dtype"},
-              {"rhs", "[k, n]", "dtype"},
-              {"bias", "[n]", "float32 (only when bias=1)"},
+              Io::Input("lhs", "[m, k]",
+                        [](const P& p) {
+                          return Shape{p.m, p.k};
+                        }),
+              Io::Input("rhs", "[k, n]",
+                        [](const P& p) {
+                          return Shape{p.k, p.n};
+                        }),
+              Io::Input("bias", "[n]", [](const P& p) { return Shape{p.n}; })
+                  .Float32()
+                  .When("bias=1", &P::bias),
+              Io::Output("out", "[m, n]",
+                         [](const P& p) {
+                           return Shape{p.m, p.n};
+                         }),
           },
-      .outputs = {{"out", "[m, n]", "dtype"}},
-      .world = [](const ParamValues& values)
-          -> absl::StatusOr<builder::WorldConfig> {
-        NKI_RETURN_IF_ERROR(TiledMatmulParamsFrom(values).status());
-        return TiledMatmulWorld();
-      },
       .body = TraceTiledMatmul,
-      .reference = [](const ParamValues& values,
-                      const std::vector<HostArray>& inputs)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(TiledMatmulParams params,
-                             TiledMatmulParamsFrom(values));
-        return TiledMatmulReference(params, inputs);
-      },
-      .tolerance = [](const ParamValues& values) -> double {
-        return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
-      },
-  });
+      .reference = TiledMatmulReference,
+      .tolerance = ToleranceByDType(1e-4, 2e-2),
+  };
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels
