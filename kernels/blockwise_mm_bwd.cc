@@ -111,22 +111,21 @@ void ComputeDownProjectionOutputGrad(
                   0);
   isa::tensor_scalar(down_output_grad, output_grad, isa::Alu::kMultiply,
                      routing.affinity);
-  for (const Tile k : TiledRange(p.hidden, kPartitions)) {
+  for (const Tile k : TiledRange(p.hidden, Partitions())) {
     Scope chunk("h_chunk");
     Tensor psum = builder::ndarray({k.size, b}, p.dtype, Buffer::kPsum,
                                    "down_output_grad_T_psum");
     isa::nc_transpose(psum, down_output_grad.Slice(1, k.offset, k.size));
-    isa::tensor_copy(down_output_grad_T.Slice(0, 0, k.size).Select(1, k.index),
-                     psum);
+    isa::tensor_copy(PartitionTile(down_output_grad_T, k), psum);
   }
   if (!s.owns_affinity_grad) return;
   const Tensor down_output =
       in.down_proj_act_checkpoint.Select(0, routing.block)
           .Slice(0, routing.slots.offset, b);
   Tensor partial_sums =
-      builder::ndarray({b, CeilDiv(p.hidden, kMovingFree)}, proto::FLOAT32,
+      builder::ndarray({b, CeilDiv(p.hidden, MovingFree())}, proto::FLOAT32,
                        Buffer::kSbuf, "affinity_grad_partial");
-  for (const Tile k : TiledRange(p.hidden, kMovingFree)) {
+  for (const Tile k : TiledRange(p.hidden, MovingFree())) {
     Scope chunk("h_chunk");
     Tensor y =
         builder::ndarray({b, k.size}, p.dtype, Buffer::kSbuf, "down_output");
@@ -162,7 +161,7 @@ void ComputeGateUpProjectionOutputGrad(
       ExpertSlice(in.forward.down_proj_weight, routing.expert_idx);
   const Tensor checkpoint =
       in.gate_up_proj_act_checkpoint_T.Select(0, routing.block);
-  for (const Tile i : IntermediateTiles(s.intermediate, kStationaryFree)) {
+  for (const Tile i : IntermediateTiles(s.intermediate, StationaryFree())) {
     Scope i_scope("i_tile");
     // (a) The replay: one activation, one multiply.
     Tensor gate_up_T =
@@ -183,15 +182,14 @@ void ComputeGateUpProjectionOutputGrad(
     // (b) dM_T[i, b] = Σ_h Wd[e, i, h] · dY_T[h, b].
     Tensor psum = builder::ndarray({i.size, b}, proto::FLOAT32, Buffer::kPsum,
                                    "gate_up_multiply_grad_psum");
-    for (const Tile k : TiledRange(p.hidden, kPartitions)) {
+    for (const Tile k : TiledRange(p.hidden, Partitions())) {
       Scope k_scope("h_tile");
       Tensor weight_T = builder::ndarray({k.size, i.size}, p.dtype,
                                          Buffer::kSbuf, "down_weight_T_tile");
       isa::dma_copy(weight_T, down_weight.Slice(0, i.offset, i.size)
                                   .Slice(1, k.offset, k.size)
                                   .Permute({1, 0}));
-      isa::nc_matmul(psum, weight_T,
-                     down_output_grad_T.Slice(0, 0, k.size).Select(1, k.index),
+      isa::nc_matmul(psum, weight_T, PartitionTile(down_output_grad_T, k),
                      /*accumulate=*/k.index > 0);
     }
     Tensor multiply_grad = builder::ndarray(
@@ -242,14 +240,14 @@ void ComputeDownProjectionWeightGrad(const Tensor& gate_up_multiply,
   const int64_t b = routing.slots.size;
   const Tensor weight_grad =
       ExpertSlice(out.down_proj_weight_grad, routing.expert_idx);
-  for (const Tile i : IntermediateTiles(s.intermediate, kStationaryFree)) {
+  for (const Tile i : IntermediateTiles(s.intermediate, StationaryFree())) {
     Scope i_scope("i_tile");
     Tensor multiply = builder::ndarray({b, i.size}, p.dtype, Buffer::kSbuf,
                                        "gate_up_multiply");
     isa::dma_copy(multiply, gate_up_multiply.Slice(0, i.offset, i.size)
                                 .Slice(1, 0, b)
                                 .Permute({1, 0}));
-    for (const Tile h : TiledRange(p.hidden, kMovingFree)) {
+    for (const Tile h : TiledRange(p.hidden, MovingFree())) {
       Scope h_scope("h_tile");
       Tensor psum = builder::ndarray({i.size, h.size}, proto::FLOAT32,
                                      Buffer::kPsum, "down_weight_grad_psum");
@@ -278,7 +276,7 @@ void ComputeDownProjectionBiasGrad(const Tensor& down_output_grad,
   isa::memset(ones, 1.0f);
   const Tensor bias_grad =
       ExpertSlice(out.down_proj_bias_grad, routing.expert_idx);
-  for (const Tile h : TiledRange(s.hidden.size, kMovingFree)) {
+  for (const Tile h : TiledRange(s.hidden.size, MovingFree())) {
     Scope h_scope("h_tile");
     const int64_t col = s.hidden.offset + h.offset;
     Tensor psum = builder::ndarray({1, h.size}, proto::FLOAT32, Buffer::kPsum,
@@ -302,26 +300,26 @@ void ComputeHiddenStatesGrad(const Tensor& gate_up_grad,
                              const BackwardShards& s, const MoeParams& p) {
   Scope scope("ComputeHiddenStatesGrad");
   const int64_t b = routing.slots.size;
-  const int64_t i_tiles = CeilDiv(p.intermediate, kPartitions);
+  const int64_t i_tiles = CeilDiv(p.intermediate, Partitions());
   Tensor grad_T =
-      builder::ndarray({std::min(p.intermediate, kPartitions), 2, i_tiles, b},
+      builder::ndarray({std::min(p.intermediate, Partitions()), 2, i_tiles, b},
                        p.dtype, Buffer::kSbuf, "gate_up_grad_T");
-  for (const Tile i : TiledRange(p.intermediate, kPartitions)) {
-    isa::dma_copy(grad_T.Slice(0, 0, i.size).Select(2, i.index),
+  for (const Tile i : TiledRange(p.intermediate, Partitions())) {
+    isa::dma_copy(PartitionTile(grad_T, i, /*tile_dim=*/2),
                   gate_up_grad.Slice(1, i.offset, i.size)
                       .Slice(2, 0, b)
                       .Permute({1, 0, 2}));
   }
   const Tensor weight =
       ExpertSlice(in.forward.gate_up_proj_weight, routing.expert_idx);
-  for (const Tile h : TiledRange(s.hidden.size, kMovingFree)) {
+  for (const Tile h : TiledRange(s.hidden.size, MovingFree())) {
     Scope h_scope("h_tile");
     const int64_t col = s.hidden.offset + h.offset;
     Tensor psum = builder::ndarray({b, h.size}, proto::FLOAT32, Buffer::kPsum,
                                    "hidden_grad_psum");
     bool first = true;
     for (int j = 0; j < 2; ++j) {
-      for (const Tile i : TiledRange(p.intermediate, kPartitions)) {
+      for (const Tile i : TiledRange(p.intermediate, Partitions())) {
         Scope i_scope("i_tile");
         Tensor weight_T = builder::ndarray(
             {i.size, h.size}, p.dtype, Buffer::kSbuf, "gate_up_weight_T_tile");
@@ -329,9 +327,8 @@ void ComputeHiddenStatesGrad(const Tensor& gate_up_grad,
                                     .Select(1, j)
                                     .Slice(1, i.offset, i.size)
                                     .Permute({1, 0}));
-        isa::nc_matmul(
-            psum, grad_T.Slice(0, 0, i.size).Select(1, j).Select(1, i.index),
-            weight_T, /*accumulate=*/!first);
+        isa::nc_matmul(psum, PartitionTile(grad_T.Select(1, j), i), weight_T,
+                       /*accumulate=*/!first);
         first = false;
       }
     }
@@ -362,9 +359,9 @@ void ComputeGateUpProjectionWeightGrad(const Tensor& gate_up_grad,
   isa::dma_copy(grad, gate_up_grad.Slice(2, 0, b).Permute({2, 0, 1}));
   const Tensor weight_grad =
       ExpertSlice(out.gate_up_proj_weight_grad, routing.expert_idx);
-  for (const Tile h : TiledRange(s.hidden.size, kStationaryFree)) {
+  for (const Tile h : TiledRange(s.hidden.size, StationaryFree())) {
     for (int j = 0; j < 2; ++j) {
-      for (const Tile i : TiledRange(p.intermediate, kMovingFree)) {
+      for (const Tile i : TiledRange(p.intermediate, MovingFree())) {
         Scope tile_scope("tile");
         Tensor psum =
             builder::ndarray({h.size, i.size}, proto::FLOAT32, Buffer::kPsum,
@@ -422,7 +419,7 @@ void BlockwiseMmBwd(const BlockwiseMmBwdInputs& in,
                     const BlockwiseMmBwdFences& fences) {
   const BackwardShards s = ShardsOf(p, builder::program_id());
   ZeroInitGradients(out, s, p);
-  const int64_t width = std::min(p.block_size, kSlotTile);
+  const int64_t width = std::min(p.block_size, Partitions());
   // The gate/up gradient of the current tile of slots: each core writes
   // its rows of I, both read all of it (STEP 4, STEP 5).
   Tensor gate_up_grad =
@@ -431,15 +428,14 @@ void BlockwiseMmBwd(const BlockwiseMmBwdInputs& in,
   // m = act(g) · u of the current tile, this core's rows (STEP 2 → 3).
   Tensor gate_up_multiply = builder::ndarray(
       {p.intermediate, width}, p.dtype, Buffer::kHbm, "gate_up_multiply_hbm");
-  const int64_t h_chunks = CeilDiv(p.hidden, kPartitions);
   for (int64_t n = 0; n < p.num_blocks; ++n) {
-    for (const Tile slots : TiledRange(p.block_size, kSlotTile)) {
+    for (const Tile slots : TiledRange(p.block_size, Partitions())) {
       Scope block("block");
       const BlockRouting routing = LoadBlockRouting(in.forward, p, n, slots);
       Tensor down_output_grad = builder::ndarray(
           {slots.size, p.hidden}, p.dtype, Buffer::kSbuf, "down_output_grad");
       Tensor down_output_grad_T = builder::ndarray(
-          {std::min(p.hidden, kPartitions), h_chunks, slots.size}, p.dtype,
+          PartitionTiledShape(p.hidden, Partitions(), {slots.size}), p.dtype,
           Buffer::kSbuf, "down_output_grad_T");
       ComputeDownProjectionOutputGrad(down_output_grad, down_output_grad_T, in,
                                       out, routing, s, p);
@@ -485,7 +481,7 @@ absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
                        BwmmShardOnHReference(p, inputs));
   for (HostArray& array : forward) {
     if (array.name == "output") continue;
-    for (float& v : array.f32) v = RoundTo(p.dtype, v, 240.0f);
+    for (float& v : array.f32) v = RoundLikeDevice(p.dtype, v);
     inputs.push_back(std::move(array));
   }
   // A gradient independent of the routing: seeded apart from the rest.
@@ -494,7 +490,7 @@ absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
       ZeroHostArray("output_hidden_states_grad", {p.num_tokens, p.hidden});
   for (float& v : output_grad.f32) {
     const double u = static_cast<double>(rng() >> 11) * 0x1p-53;
-    v = RoundTo(p.dtype, static_cast<float>(2.0 * u - 1.0), 240.0f);
+    v = RoundLikeDevice(p.dtype, static_cast<float>(2.0 * u - 1.0));
   }
   inputs.push_back(std::move(output_grad));
   return inputs;

@@ -53,12 +53,12 @@ void LoadHiddenStatesTransposed(const Tensor& hidden_T, const MoeInputs& in,
   Tensor hidden =
       builder::ndarray({b, h.size}, p.dtype, Buffer::kSbuf, "hidden_rows");
   GatherTokenRows(hidden, in.hidden_states, routing.token_ids, h.offset);
-  for (const Tile k : TiledRange(h.size, kPartitions)) {
+  for (const Tile k : TiledRange(h.size, Partitions())) {
     Scope chunk("h_chunk");
     Tensor psum =
         builder::ndarray({k.size, b}, p.dtype, Buffer::kPsum, "hidden_T_psum");
     isa::nc_transpose(psum, hidden.Slice(1, k.offset, k.size));
-    isa::tensor_copy(hidden_T.Slice(0, 0, k.size).Select(1, k.index), psum);
+    isa::tensor_copy(PartitionTile(hidden_T, k), psum);
   }
 }
 
@@ -89,12 +89,12 @@ void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
   const int other = 1 - core;
   const int64_t b = routing.slots.size;
   const Tensor weight = ExpertSlice(in.gate_up_proj_weight, routing.expert_idx);
-  for (const Tile i : TiledRange(p.intermediate, kStationaryFree)) {
+  for (const Tile i : TiledRange(p.intermediate, StationaryFree())) {
     Scope i_scope("i_tile");
     Tensor psum = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
                                    Buffer::kPsum, "gate_up_T_psum");
     for (int j = 0; j < 2; ++j) {
-      for (const Tile k : TiledRange(h.size, kPartitions)) {
+      for (const Tile k : TiledRange(h.size, Partitions())) {
         Scope k_scope("h_tile");
         Tensor weight_tile = builder::ndarray(
             {k.size, i.size}, p.dtype, Buffer::kSbuf, "gate_up_weight_tile");
@@ -102,7 +102,7 @@ void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
                                        .Select(1, j)
                                        .Slice(1, i.offset, i.size));
         isa::nc_matmul(psum.Select(1, j), weight_tile,
-                       hidden_T.Slice(0, 0, k.size).Select(1, k.index),
+                       PartitionTile(hidden_T, k),
                        /*accumulate=*/k.index > 0);
       }
     }
@@ -140,9 +140,8 @@ void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
     Tensor gate_act = builder::ndarray({i.size, b}, proto::FLOAT32,
                                        Buffer::kSbuf, "gate_act");
     isa::activation(gate_act, MoeActFunc(p.activation), gate_up_T.Select(1, 0));
-    isa::tensor_tensor(
-        gate_up_multiply_T.Slice(0, 0, i.size).Select(1, i.index), gate_act,
-        gate_up_T.Select(1, 1), isa::Alu::kMultiply);
+    isa::tensor_tensor(PartitionTile(gate_up_multiply_T, i), gate_act,
+                       gate_up_T.Select(1, 1), isa::Alu::kMultiply);
   }
 }
 
@@ -158,21 +157,20 @@ void ComputeBlockOutputShard(const Tensor& gate_up_multiply_T,
   const int64_t b = routing.slots.size;
   const Tensor down_weight =
       ExpertSlice(in.down_proj_weight, routing.expert_idx);
-  for (const Tile hc : TiledRange(h.size, kMovingFree)) {
+  for (const Tile hc : TiledRange(h.size, MovingFree())) {
     Scope h_scope("h_tile");
     const int64_t col = h.offset + hc.offset;
     Tensor psum = builder::ndarray({b, hc.size}, proto::FLOAT32, Buffer::kPsum,
                                    "down_psum");
-    for (const Tile i : TiledRange(p.intermediate, kPartitions)) {
+    for (const Tile i : TiledRange(p.intermediate, Partitions())) {
       Scope i_scope("i_tile");
       Tensor weight_tile = builder::ndarray({i.size, hc.size}, p.dtype,
                                             Buffer::kSbuf, "down_weight_tile");
       isa::dma_copy(
           weight_tile,
           down_weight.Slice(0, i.offset, i.size).Slice(1, col, hc.size));
-      isa::nc_matmul(psum,
-                     gate_up_multiply_T.Slice(0, 0, i.size).Select(1, i.index),
-                     weight_tile, /*accumulate=*/i.index > 0);
+      isa::nc_matmul(psum, PartitionTile(gate_up_multiply_T, i), weight_tile,
+                     /*accumulate=*/i.index > 0);
     }
     Tensor down_output =
         builder::ndarray({b, hc.size}, p.dtype, Buffer::kSbuf, "down_output");
@@ -218,19 +216,17 @@ void BwmmShardOnH(const MoeInputs& in, const BwmmShardOnHOutputs& out,
                   const MoeParams& p) {
   const CoreShard h = HiddenShard(p, builder::program_id());
   ZeroInitOutput(out.output, h);
-  const int64_t h_chunks = builder::CeilDiv(h.size, kPartitions);
-  const int64_t i_tiles = builder::CeilDiv(p.intermediate, kPartitions);
   for (int64_t n = 0; n < p.num_blocks; ++n) {
-    for (const Tile slots : TiledRange(p.block_size, kSlotTile)) {
+    for (const Tile slots : TiledRange(p.block_size, Partitions())) {
       Scope block("block");
       const BlockRouting routing = LoadBlockRouting(in, p, n, slots);
       Tensor hidden_T = builder::ndarray(
-          {std::min(h.size, kPartitions), h_chunks, slots.size}, p.dtype,
+          PartitionTiledShape(h.size, Partitions(), {slots.size}), p.dtype,
           Buffer::kSbuf, "hidden_T");
       LoadHiddenStatesTransposed(hidden_T, in, routing, h, p);
       Tensor gate_up_multiply_T = builder::ndarray(
-          {std::min(p.intermediate, kPartitions), i_tiles, slots.size}, p.dtype,
-          Buffer::kSbuf, "gate_up_multiply_T");
+          PartitionTiledShape(p.intermediate, Partitions(), {slots.size}),
+          p.dtype, Buffer::kSbuf, "gate_up_multiply_T");
       ComputeGateAndUpProjectionsShard(gate_up_multiply_T, hidden_T, in, out,
                                        routing, h, p);
       ComputeBlockOutputShard(gate_up_multiply_T, in, out, routing, h, p);

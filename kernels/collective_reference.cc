@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "util/dtype.h"
+#include "kernels/device.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
@@ -16,8 +16,7 @@ absl::StatusOr<std::vector<std::vector<float>>> PerRankInput(
   for (int64_t r = 0; r < num_ranks; ++r) {
     ranks[r].reserve(per_rank);
     for (int64_t e = 0; e < per_rank; ++e) {
-      ranks[r].push_back(
-          RoundTo(dtype, array->f32[r * per_rank + e], /*fp8_max=*/240.0f));
+      ranks[r].push_back(RoundLikeDevice(dtype, array->f32[r * per_rank + e]));
     }
   }
   return ranks;

@@ -122,9 +122,9 @@ RingPath ChooseRingPath(const RingParams& params, int64_t resident_bytes,
     core_rows = std::max(core_rows, SbufCoreRows(params, core));
   }
   const int64_t partition_bytes =
-      CeilDiv(params.k, kPartitionTile) * core_rows * dsize;
+      CeilDiv(params.k, Partitions()) * core_rows * dsize;
   if (2 * partition_bytes >
-      kRingSbufBudgetBytes / kSbufBudgetPartitions - resident_partition_bytes) {
+      kRingSbufBudgetBytes / Partitions() - resident_partition_bytes) {
     return RingPath::kHbm;
   }
   return RingPath::kSbuf;
@@ -168,11 +168,10 @@ RingBuffers AllocateRingBuffers(const RingParams& params, RingPath path) {
       buffers.buf[b] = builder::ndarray({params.m, params.k}, params.dtype,
                                         Buffer::kSharedHbm, name);
     } else if (!buffers.chunks.empty()) {
-      buffers.buf[b] =
-          builder::ndarray({std::min(params.k, kPartitionTile),
-                            CeilDiv(params.k, kPartitionTile),
-                            SbufCoreRows(params, builder::program_id())},
-                           params.dtype, Buffer::kSbuf, name);
+      buffers.buf[b] = builder::ndarray(
+          PartitionTiledShape(params.k, Partitions(),
+                              {SbufCoreRows(params, builder::program_id())}),
+          params.dtype, Buffer::kSbuf, name);
     }
   }
   return buffers;
@@ -189,13 +188,13 @@ void LoadLocalLhs(const Tensor& lhs, const RingBuffers& buffers) {
   }
   const Tensor& buf0 = buffers.buf[0];
   const int64_t k_tiles = buf0.dim(1);
-  if (k_tiles > 1 && buffers.k % kPartitionTile != 0) {
+  if (k_tiles > 1 && buffers.k % Partitions() != 0) {
     isa::memset(buf0.Select(1, k_tiles - 1), 0.0f);
   }
   const int64_t first_row = buffers.chunks.front().row_offset;
   const int64_t rows = buf0.dim(2);
-  for (const Tile k_tile : TiledRange(buffers.k, kPartitionTile)) {
-    isa::dma_copy(buf0.Select(1, k_tile.index).Slice(0, 0, k_tile.size),
+  for (const Tile k_tile : TiledRange(buffers.k, Partitions())) {
+    isa::dma_copy(PartitionTile(buf0, k_tile),
                   lhs.Slice(0, first_row, rows)
                       .Slice(1, k_tile.offset, k_tile.size)
                       .Permute({1, 0}));
@@ -206,8 +205,8 @@ Tensor LhsTransposedTile(const RingBuffers& buffers, const Tensor& chunk_data,
                          int64_t m_offset, int64_t m_size, int64_t k_offset,
                          int64_t k_size, proto::DType dtype) {
   if (buffers.path == RingPath::kSbuf) {
-    return chunk_data.Select(1, k_offset / kPartitionTile)
-        .Slice(0, 0, k_size)
+    return PartitionTile(chunk_data,
+                         Tile{k_offset / Partitions(), k_offset, k_size})
         .Slice(1, m_offset, m_size);
   }
   Tensor tile =

@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "builder/tracer.h"
+#include "kernels/device.h"
 #include "kernels/kernel_spec.h"
 #include "proto/nkigraph.pb.h"
 
@@ -36,12 +37,6 @@ namespace nkigraph::kernels {
 // SBUF budgets of the ring kernels (fgcc.py:144-146).
 inline constexpr int64_t kRingSbufBudgetBytes = int64_t{24} << 20;
 inline constexpr int64_t kMaxRhsSbufBytes = int64_t{16} << 20;
-// The budgets' share of one of the 128 SBUF partitions.
-inline constexpr int64_t kSbufBudgetPartitions = 128;
-
-// Tile limits of the tensor engine used by the ring consumers.
-inline constexpr int64_t kPartitionTile = 128;  // partitions / contraction
-inline constexpr int64_t kPsumFreeTile = 512;   // fp32 per PSUM bank
 
 // Parameters every ring kernel shares.
 struct RingParams {

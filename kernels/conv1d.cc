@@ -140,20 +140,20 @@ InputWindows AllocateInputWindows(const Conv1dPlan& plan,
 // bias[c_out slice] as float32 columns: column t holds the bias of the
 // slice's c_out tile t, one value per PSUM partition.
 Tensor LoadBiasColumns(const Tensor& bias, const Tile& co_slice) {
-  const int64_t full = co_slice.size / kPartitions;
-  const int64_t tail = co_slice.size % kPartitions;
+  const int64_t full = co_slice.size / Partitions();
+  const int64_t tail = co_slice.size % Partitions();
   Tensor columns = builder::ndarray(
-      {full > 0 ? kPartitions : tail, CeilDiv(co_slice.size, kPartitions)},
+      {full > 0 ? Partitions() : tail, CeilDiv(co_slice.size, Partitions())},
       proto::FLOAT32, Buffer::kSbuf, "bias_columns");
   if (full > 0) {
     isa::dma_copy(columns.Slice(1, 0, full),
-                  bias.Slice(0, co_slice.offset, full * kPartitions)
-                      .Reshape({full, kPartitions})
+                  bias.Slice(0, co_slice.offset, full * Partitions())
+                      .Reshape({full, Partitions()})
                       .Permute({1, 0}));
   }
   if (tail > 0) {
     isa::dma_copy(columns.Slice(0, 0, tail).Slice(1, full, 1),
-                  bias.Slice(0, co_slice.offset + full * kPartitions, tail)
+                  bias.Slice(0, co_slice.offset + full * Partitions(), tail)
                       .Reshape({tail, 1}));
   }
   return columns;
@@ -310,7 +310,7 @@ absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params) {
   const int64_t es = DTypeSize(params.dtype);
   int64_t groups = 0;          // matmuls per output tile
   int64_t stacked_groups = 0;  // groups with a stacked window
-  for (const Tile tile : TiledRange(params.c_in, kPartitions)) {
+  for (const Tile tile : TiledRange(params.c_in, Partitions())) {
     const KReplication rep =
         GetKReplicationParams(tile.size, params.kernel_size);
     const CinTilePlan ci{tile, rep, CeilDiv(params.kernel_size, rep.k_rep)};
@@ -324,7 +324,7 @@ absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params) {
 
   // The stacked filters of a c_out block stay resident: whole 128-channel
   // tiles of them within kFilterBudgetBytes.
-  const int64_t tile_filter_bytes = groups * kPartitions * es;
+  const int64_t tile_filter_bytes = groups * Partitions() * es;
   const int64_t co_local = CoreCoutSlice(params, 0).size;
   const int64_t block_tiles = kFilterBudgetBytes / tile_filter_bytes;
   if (block_tiles < 1) {
@@ -336,7 +336,7 @@ absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params) {
         "resident within ",
         kFilterBudgetBytes, " (reduce c_in or kernel_size)"));
   }
-  plan.co_block = std::min(co_local, block_tiles * kPartitions);
+  plan.co_block = std::min(co_local, block_tiles * Partitions());
 
   // Double-buffered windows and output tiles of l_tile columns:
   // bytes(l) = es * (2 * sum over c_in tiles of the window ((l-1)*stride +
@@ -355,11 +355,11 @@ absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params) {
         " bytes per SBUF partition; the limit is ", kWindowBudgetBytes,
         " (reduce c_in, kernel_size or dilation)"));
   }
-  plan.l_tile = std::min({kPsumBankColumns, params.l_out(), max_l_tile});
+  plan.l_tile = std::min({MovingFree(), params.l_out(), max_l_tile});
   plan.window_width = (plan.l_tile - 1) * params.stride + receptive_field;
 
   const int64_t matmuls = params.batch * CeilDiv(params.l_out(), plan.l_tile) *
-                          CeilDiv(params.c_out, kPartitions) * groups;
+                          CeilDiv(params.c_out, Partitions()) * groups;
   if (matmuls > kMaxMatmuls) {
     return absl::InvalidArgumentError(
         absl::StrCat("parameters batch=", params.batch, ", c_in=", params.c_in,
@@ -390,11 +390,11 @@ void Conv1d(const Tensor& x_in, const Tensor& filters, const Tensor& bias,
       AllocateInputWindows(plan, params, 0),
       AllocateInputWindows(plan, params, 1)};
   const std::array<Tensor, 2> out_tiles = {
-      builder::ndarray({kPartitions, plan.l_tile}, params.dtype, Buffer::kSbuf,
+      builder::ndarray({Partitions(), plan.l_tile}, params.dtype, Buffer::kSbuf,
                        "out_tile_0"),
-      builder::ndarray({kPartitions, plan.l_tile}, params.dtype, Buffer::kSbuf,
+      builder::ndarray({Partitions(), plan.l_tile}, params.dtype, Buffer::kSbuf,
                        "out_tile_1")};
-  PsumRotation psum_tiles(kPartitions, kPsumBankColumns);
+  PsumRotation psum_tiles(Partitions(), PsumBankColumns());
 
   int64_t window_step = 0;
   int64_t out_step = 0;
@@ -413,7 +413,7 @@ void Conv1d(const Tensor& x_in, const Tensor& filters, const Tensor& bias,
           ScatterInputToStacked(win.x_window[t], win.stacked[t],
                                 plan.cin_tiles[t], l_tile, params);
         }
-        for (const Tile co_tile : TiledRange(co_block.size, kPartitions)) {
+        for (const Tile co_tile : TiledRange(co_block.size, Partitions())) {
           Scope co_scope("c_out_tile");
           const Tensor psum = psum_tiles.Next()
                                   .Slice(0, 0, co_tile.size)
@@ -427,7 +427,7 @@ void Conv1d(const Tensor& x_in, const Tensor& filters, const Tensor& bias,
           if (params.bias) {
             bias_column =
                 bias_columns.Slice(0, 0, co_tile.size)
-                    .Slice(1, (co_block.offset + co_tile.offset) / kPartitions,
+                    .Slice(1, (co_block.offset + co_tile.offset) / Partitions(),
                            1);
           }
           EvacuatePsum(out_tile, psum, params.activation, bias_column);

@@ -32,7 +32,7 @@ absl::Status ValidateCrossEntropyParams(const CrossEntropyParams& params) {
 }
 
 int64_t PositionRows(const CrossEntropyParams& params) {
-  return std::min(params.num_positions, kCrossEntropyPositionTile);
+  return std::min(params.num_positions, Partitions());
 }
 
 int64_t ChunkWidth(const CrossEntropyParams& params) {
@@ -40,7 +40,7 @@ int64_t ChunkWidth(const CrossEntropyParams& params) {
 }
 
 builder::TiledRange PositionTiles(const CrossEntropyParams& params) {
-  return builder::TiledRange(params.num_positions, kCrossEntropyPositionTile);
+  return builder::TiledRange(params.num_positions, Partitions());
 }
 
 builder::TiledRange VocabChunks(const CrossEntropyParams& params) {
@@ -110,8 +110,7 @@ std::vector<HostArray> MakeCrossEntropyInputs(const CrossEntropyParams& params,
   for (int64_t i = 0; i < p; ++i) {
     const float shift = i % 7 == 3 ? 100.0f : 0.0f;
     for (int64_t j = 0; j < v; ++j) {
-      logits.f32[i * v + j] =
-          RoundTo(params.dtype, logit(rng) + shift, /*fp8_max=*/240.0f);
+      logits.f32[i * v + j] = RoundLikeDevice(params.dtype, logit(rng) + shift);
     }
   }
   HostArray targets;

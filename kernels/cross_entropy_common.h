@@ -17,14 +17,13 @@
 #include "builder/isa.h"
 #include "builder/tensor.h"
 #include "builder/tiling.h"
+#include "kernels/device.h"
 #include "kernels/kernel_spec.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
 
-// Positions sit on the partitions, 128 to a tile.
-inline constexpr int64_t kCrossEntropyPositionTile = 128;
 // The largest vocabulary chunk. The backward keeps three chunk-wide buffers
 // on chip (the logits chunk in dtype, softmax and indices in float32): 12
 // bytes per column at float32, 196,608 bytes per partition at 16384

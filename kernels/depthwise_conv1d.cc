@@ -54,7 +54,7 @@ struct WindowSet {
 WindowSet AllocateWindowSet(const DepthwiseConv1dPlan& plan,
                             const DepthwiseConv1dParams& params, int set) {
   WindowSet windows;
-  for (const Tile s_tile : TiledRange(params.kernel_size, kPartitions)) {
+  for (const Tile s_tile : TiledRange(params.kernel_size, Partitions())) {
     windows.input_tiles.push_back(builder::ndarray(
         {s_tile.size, plan.channel_group, plan.window_columns}, params.dtype,
         Buffer::kSbuf, absl::StrCat("input_tile_", set, "_", s_tile.index)));
@@ -77,7 +77,7 @@ void LoadTransposedFilters(const Tensor& filter,
   isa::dma_copy(filter_tile.Slice(0, 0, c_tile.size),
                 filter.Reshape({params.channels, params.kernel_size})
                     .Slice(0, c_tile.offset, c_tile.size));
-  for (const Tile s_tile : TiledRange(params.kernel_size, kPartitions)) {
+  for (const Tile s_tile : TiledRange(params.kernel_size, Partitions())) {
     const Tensor transposed =
         transpose_psum.Slice(0, 0, s_tile.size).Slice(1, 0, c_tile.size);
     isa::nc_transpose(transposed, filter_tile.Slice(0, 0, c_tile.size)
@@ -139,7 +139,7 @@ void ComputeChannelRows(const WindowSet& windows,
                         const DepthwiseConv1dParams& params) {
   for (int64_t g = 0; g < group.size; ++g) {
     const Tensor psum = psum_tiles.Next().Slice(1, 0, q_tile.size);
-    for (const Tile s_tile : TiledRange(params.kernel_size, kPartitions)) {
+    for (const Tile s_tile : TiledRange(params.kernel_size, Partitions())) {
       isa::nc_matmul(psum,
                      filter_t[s_tile.index]
                          .Slice(0, 0, s_tile.size)
@@ -204,9 +204,9 @@ int64_t DepthwiseConv1dParams::q_out() const {
 absl::StatusOr<DepthwiseConv1dPlan> PlanDepthwiseConv1d(
     const DepthwiseConv1dParams& params) {
   const int64_t es = DTypeSize(params.dtype);
-  const int64_t s_tiles = CeilDiv(params.kernel_size, kPartitions);
+  const int64_t s_tiles = CeilDiv(params.kernel_size, Partitions());
   DepthwiseConv1dPlan plan;
-  plan.q_tile = std::min(kPsumBankColumns, params.q_out());
+  plan.q_tile = std::min(MovingFree(), params.q_out());
   // Per channel of a group: two window sets of every s tile, two output
   // rows. Narrow the q tile until one channel fits.
   for (;;) {
@@ -214,7 +214,7 @@ absl::StatusOr<DepthwiseConv1dPlan> PlanDepthwiseConv1d(
     const int64_t per_channel =
         es * 2 * (s_tiles * plan.window_columns + plan.q_tile);
     plan.channel_group = std::min(
-        {kPartitions, params.channels, kWindowBudgetBytes / per_channel});
+        {Partitions(), params.channels, kWindowBudgetBytes / per_channel});
     if (plan.channel_group >= 1 || plan.q_tile == 1) break;
     plan.q_tile = CeilDiv(plan.q_tile, 2);
   }
@@ -250,24 +250,24 @@ void DepthwiseConv1d(const Tensor& img, const Tensor& filter, const Tensor& out,
   // Filters of one channel tile: staged as loaded, and transposed per s
   // tile.
   const Tensor filter_tile = builder::ndarray(
-      {std::min(kPartitions, params.channels), params.kernel_size},
+      {std::min(Partitions(), params.channels), params.kernel_size},
       params.dtype, Buffer::kSbuf, "filter_tile");
   std::vector<Tensor> filter_t;
-  for (const Tile s_tile : TiledRange(params.kernel_size, kPartitions)) {
+  for (const Tile s_tile : TiledRange(params.kernel_size, Partitions())) {
     filter_t.push_back(builder::ndarray(
-        {s_tile.size, std::min(kPartitions, params.channels)}, params.dtype,
+        {s_tile.size, std::min(Partitions(), params.channels)}, params.dtype,
         Buffer::kSbuf, absl::StrCat("filter_T_", s_tile.index)));
   }
   const Tensor transpose_psum =
-      builder::ndarray({std::min(kPartitions, params.kernel_size),
-                        std::min(kPartitions, params.channels)},
+      builder::ndarray({std::min(Partitions(), params.kernel_size),
+                        std::min(Partitions(), params.channels)},
                        params.dtype, Buffer::kPsum, "filter_T_psum");
   const std::array<WindowSet, 2> windows = {AllocateWindowSet(plan, params, 0),
                                             AllocateWindowSet(plan, params, 1)};
-  PsumRotation psum_tiles(1, kPsumBankColumns);
+  PsumRotation psum_tiles(1, PsumBankColumns());
 
   int64_t step = 0;
-  for (const Tile c_tile : TiledRange(params.channels, kPartitions)) {
+  for (const Tile c_tile : TiledRange(params.channels, Partitions())) {
     Scope c_scope("channel_tile");
     LoadTransposedFilters(filter, filter_t, filter_tile, transpose_psum, c_tile,
                           params);
@@ -280,7 +280,7 @@ void DepthwiseConv1d(const Tensor& img, const Tensor& filter, const Tensor& out,
           const WindowSet& set = windows[step++ % 2];
           const int64_t columns = (q_tile.size - 1) * params.stride + 1;
           for (const Tile s_tile :
-               TiledRange(params.kernel_size, kPartitions)) {
+               TiledRange(params.kernel_size, Partitions())) {
             LoadInputWindows(
                 img, set.input_tiles[s_tile.index], n, channels, s_tile,
                 q_tile.offset * params.stride - params.pad_left + s_tile.offset,

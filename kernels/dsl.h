@@ -19,6 +19,8 @@ namespace nkigraph::kernels {
 namespace isa = builder::isa;
 using builder::Buffer;
 using builder::CeilDiv;
+using builder::PartitionTile;
+using builder::PartitionTiledShape;
 using builder::Scope;
 using builder::Tensor;
 using builder::Tile;

@@ -34,13 +34,13 @@ void TransposeAndScatter(const RingBuffers& buffers, const RingChunk& chunk,
     isa::dma_copy(SlotRows(result, slot_row, chunk, 0, chunk.rows), chunk_data);
     return;
   }
-  for (const Tile m_tile : TiledRange(chunk.rows, kPartitionTile)) {
-    for (const Tile k_group : TiledRange(params.k, kPsumFreeTile)) {
+  for (const Tile m_tile : TiledRange(chunk.rows, Partitions())) {
+    for (const Tile k_group : TiledRange(params.k, MovingFree())) {
       Scope scope("row_block");
       Tensor rows_psum =
           builder::ndarray({m_tile.size, k_group.size}, params.dtype,
                            Buffer::kPsum, "rows_psum");
-      for (const Tile k_tile : TiledRange(k_group.size, kPartitionTile)) {
+      for (const Tile k_tile : TiledRange(k_group.size, Partitions())) {
         isa::nc_transpose(
             rows_psum.Slice(1, k_tile.offset, k_tile.size),
             LhsTransposedTile(buffers, chunk_data, m_tile.offset, m_tile.size,
@@ -64,8 +64,8 @@ absl::Status ValidateFgAllgatherParams(const RingParams& params) {
   const int64_t chunks =
       params.lnc * ChannelCount(params.tp_degree, params.nc_version);
   const int64_t tiles = params.tp_degree *
-                        (CeilDiv(params.m, kPartitionTile) + chunks) *
-                        CeilDiv(params.k, kPartitionTile);
+                        (CeilDiv(params.m, Partitions()) + chunks) *
+                        CeilDiv(params.k, Partitions());
   if (tiles > kMaxCopyTiles) {
     return absl::InvalidArgumentError(
         absl::StrCat("parameters tp_degree=", params.tp_degree,

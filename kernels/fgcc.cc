@@ -32,18 +32,18 @@ int64_t RhsBytes(const FgccParams& params) {
 
 // Bytes per partition of rhs in its SBUF layout [128, KT, n].
 int64_t RhsPartitionBytes(const FgccParams& params) {
-  return CeilDiv(params.k, kPartitionTile) * params.n * DTypeSize(params.dtype);
+  return CeilDiv(params.k, Partitions()) * params.n * DTypeSize(params.dtype);
 }
 
 // rhs [k, n] into SBUF as k tiles side by side: rhs_sb[p, kt, :] holds
 // rhs row kt · 128 + p.
 Tensor LoadRhsIntoSbuf(const Tensor& rhs, const FgccParams& params) {
   const int64_t k = params.k;
-  Tensor rhs_sb = builder::ndarray(
-      {std::min(k, kPartitionTile), CeilDiv(k, kPartitionTile), params.n},
-      params.dtype, Buffer::kSbuf, "rhs_sb");
-  for (const Tile k_tile : TiledRange(k, kPartitionTile)) {
-    isa::dma_copy(rhs_sb.Select(1, k_tile.index).Slice(0, 0, k_tile.size),
+  Tensor rhs_sb =
+      builder::ndarray(PartitionTiledShape(k, Partitions(), {params.n}),
+                       params.dtype, Buffer::kSbuf, "rhs_sb");
+  for (const Tile k_tile : TiledRange(k, Partitions())) {
+    isa::dma_copy(PartitionTile(rhs_sb, k_tile),
                   rhs.Slice(0, k_tile.offset, k_tile.size));
   }
   return rhs_sb;
@@ -54,9 +54,7 @@ Tensor LoadRhsIntoSbuf(const Tensor& rhs, const FgccParams& params) {
 Tensor RhsTile(const Tensor& rhs, const Tensor& rhs_sb, const Tile& k_tile,
                const Tile& n_tile, proto::DType dtype) {
   if (rhs_sb.valid()) {
-    return rhs_sb.Select(1, k_tile.index)
-        .Slice(0, 0, k_tile.size)
-        .Slice(1, n_tile.offset, n_tile.size);
+    return PartitionTile(rhs_sb, k_tile).Slice(1, n_tile.offset, n_tile.size);
   }
   Tensor tile = builder::ndarray({k_tile.size, n_tile.size}, dtype,
                                  Buffer::kSbuf, "rhs_tile");
@@ -72,12 +70,12 @@ void MultiplyChunkIntoSlot(const RingBuffers& buffers, const RingChunk& chunk,
                            const Tensor& rhs, const Tensor& rhs_sb,
                            const Tensor& out, const FgccParams& params) {
   const proto::DType dtype = params.dtype;
-  for (const Tile m_tile : TiledRange(chunk.rows, kPartitionTile)) {
-    for (const Tile n_tile : TiledRange(params.n, kPsumFreeTile)) {
+  for (const Tile m_tile : TiledRange(chunk.rows, Partitions())) {
+    for (const Tile n_tile : TiledRange(params.n, MovingFree())) {
       Scope scope("out_tile");
       Tensor psum = builder::ndarray({m_tile.size, n_tile.size}, proto::FLOAT32,
                                      Buffer::kPsum, "out_psum");
-      for (const Tile k_tile : TiledRange(params.k, kPartitionTile)) {
+      for (const Tile k_tile : TiledRange(params.k, Partitions())) {
         Scope k_scope("k_tile");
         const Tensor stationary =
             LhsTransposedTile(buffers, chunk_data, m_tile.offset, m_tile.size,
@@ -102,8 +100,8 @@ absl::Status ValidateFgccParams(const FgccParams& params) {
   const int64_t chunks =
       params.lnc * ChannelCount(params.tp_degree, params.nc_version);
   const int64_t tiles =
-      params.tp_degree * (CeilDiv(params.m, kPartitionTile) + chunks) *
-      CeilDiv(params.n, kPsumFreeTile) * CeilDiv(params.k, kPartitionTile);
+      params.tp_degree * (CeilDiv(params.m, Partitions()) + chunks) *
+      CeilDiv(params.n, MovingFree()) * CeilDiv(params.k, Partitions());
   if (tiles > kMaxMatmulTiles) {
     return absl::InvalidArgumentError(absl::StrCat(
         "parameters tp_degree=", params.tp_degree, ", m=", params.m,
@@ -125,8 +123,7 @@ void TraceFgcc(KernelIo& io, const FgccParams& p) {
 
 bool FgccRhsInSbuf(const FgccParams& params) {
   return 2 * RhsBytes(params) <= kMaxRhsSbufBytes &&
-         2 * RhsPartitionBytes(params) <=
-             kMaxRhsSbufBytes / kSbufBudgetPartitions;
+         2 * RhsPartitionBytes(params) <= kMaxRhsSbufBytes / Partitions();
 }
 
 RingPath FgccRingPath(const FgccParams& params) {

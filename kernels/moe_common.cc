@@ -246,12 +246,12 @@ void ZeroFill(const Tensor& view) {
   const Tensor grid =
       view.rank() == 2 ? view : view.Reshape({1, view.num_elements()});
   Scope scope("zero_fill");
-  const int64_t rows = std::min(grid.dim(0), kPartitions);
+  const int64_t rows = std::min(grid.dim(0), Partitions());
   const int64_t cols = std::min(grid.dim(1), kZeroTileCols);
   Tensor zeros =
       builder::ndarray({rows, cols}, view.dtype(), Buffer::kSbuf, "zeros");
   isa::memset(zeros, 0.0f);
-  for (const Tile r : TiledRange(grid.dim(0), kPartitions)) {
+  for (const Tile r : TiledRange(grid.dim(0), Partitions())) {
     for (const Tile c : TiledRange(grid.dim(1), kZeroTileCols)) {
       isa::dma_copy(grid.Slice(0, r.offset, r.size).Slice(1, c.offset, c.size),
                     zeros.Slice(0, 0, r.size).Slice(1, 0, c.size));
@@ -345,7 +345,7 @@ std::vector<HostArray> InputsWithRouting(const MoeParams& p,
   const auto floats = [&](const char* name, double lo, double hi) {
     HostArray array = io.Zeros(name);
     for (float& v : array.f32) {
-      v = RoundTo(p.dtype, static_cast<float>(Uniform(rng, lo, hi)), 240.0f);
+      v = RoundLikeDevice(p.dtype, static_cast<float>(Uniform(rng, lo, hi)));
     }
     return array;
   };
@@ -363,7 +363,7 @@ std::vector<HostArray> InputsWithRouting(const MoeParams& p,
   } else {
     HostArray affinities = io.Zeros("expert_affinities_masked");
     affinities.f32 = std::move(routing.expert_affinities_masked);
-    for (float& v : affinities.f32) v = RoundTo(p.dtype, v, 240.0f);
+    for (float& v : affinities.f32) v = RoundLikeDevice(p.dtype, v);
     inputs.push_back(std::move(affinities));
   }
   inputs.push_back(floats("gate_up_proj_weight", -w_gate_up, w_gate_up));

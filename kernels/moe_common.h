@@ -18,6 +18,7 @@
 #include "builder/tensor.h"
 #include "builder/tiling.h"
 #include "builder/tracer.h"
+#include "kernels/device.h"
 #include "kernels/kernel_spec.h"
 #include "ops/activation_functions.h"
 #include "proto/nkigraph.pb.h"
@@ -76,12 +77,6 @@ double MoeReferenceActDerivative(MoeActivation activation, double x);
 
 // --- Device side
 // --------------------------------------------------------------
-
-inline constexpr int64_t kPartitions = 128;      // SBUF / PSUM partitions
-inline constexpr int64_t kMovingFree = 512;      // matmul moving free size
-inline constexpr int64_t kStationaryFree = 128;  // matmul stationary free
-// Slots of a block processed together: they sit on the partitions.
-inline constexpr int64_t kSlotTile = 128;
 
 // The forward's inputs, as both kernels declare them.
 struct MoeInputs {

@@ -22,10 +22,6 @@ namespace {
 
 constexpr int64_t kMaxRows = 65536;
 constexpr int64_t kMaxWidth = 65536;
-// The input and gathered tiles share one SBUF partition; give them the
-// 24 MiB budget's share of it, as the ring kernels do.
-constexpr int64_t kPartitionBudgetBytes =
-    kRingSbufBudgetBytes / kSbufBudgetPartitions;
 
 // Rows `rows` of inp gathered from every rank of the group into the same
 // rows of out.
@@ -52,12 +48,15 @@ absl::Status ValidateSb2sbAllgatherParams(const Sb2sbAllgatherParams& params) {
   NKI_RETURN_IF_ERROR(CheckRankCount(params.tp_degree, params.num_groups));
   const int64_t partition_bytes =
       params.width * (1 + params.tp_degree) * DTypeSize(params.dtype);
-  if (partition_bytes > kPartitionBudgetBytes) {
+  // The input and gathered tiles share one SBUF partition; give them the
+  // 24 MiB budget's share of it, as the ring kernels do.
+  const int64_t budget = kRingSbufBudgetBytes / Partitions();
+  if (partition_bytes > budget) {
     return absl::InvalidArgumentError(absl::StrCat(
         "parameters width=", params.width, " and tp_degree=", params.tp_degree,
         " need ", partition_bytes,
         " bytes per SBUF partition for the input and gathered tiles; at most ",
-        kPartitionBudgetBytes, " (the 24 MiB budget's share; reduce 'width')"));
+        budget, " (the 24 MiB budget's share; reduce 'width')"));
   }
   return absl::OkStatus();
 }
@@ -75,7 +74,7 @@ KernelSpec<P> Sb2sbSpec(bool tiled) {
       tiled ? F::Int("rows", &P::rows, {1, kMaxRows},
                      "rows M of inp, tiled by min(M, 128)")
             : F::Int("rows", &P::rows,
-                     {1, kPartitionTile,
+                     {1, Partitions(),
                       "the rows are the SBUF partition dim; "
                       "sb2sb_allgather_tiled tiles larger inputs"},
                      "rows M of inp: the SBUF partitions (at most 128)"),
@@ -135,7 +134,7 @@ void AllgatherSb2sb(const Tensor& inp, const Tensor& out,
 
 void AllgatherSb2sbTiled(const Tensor& inp, const Tensor& out,
                          const Sb2sbAllgatherParams& params) {
-  const TiledRange tiles(params.rows, std::min(params.rows, kPartitionTile));
+  const TiledRange tiles(params.rows, std::min(params.rows, Partitions()));
   const int64_t tiles_per_core = CeilDiv(tiles.size(), params.lnc);
   const int64_t first = builder::program_id() * tiles_per_core;
   for (const Tile tile : tiles) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/device.h"
 #include "kernels/dsl.h"
 #include "util/dtype.h"
 
@@ -25,11 +26,9 @@ constexpr int64_t kMaxDim = 65536;
 // 150 MB. Larger problems are refused rather than exhausting memory.
 constexpr int64_t kMaxMatmulTiles = int64_t{1} << 19;
 
-// Tile sizes. The kernel computes out^T: n on the PSUM partitions, m on the
-// moving free axis, k on the SBUF partitions it contracts over.
-constexpr int64_t kNTile = 128;  // stationary free size = PSUM partitions
-constexpr int64_t kMTile = 512;  // moving free size = one 2 KiB fp32 bank
-constexpr int64_t kKTile = 128;  // contraction (partition) dim
+// Tile sizes (kernels/device.h). The kernel computes out^T: n on the PSUM
+// partitions (the stationary free size), m on the moving free axis (one
+// fp32 PSUM bank), k on the SBUF partitions it contracts over.
 // SBUF bytes per partition given to the transposed lhs tiles of one m tile;
 // the rest is left for the rhs, bias and output tiles.
 constexpr int64_t kLhsTBudgetBytes = 128 * 1024;
@@ -38,9 +37,9 @@ constexpr int64_t kLhsTBudgetBytes = 128 * 1024;
 // k tiles of lhs^T would not fit the budget.
 int64_t MTileSize(const TiledMatmulParams& params) {
   const int64_t bytes_per_column =
-      CeilDiv(params.k, kKTile) * DTypeSize(params.dtype);
+      CeilDiv(params.k, Partitions()) * DTypeSize(params.dtype);
   return std::max<int64_t>(
-      1, std::min(kMTile, kLhsTBudgetBytes / bytes_per_column));
+      1, std::min(MovingFree(), kLhsTBudgetBytes / bytes_per_column));
 }
 
 // bias[n tile] as an SBUF [n_t, 1] float32 column: one bias per output
@@ -59,12 +58,11 @@ Tensor LoadBiasColumn(const Tensor& bias, const Tile& n_tile) {
 // tile, so the transposing DMA reads each lhs element once per kernel.
 Tensor LoadLhsTransposed(const Tensor& lhs, const Tile& m_tile,
                          const TiledMatmulParams& params) {
-  const int64_t k_tiles = CeilDiv(params.k, kKTile);
-  Tensor lhs_t =
-      builder::ndarray({std::min(params.k, kKTile), k_tiles, m_tile.size},
-                       params.dtype, Buffer::kSbuf, "lhs_T_tiles");
-  for (const Tile k_tile : TiledRange(params.k, kKTile)) {
-    isa::dma_copy(lhs_t.Slice(0, 0, k_tile.size).Select(1, k_tile.index),
+  Tensor lhs_t = builder::ndarray(
+      PartitionTiledShape(params.k, Partitions(), {m_tile.size}), params.dtype,
+      Buffer::kSbuf, "lhs_T_tiles");
+  for (const Tile k_tile : TiledRange(params.k, Partitions())) {
+    isa::dma_copy(PartitionTile(lhs_t, k_tile),
                   lhs.Slice(0, m_tile.offset, m_tile.size)
                       .Slice(1, k_tile.offset, k_tile.size)
                       .Permute({1, 0}));
@@ -76,14 +74,13 @@ Tensor LoadLhsTransposed(const Tensor& lhs, const Tile& m_tile,
 // k tiles: stationary = rhs tile [k_t, n_t], moving = lhs^T tile [k_t, m_t].
 void AccumulateOutTransposed(const Tensor& psum, const Tensor& lhs_t,
                              const Tensor& rhs, const Tile& n_tile) {
-  for (const Tile k_tile : TiledRange(rhs.dim(0), kKTile)) {
+  for (const Tile k_tile : TiledRange(rhs.dim(0), Partitions())) {
     Scope scope("k_tile");
     Tensor stationary = builder::ndarray(
         {k_tile.size, n_tile.size}, rhs.dtype(), Buffer::kSbuf, "rhs_tile");
     isa::dma_copy(stationary, rhs.Slice(0, k_tile.offset, k_tile.size)
                                   .Slice(1, n_tile.offset, n_tile.size));
-    isa::nc_matmul(psum, stationary,
-                   lhs_t.Slice(0, 0, k_tile.size).Select(1, k_tile.index),
+    isa::nc_matmul(psum, stationary, PartitionTile(lhs_t, k_tile),
                    /*accumulate=*/k_tile.index > 0);
   }
 }
@@ -99,9 +96,9 @@ void StoreOutTransposed(const Tensor& out, const Tensor& out_t,
 
 // A trace too big to hold is refused (the sizes have their own limits).
 absl::Status CheckTileCount(const TiledMatmulParams& params) {
-  const int64_t tiles = CeilDiv(params.n, kNTile) *
+  const int64_t tiles = CeilDiv(params.n, StationaryFree()) *
                         CeilDiv(params.m, MTileSize(params)) *
-                        CeilDiv(params.k, kKTile);
+                        CeilDiv(params.k, Partitions());
   if (tiles > kMaxMatmulTiles) {
     return absl::InvalidArgumentError(absl::StrCat(
         "parameters m=", params.m, ", k=", params.k, ", n=", params.n, " need ",
@@ -126,7 +123,7 @@ void TiledMatmul(const Tensor& lhs, const Tensor& rhs, const Tensor& bias,
   for (const Tile m_tile : TiledRange(params.m, MTileSize(params))) {
     Scope m_scope("m_tile");
     Tensor lhs_t = LoadLhsTransposed(lhs, m_tile, params);
-    for (const Tile n_tile : TiledRange(params.n, kNTile)) {
+    for (const Tile n_tile : TiledRange(params.n, StationaryFree())) {
       Scope n_scope("n_tile");
       Tensor bias_col;
       if (params.bias) bias_col = LoadBiasColumn(bias, n_tile);
