@@ -99,7 +99,7 @@ std::vector<IoEntry<P>> CrossEntropyInputRows() {
           .Int32()
           .Values("[0, V)",
                   [](const P& p) {
-                    return IntRange{0, p.vocab_size - 1};
+                    return ValueRange{0, p.vocab_size - 1};
                   })
           .Note("or ignore_index when set"),
   };

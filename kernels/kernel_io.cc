@@ -66,7 +66,8 @@ builder::Tensor KernelIo::Input(absl::string_view name, builder::Loc loc) {
   Slot* slot = Find(name, /*output=*/false, loc);
   if (slot == nullptr || !slot->decl.present) return builder::Tensor();
   const IoDecl& d = slot->decl;
-  slot->tensor = tracer_.Input(d.name, d.shape, d.dtype, d.per_rank, loc);
+  slot->tensor =
+      tracer_.Input(d.name, d.shape, d.dtype, d.per_rank, d.values, loc);
   return slot->tensor;
 }
 

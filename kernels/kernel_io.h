@@ -34,10 +34,7 @@ enum class IoRole {
 // Whole numbers in [lo, hi], both included: the values an input is meant
 // to hold (an expert index in [0, E − 1], a 0/1 mask in [0, 1]). Recorded
 // in the graph's tensor declaration; random inputs are drawn from it.
-struct IntRange {
-  int64_t lo;
-  int64_t hi;
-};
+using builder::ValueRange;
 
 // One row of a kernel's I/O table for one parameter setting.
 struct IoDecl {
@@ -51,7 +48,7 @@ struct IoDecl {
   // False when the row's condition does not hold (`bias` with bias=0):
   // the tensor does not exist for this setting.
   bool present = true;
-  std::optional<IntRange> values;  // inputs only
+  std::optional<ValueRange> values;  // inputs only
 };
 
 // The I/O table as the kernel body sees it while tracing one core. Every

@@ -255,7 +255,7 @@ struct IoEntry {
   std::string when_text;
   std::function<bool(const P&)> when;
   std::string values_text;
-  std::function<IntRange(const P&)> values;
+  std::function<ValueRange(const P&)> values;
   std::string note;
 
   // The dtype, when it is not the `dtype` parameter.
@@ -285,7 +285,7 @@ struct IoEntry {
     return *this;
   }
   // The values the input is meant to hold ("[0, E)").
-  IoEntry& Values(std::string text, std::function<IntRange(const P&)> fn) {
+  IoEntry& Values(std::string text, std::function<ValueRange(const P&)> fn) {
     values_text = std::move(text);
     values = std::move(fn);
     return *this;

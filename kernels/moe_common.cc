@@ -123,7 +123,7 @@ std::vector<IoEntry<MoeParams>> MoeInputRows() {
           .Int32()
           .Values("[-1, T)",
                   [](const P& p) {
-                    return IntRange{-1, p.num_tokens - 1};
+                    return ValueRange{-1, p.num_tokens - 1};
                   })
           .Note("-1: empty slot"),
       Io::Input("block_to_expert", "[N]",
@@ -131,7 +131,7 @@ std::vector<IoEntry<MoeParams>> MoeInputRows() {
           .Int32()
           .Values("[0, E)",
                   [](const P& p) {
-                    return IntRange{0, p.num_experts - 1};
+                    return ValueRange{0, p.num_experts - 1};
                   }),
       Io::Input("gate_up_proj_bias", "[E, 2, I]",
                 [](const P& p) {

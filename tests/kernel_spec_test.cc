@@ -91,14 +91,14 @@ KernelSpec<P> ScaleSpec() {
                   .Int32()
                   .Values("[-1, cols)",
                           [](const P& p) {
-                            return IntRange{-1, p.cols - 1};
+                            return ValueRange{-1, p.cols - 1};
                           })
                   .Note("-1: none"),
               Io::Input("mask", "[rows]",
                         [](const P& p) { return Shape{p.rows}; })
                   .Values("{0, 1}",
                           [](const P&) {
-                            return IntRange{0, 1};
+                            return ValueRange{0, 1};
                           })
                   .Replicated(),
               Io::Output("out", "[rows, cols]",
