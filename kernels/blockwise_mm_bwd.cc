@@ -43,44 +43,42 @@
 
 #include "kernels/bwmm_shard_on_h.h"
 #include "kernels/dsl.h"
+#include "kernels/epilogue.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
 
-// What one core owns of the gradients.
-struct BackwardShards {
-  CoreShard hidden;         // columns of H: dX, dW_gate_up rows, d(down bias)
-  CoreShard intermediate;   // rows of I: dW_down rows, d(gate/up bias)
-  bool owns_affinity_grad;  // the whole of d(affinity)
+// What one core owns of the gradients: columns of H (dX, dW_gate_up rows,
+// d(down bias)), rows of I (dW_down rows, d(gate/up bias)); core 0 also the
+// whole of d(affinity).
+// One tile of slots of one block of the backward, and the stages that
+// compute it, STEP 1 to STEP 5.
+struct BackwardBlock : MoeBlock<BlockwiseMmBwdInputs, BlockwiseMmBwdOutputs> {
+  void ComputeDownProjectionOutputGrad(const Tensor& down_output_grad,
+                                       const Tensor& down_output_grad_T) const;
+  void ComputeGateUpProjectionOutputGrad(const Tensor& down_output_grad_T,
+                                         const Tensor& gate_up_multiply,
+                                         const Tensor& gate_up_grad) const;
+  void ComputeDownProjectionWeightGrad(const Tensor& gate_up_multiply,
+                                       const Tensor& down_output_grad) const;
+  void ComputeDownProjectionBiasGrad(const Tensor& down_output_grad) const;
+  void ComputeHiddenStatesGrad(const Tensor& gate_up_grad) const;
+  void ComputeGateUpProjectionWeightGrad(const Tensor& gate_up_grad) const;
 };
 
-BackwardShards ShardsOf(const MoeParams& p, int core) {
-  const int64_t half = p.hidden / 2;
-  return BackwardShards{CoreShard{core * half, half},
-                        ShardOf(p.intermediate, core), core == 0};
-}
+bool OwnsAffinityGrad(int core) { return core == 0; }
 
-// The tiles of this core's rows of I, with offsets into the whole of I.
-std::vector<Tile> IntermediateTiles(const CoreShard& shard, int64_t tile) {
-  std::vector<Tile> tiles;
-  if (shard.size == 0) return tiles;
-  for (const Tile t : TiledRange(shard.size, tile)) {
-    tiles.push_back(Tile{t.index, shard.offset + t.offset, t.size});
-  }
-  return tiles;
-}
-
-void ZeroInitGradients(const BlockwiseMmBwdOutputs& out,
-                       const BackwardShards& s, const MoeParams& p) {
+void ZeroInitGradients(const BlockwiseMmBwdOutputs& out, const MoeCoreShards& s,
+                       const MoeParams& p) {
   Scope scope("ZeroInitGradients");
   const CoreShard& h = s.hidden;
   const CoreShard& i = s.intermediate;
   ZeroFill(out.hidden_states_grad.Slice(1, h.offset, h.size));
   ZeroFill(out.gate_up_proj_weight_grad.Slice(1, h.offset, h.size)
                .Reshape({p.num_experts, h.size * 2 * p.intermediate}));
-  if (s.owns_affinity_grad) {
+  if (OwnsAffinityGrad(builder::program_id())) {
     ZeroFill(out.expert_affinities_masked_grad.Reshape(
         {1, p.num_tokens * p.num_experts}));
   }
@@ -99,26 +97,19 @@ void ZeroInitGradients(const BlockwiseMmBwdOutputs& out,
 // STEP 1. dY = affinity · dO, the gradient of the down output y, in both
 // layouts ([b, H] and, 128 columns at a time, [h, b]); and on the owning
 // core d(affinity)[t·E + e] = Σ_H dO ⊙ y with y the down checkpoint.
-void ComputeDownProjectionOutputGrad(
-    const Tensor& down_output_grad, const Tensor& down_output_grad_T,
-    const BlockwiseMmBwdInputs& in, const BlockwiseMmBwdOutputs& out,
-    const BlockRouting& routing, const BackwardShards& s, const MoeParams& p) {
+void BackwardBlock::ComputeDownProjectionOutputGrad(
+    const Tensor& down_output_grad, const Tensor& down_output_grad_T) const {
   Scope scope("ComputeDownProjectionOutputGrad");
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   Tensor output_grad =
       builder::ndarray({b, p.hidden}, p.dtype, Buffer::kSbuf, "output_grad");
   GatherTokenRows(output_grad, in.output_hidden_states_grad, routing.token_ids,
                   0);
   isa::tensor_scalar(down_output_grad, output_grad, isa::Alu::kMultiply,
                      routing.affinity);
-  for (const Tile k : TiledRange(p.hidden, Partitions())) {
-    Scope chunk("h_chunk");
-    Tensor psum = builder::ndarray({k.size, b}, p.dtype, Buffer::kPsum,
-                                   "down_output_grad_T_psum");
-    isa::nc_transpose(psum, down_output_grad.Slice(1, k.offset, k.size));
-    isa::tensor_copy(PartitionTile(down_output_grad_T, k), psum);
-  }
-  if (!s.owns_affinity_grad) return;
+  TransposeToPartitionTiles(down_output_grad_T, down_output_grad,
+                            "down_output_grad_T_psum");
+  if (!OwnsAffinityGrad(builder::program_id())) return;
   const Tensor down_output =
       in.down_proj_act_checkpoint.Select(0, routing.block)
           .Slice(0, routing.slots.offset, b);
@@ -150,18 +141,16 @@ void ComputeDownProjectionOutputGrad(
 // dM_T = Wd[e] · dY_T over H, and splits it by the chain rule into
 // up_grad = dM · s and gate_grad = dM · u · act'(g), act' from the ISA's
 // derivative function. The gradients go to the shared gate_up_grad buffer.
-void ComputeGateUpProjectionOutputGrad(
-    const Tensor& gate_up_multiply, const Tensor& gate_up_grad,
-    const Tensor& down_output_grad_T, const BlockwiseMmBwdInputs& in,
-    const BlockwiseMmBwdOutputs& out, const BlockRouting& routing,
-    const BackwardShards& s, const MoeParams& p) {
+void BackwardBlock::ComputeGateUpProjectionOutputGrad(
+    const Tensor& down_output_grad_T, const Tensor& gate_up_multiply,
+    const Tensor& gate_up_grad) const {
   Scope scope("ComputeGateUpProjectionOutputGrad");
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   const Tensor down_weight =
       ExpertSlice(in.forward.down_proj_weight, routing.expert_idx);
   const Tensor checkpoint =
       in.gate_up_proj_act_checkpoint_T.Select(0, routing.block);
-  for (const Tile i : IntermediateTiles(s.intermediate, StationaryFree())) {
+  for (const Tile i : ShardTiles(shards.intermediate, StationaryFree())) {
     Scope i_scope("i_tile");
     // (a) The replay: one activation, one multiply.
     Tensor gate_up_T =
@@ -192,9 +181,8 @@ void ComputeGateUpProjectionOutputGrad(
       isa::nc_matmul(psum, weight_T, PartitionTile(down_output_grad_T, k),
                      /*accumulate=*/k.index > 0);
     }
-    Tensor multiply_grad = builder::ndarray(
-        {i.size, b}, proto::FLOAT32, Buffer::kSbuf, "gate_up_multiply_grad");
-    isa::tensor_copy(multiply_grad, psum);
+    const Tensor multiply_grad =
+        EvacuatePsum(psum, proto::FLOAT32, "gate_up_multiply_grad");
 
     // (c) The chain rule through m = act(g) · u.
     Tensor grad = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
@@ -230,17 +218,13 @@ void ComputeGateUpProjectionOutputGrad(
 
 // STEP 3, on this core's rows of I: dW_down[e, i, h] += Σ_b m[b, i] ·
 // dY[b, h], m read back transposed from gate_up_multiply.
-void ComputeDownProjectionWeightGrad(const Tensor& gate_up_multiply,
-                                     const Tensor& down_output_grad,
-                                     const BlockwiseMmBwdOutputs& out,
-                                     const BlockRouting& routing,
-                                     const BackwardShards& s,
-                                     const MoeParams& p) {
+void BackwardBlock::ComputeDownProjectionWeightGrad(
+    const Tensor& gate_up_multiply, const Tensor& down_output_grad) const {
   Scope scope("ComputeDownProjectionWeightGrad");
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   const Tensor weight_grad =
       ExpertSlice(out.down_proj_weight_grad, routing.expert_idx);
-  for (const Tile i : IntermediateTiles(s.intermediate, StationaryFree())) {
+  for (const Tile i : ShardTiles(shards.intermediate, StationaryFree())) {
     Scope i_scope("i_tile");
     Tensor multiply = builder::ndarray({b, i.size}, p.dtype, Buffer::kSbuf,
                                        "gate_up_multiply");
@@ -249,57 +233,37 @@ void ComputeDownProjectionWeightGrad(const Tensor& gate_up_multiply,
                                 .Permute({1, 0}));
     for (const Tile h : TiledRange(p.hidden, MovingFree())) {
       Scope h_scope("h_tile");
-      Tensor psum = builder::ndarray({i.size, h.size}, proto::FLOAT32,
-                                     Buffer::kPsum, "down_weight_grad_psum");
-      isa::nc_matmul(psum, multiply,
-                     down_output_grad.Slice(1, h.offset, h.size));
-      Tensor result = builder::ndarray({i.size, h.size}, proto::FLOAT32,
-                                       Buffer::kSbuf, "down_weight_grad");
-      isa::tensor_copy(result, psum);
-      AccumulateIntoExpertRows(
+      AccumulateMatmulIntoExpertRows(
           weight_grad.Slice(0, i.offset, i.size).Slice(1, h.offset, h.size),
-          result);
+          multiply, down_output_grad.Slice(1, h.offset, h.size),
+          "down_weight_grad");
     }
   }
 }
 
 // d(down bias)[e, Hc] += Σ_b dY[b, Hc]: the partition sum as a matmul with
 // a ones column.
-void ComputeDownProjectionBiasGrad(const Tensor& down_output_grad,
-                                   const BlockwiseMmBwdOutputs& out,
-                                   const BlockRouting& routing,
-                                   const BackwardShards& s,
-                                   const MoeParams& p) {
+void BackwardBlock::ComputeDownProjectionBiasGrad(
+    const Tensor& down_output_grad) const {
   Scope scope("ComputeDownProjectionBiasGrad");
-  const int64_t b = routing.slots.size;
-  Tensor ones = builder::ndarray({b, 1}, p.dtype, Buffer::kSbuf, "ones");
+  Tensor ones = builder::ndarray({slots(), 1}, p.dtype, Buffer::kSbuf, "ones");
   isa::memset(ones, 1.0f);
   const Tensor bias_grad =
       ExpertSlice(out.down_proj_bias_grad, routing.expert_idx);
-  for (const Tile h : TiledRange(s.hidden.size, MovingFree())) {
+  for (const Tile h : ShardTiles(shards.hidden, MovingFree())) {
     Scope h_scope("h_tile");
-    const int64_t col = s.hidden.offset + h.offset;
-    Tensor psum = builder::ndarray({1, h.size}, proto::FLOAT32, Buffer::kPsum,
-                                   "down_bias_grad_psum");
-    isa::nc_matmul(psum, ones, down_output_grad.Slice(1, col, h.size));
-    Tensor result = builder::ndarray({1, h.size}, proto::FLOAT32, Buffer::kSbuf,
-                                     "down_bias_grad");
-    isa::tensor_copy(result, psum);
-    AccumulateIntoExpertRows(
-        bias_grad.Slice(0, col, h.size).Reshape({1, h.size}), result);
+    AccumulateMatmulIntoExpertRows(
+        bias_grad.Slice(0, h.offset, h.size).Reshape({1, h.size}), ones,
+        down_output_grad.Slice(1, h.offset, h.size), "down_bias_grad");
   }
 }
 
 // STEP 4, on this core's columns of H: dX[b, h] = Σ_i gate_grad[b, i] ·
 // W[e, h, 0, i] + up_grad[b, i] · W[e, h, 1, i], accumulated into the
 // tokens' rows of hidden_states_grad.
-void ComputeHiddenStatesGrad(const Tensor& gate_up_grad,
-                             const BlockwiseMmBwdInputs& in,
-                             const BlockwiseMmBwdOutputs& out,
-                             const BlockRouting& routing,
-                             const BackwardShards& s, const MoeParams& p) {
+void BackwardBlock::ComputeHiddenStatesGrad(const Tensor& gate_up_grad) const {
   Scope scope("ComputeHiddenStatesGrad");
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   const int64_t i_tiles = CeilDiv(p.intermediate, Partitions());
   Tensor grad_T =
       builder::ndarray({std::min(p.intermediate, Partitions()), 2, i_tiles, b},
@@ -312,9 +276,8 @@ void ComputeHiddenStatesGrad(const Tensor& gate_up_grad,
   }
   const Tensor weight =
       ExpertSlice(in.forward.gate_up_proj_weight, routing.expert_idx);
-  for (const Tile h : TiledRange(s.hidden.size, MovingFree())) {
+  for (const Tile h : ShardTiles(shards.hidden, MovingFree())) {
     Scope h_scope("h_tile");
-    const int64_t col = s.hidden.offset + h.offset;
     Tensor psum = builder::ndarray({b, h.size}, proto::FLOAT32, Buffer::kPsum,
                                    "hidden_grad_psum");
     bool first = true;
@@ -323,7 +286,7 @@ void ComputeHiddenStatesGrad(const Tensor& gate_up_grad,
         Scope i_scope("i_tile");
         Tensor weight_T = builder::ndarray(
             {i.size, h.size}, p.dtype, Buffer::kSbuf, "gate_up_weight_T_tile");
-        isa::dma_copy(weight_T, weight.Slice(0, col, h.size)
+        isa::dma_copy(weight_T, weight.Slice(0, h.offset, h.size)
                                     .Select(1, j)
                                     .Slice(1, i.offset, i.size)
                                     .Permute({1, 0}));
@@ -332,50 +295,38 @@ void ComputeHiddenStatesGrad(const Tensor& gate_up_grad,
         first = false;
       }
     }
-    Tensor result = builder::ndarray({b, h.size}, proto::FLOAT32, Buffer::kSbuf,
-                                     "hidden_grad");
-    isa::tensor_copy(result, psum);
-    AccumulateIntoTokenRows(out.hidden_states_grad, routing.token_ids, col,
-                            result);
+    AccumulateIntoTokenRows(out.hidden_states_grad, routing.token_ids, h.offset,
+                            EvacuatePsum(psum, proto::FLOAT32, "hidden_grad"));
   }
 }
 
 // STEP 5, on this core's rows of H: dW_gate_up[e, h, j, i] += Σ_b x[b, h] ·
 // grad_j[b, i], x the gathered hidden rows (zero for empty slots).
-void ComputeGateUpProjectionWeightGrad(const Tensor& gate_up_grad,
-                                       const BlockwiseMmBwdInputs& in,
-                                       const BlockwiseMmBwdOutputs& out,
-                                       const BlockRouting& routing,
-                                       const BackwardShards& s,
-                                       const MoeParams& p) {
+void BackwardBlock::ComputeGateUpProjectionWeightGrad(
+    const Tensor& gate_up_grad) const {
   Scope scope("ComputeGateUpProjectionWeightGrad");
-  const int64_t b = routing.slots.size;
-  Tensor hidden = builder::ndarray({b, s.hidden.size}, p.dtype, Buffer::kSbuf,
-                                   "hidden_rows");
+  const CoreShard& hc = shards.hidden;
+  const int64_t b = slots();
+  Tensor hidden =
+      builder::ndarray({b, hc.size}, p.dtype, Buffer::kSbuf, "hidden_rows");
   GatherTokenRows(hidden, in.forward.hidden_states, routing.token_ids,
-                  s.hidden.offset);
+                  hc.offset);
   Tensor grad = builder::ndarray({b, 2, p.intermediate}, p.dtype, Buffer::kSbuf,
                                  "gate_up_grad");
   isa::dma_copy(grad, gate_up_grad.Slice(2, 0, b).Permute({2, 0, 1}));
   const Tensor weight_grad =
       ExpertSlice(out.gate_up_proj_weight_grad, routing.expert_idx);
-  for (const Tile h : TiledRange(s.hidden.size, StationaryFree())) {
+  for (const Tile h : ShardTiles(hc, StationaryFree())) {
     for (int j = 0; j < 2; ++j) {
       for (const Tile i : TiledRange(p.intermediate, MovingFree())) {
         Scope tile_scope("tile");
-        Tensor psum =
-            builder::ndarray({h.size, i.size}, proto::FLOAT32, Buffer::kPsum,
-                             "gate_up_weight_grad_psum");
-        isa::nc_matmul(psum, hidden.Slice(1, h.offset, h.size),
-                       grad.Select(1, j).Slice(1, i.offset, i.size));
-        Tensor result = builder::ndarray({h.size, i.size}, proto::FLOAT32,
-                                         Buffer::kSbuf, "gate_up_weight_grad");
-        isa::tensor_copy(result, psum);
-        AccumulateIntoExpertRows(
-            weight_grad.Slice(0, s.hidden.offset + h.offset, h.size)
+        AccumulateMatmulIntoExpertRows(
+            weight_grad.Slice(0, h.offset, h.size)
                 .Select(1, j)
                 .Slice(1, i.offset, i.size),
-            result);
+            hidden.Slice(1, h.offset - hc.offset, h.size),
+            grad.Select(1, j).Slice(1, i.offset, i.size),
+            "gate_up_weight_grad");
       }
     }
   }
@@ -417,8 +368,8 @@ void TraceRegistered(KernelIo& io, const MoeParams& p) {
 void BlockwiseMmBwd(const BlockwiseMmBwdInputs& in,
                     const BlockwiseMmBwdOutputs& out, const MoeParams& p,
                     const BlockwiseMmBwdFences& fences) {
-  const BackwardShards s = ShardsOf(p, builder::program_id());
-  ZeroInitGradients(out, s, p);
+  const MoeCoreShards shards = CoreShardsOf(p, builder::program_id());
+  ZeroInitGradients(out, shards, p);
   const int64_t width = std::min(p.block_size, Partitions());
   // The gate/up gradient of the current tile of slots: each core writes
   // its rows of I, both read all of it (STEP 4, STEP 5).
@@ -432,24 +383,20 @@ void BlockwiseMmBwd(const BlockwiseMmBwdInputs& in,
     for (const Tile slots : TiledRange(p.block_size, Partitions())) {
       Scope block("block");
       const BlockRouting routing = LoadBlockRouting(in.forward, p, n, slots);
+      const BackwardBlock blk{{in, out, p, shards, routing}};
       Tensor down_output_grad = builder::ndarray(
           {slots.size, p.hidden}, p.dtype, Buffer::kSbuf, "down_output_grad");
       Tensor down_output_grad_T = builder::ndarray(
           PartitionTiledShape(p.hidden, Partitions(), {slots.size}), p.dtype,
           Buffer::kSbuf, "down_output_grad_T");
-      ComputeDownProjectionOutputGrad(down_output_grad, down_output_grad_T, in,
-                                      out, routing, s, p);
-      ComputeGateUpProjectionOutputGrad(gate_up_multiply, gate_up_grad,
-                                        down_output_grad_T, in, out, routing, s,
-                                        p);
-      ComputeDownProjectionWeightGrad(gate_up_multiply, down_output_grad, out,
-                                      routing, s, p);
-      if (p.bias) {
-        ComputeDownProjectionBiasGrad(down_output_grad, out, routing, s, p);
-      }
+      blk.ComputeDownProjectionOutputGrad(down_output_grad, down_output_grad_T);
+      blk.ComputeGateUpProjectionOutputGrad(down_output_grad_T,
+                                            gate_up_multiply, gate_up_grad);
+      blk.ComputeDownProjectionWeightGrad(gate_up_multiply, down_output_grad);
+      if (p.bias) blk.ComputeDownProjectionBiasGrad(down_output_grad);
       if (fences.after_gate_up_grad) isa::core_barrier(gate_up_grad);
-      ComputeHiddenStatesGrad(gate_up_grad, in, out, routing, s, p);
-      ComputeGateUpProjectionWeightGrad(gate_up_grad, in, out, routing, s, p);
+      blk.ComputeHiddenStatesGrad(gate_up_grad);
+      blk.ComputeGateUpProjectionWeightGrad(gate_up_grad);
       if (fences.before_next_tile) isa::core_barrier(gate_up_grad);
     }
   }

@@ -27,15 +27,20 @@
 #include <cstdint>
 
 #include "kernels/dsl.h"
+#include "kernels/epilogue.h"
 
 namespace nkigraph::kernels {
 namespace {
 
-// The columns of H this core owns: the two halves.
-CoreShard HiddenShard(const MoeParams& params, int core) {
-  const int64_t half = params.hidden / 2;
-  return CoreShard{core * half, half};
-}
+// One tile of slots of one block of the forward, and the stages that
+// compute it.
+struct ForwardBlock : MoeBlock<MoeInputs, BwmmShardOnHOutputs> {
+  void LoadHiddenStatesTransposed(const Tensor& hidden_T) const;
+  Tensor LoadGateUpBiasColumn(int j, const Tile& i) const;
+  void ComputeGateAndUpProjectionsShard(const Tensor& hidden_T,
+                                        const Tensor& gate_up_multiply_T) const;
+  void ComputeBlockOutputShard(const Tensor& gate_up_multiply_T) const;
+};
 
 void ZeroInitOutput(const Tensor& output, const CoreShard& h) {
   Scope scope("ZeroInitOutput");
@@ -45,26 +50,17 @@ void ZeroInitOutput(const Tensor& output, const CoreShard& h) {
 // hidden_T[:, k, b] = hidden_states[token_ids[b], chunk k of Hc]^T: the
 // gathered rows (zero for empty slots), transposed 128 columns at a time on
 // the tensor engine.
-void LoadHiddenStatesTransposed(const Tensor& hidden_T, const MoeInputs& in,
-                                const BlockRouting& routing, const CoreShard& h,
-                                const MoeParams& p) {
+void ForwardBlock::LoadHiddenStatesTransposed(const Tensor& hidden_T) const {
   Scope scope("LoadHiddenStatesTransposed");
-  const int64_t b = routing.slots.size;
-  Tensor hidden =
-      builder::ndarray({b, h.size}, p.dtype, Buffer::kSbuf, "hidden_rows");
+  const CoreShard& h = shards.hidden;
+  Tensor hidden = builder::ndarray({slots(), h.size}, p.dtype, Buffer::kSbuf,
+                                   "hidden_rows");
   GatherTokenRows(hidden, in.hidden_states, routing.token_ids, h.offset);
-  for (const Tile k : TiledRange(h.size, Partitions())) {
-    Scope chunk("h_chunk");
-    Tensor psum =
-        builder::ndarray({k.size, b}, p.dtype, Buffer::kPsum, "hidden_T_psum");
-    isa::nc_transpose(psum, hidden.Slice(1, k.offset, k.size));
-    isa::tensor_copy(PartitionTile(hidden_T, k), psum);
-  }
+  TransposeToPartitionTiles(hidden_T, hidden, "hidden_T_psum");
 }
 
 // gate_up_proj_bias[e, j, i tile] as a float32 [i, 1] column.
-Tensor LoadGateUpBiasColumn(const MoeInputs& in, const BlockRouting& routing,
-                            int j, const Tile& i) {
+Tensor ForwardBlock::LoadGateUpBiasColumn(int j, const Tile& i) const {
   Tensor column = builder::ndarray({i.size, 1}, proto::FLOAT32, Buffer::kSbuf,
                                    "gate_up_bias_col");
   isa::dma_copy(column, ExpertSlice(in.gate_up_proj_bias, routing.expert_idx)
@@ -78,27 +74,23 @@ Tensor LoadGateUpBiasColumn(const MoeInputs& in, const BlockRouting& routing,
 // over its half, all-reduced with the other core's by one sendrecv and an
 // add. Writes this core's half of the gate/up checkpoint and
 // gate_up_multiply_T = act(g) · u for the down projection.
-void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
-                                      const Tensor& hidden_T,
-                                      const MoeInputs& in,
-                                      const BwmmShardOnHOutputs& out,
-                                      const BlockRouting& routing,
-                                      const CoreShard& h, const MoeParams& p) {
+void ForwardBlock::ComputeGateAndUpProjectionsShard(
+    const Tensor& hidden_T, const Tensor& gate_up_multiply_T) const {
   Scope scope("ComputeGateAndUpProjectionsShard");
   const int core = builder::program_id();
   const int other = 1 - core;
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   const Tensor weight = ExpertSlice(in.gate_up_proj_weight, routing.expert_idx);
   for (const Tile i : TiledRange(p.intermediate, StationaryFree())) {
     Scope i_scope("i_tile");
     Tensor psum = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
                                    Buffer::kPsum, "gate_up_T_psum");
     for (int j = 0; j < 2; ++j) {
-      for (const Tile k : TiledRange(h.size, Partitions())) {
+      for (const Tile k : ShardTiles(shards.hidden, Partitions())) {
         Scope k_scope("h_tile");
         Tensor weight_tile = builder::ndarray(
             {k.size, i.size}, p.dtype, Buffer::kSbuf, "gate_up_weight_tile");
-        isa::dma_copy(weight_tile, weight.Slice(0, h.offset + k.offset, k.size)
+        isa::dma_copy(weight_tile, weight.Slice(0, k.offset, k.size)
                                        .Select(1, j)
                                        .Slice(1, i.offset, i.size));
         isa::nc_matmul(psum.Select(1, j), weight_tile,
@@ -107,9 +99,8 @@ void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
       }
     }
     // The all-reduce of the two partial sums: one exchange, one add.
-    Tensor partial = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
-                                      Buffer::kSbuf, "gate_up_partial");
-    isa::tensor_copy(partial, psum);
+    const Tensor partial =
+        EvacuatePsum(psum, proto::FLOAT32, "gate_up_partial");
     Tensor received = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
                                        Buffer::kSbuf, "gate_up_received");
     isa::sendrecv(received, partial, /*send_to=*/other, /*recv_from=*/other,
@@ -123,7 +114,7 @@ void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
     if (p.bias) {
       for (int j = 0; j < 2; ++j) {
         isa::ActivationArgs args;
-        args.bias = LoadGateUpBiasColumn(in, routing, j, i);
+        args.bias = LoadGateUpBiasColumn(j, i);
         isa::activation(gate_up_T.Select(1, j), isa::ActFunc::kCopy,
                         full.Select(1, j), args);
       }
@@ -148,55 +139,51 @@ void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
 // The down projection, H the output dim: this core's columns only, no
 // collective. y is checkpointed before the affinity, then accumulated into
 // the tokens' output rows.
-void ComputeBlockOutputShard(const Tensor& gate_up_multiply_T,
-                             const MoeInputs& in,
-                             const BwmmShardOnHOutputs& out,
-                             const BlockRouting& routing, const CoreShard& h,
-                             const MoeParams& p) {
+void ForwardBlock::ComputeBlockOutputShard(
+    const Tensor& gate_up_multiply_T) const {
   Scope scope("ComputeBlockOutputShard");
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   const Tensor down_weight =
       ExpertSlice(in.down_proj_weight, routing.expert_idx);
-  for (const Tile hc : TiledRange(h.size, MovingFree())) {
+  for (const Tile h : ShardTiles(shards.hidden, MovingFree())) {
     Scope h_scope("h_tile");
-    const int64_t col = h.offset + hc.offset;
-    Tensor psum = builder::ndarray({b, hc.size}, proto::FLOAT32, Buffer::kPsum,
+    Tensor psum = builder::ndarray({b, h.size}, proto::FLOAT32, Buffer::kPsum,
                                    "down_psum");
     for (const Tile i : TiledRange(p.intermediate, Partitions())) {
       Scope i_scope("i_tile");
-      Tensor weight_tile = builder::ndarray({i.size, hc.size}, p.dtype,
+      Tensor weight_tile = builder::ndarray({i.size, h.size}, p.dtype,
                                             Buffer::kSbuf, "down_weight_tile");
       isa::dma_copy(
           weight_tile,
-          down_weight.Slice(0, i.offset, i.size).Slice(1, col, hc.size));
+          down_weight.Slice(0, i.offset, i.size).Slice(1, h.offset, h.size));
       isa::nc_matmul(psum, PartitionTile(gate_up_multiply_T, i), weight_tile,
                      /*accumulate=*/i.index > 0);
     }
-    Tensor down_output =
-        builder::ndarray({b, hc.size}, p.dtype, Buffer::kSbuf, "down_output");
+    Tensor down_output;
     if (p.bias) {
-      Tensor unbiased = builder::ndarray({b, hc.size}, proto::FLOAT32,
-                                         Buffer::kSbuf, "down_output_f32");
-      isa::tensor_copy(unbiased, psum);
-      Tensor bias_rows = builder::ndarray({b, hc.size}, proto::FLOAT32,
+      down_output =
+          builder::ndarray({b, h.size}, p.dtype, Buffer::kSbuf, "down_output");
+      const Tensor unbiased =
+          EvacuatePsum(psum, proto::FLOAT32, "down_output_f32");
+      Tensor bias_rows = builder::ndarray({b, h.size}, proto::FLOAT32,
                                           Buffer::kSbuf, "down_bias_rows");
       isa::dma_copy(bias_rows,
                     ExpertSlice(in.down_proj_bias, routing.expert_idx)
-                        .Slice(0, col, hc.size)
+                        .Slice(0, h.offset, h.size)
                         .Broadcast(0, b));
       isa::tensor_tensor(down_output, unbiased, bias_rows, isa::Alu::kAdd);
     } else {
-      isa::tensor_copy(down_output, psum);
+      down_output = EvacuatePsum(psum, p.dtype, "down_output");
     }
     isa::dma_copy(out.down_proj_act_checkpoint.Select(0, routing.block)
                       .Slice(0, routing.slots.offset, b)
-                      .Slice(1, col, hc.size),
+                      .Slice(1, h.offset, h.size),
                   down_output);
-    Tensor weighted = builder::ndarray({b, hc.size}, proto::FLOAT32,
+    Tensor weighted = builder::ndarray({b, h.size}, proto::FLOAT32,
                                        Buffer::kSbuf, "weighted_output");
     isa::tensor_scalar(weighted, down_output, isa::Alu::kMultiply,
                        routing.affinity);
-    AccumulateIntoTokenRows(out.output, routing.token_ids, col, weighted);
+    AccumulateIntoTokenRows(out.output, routing.token_ids, h.offset, weighted);
   }
 }
 
@@ -214,22 +201,23 @@ void TraceBwmmShardOnH(KernelIo& io, const MoeParams& p) {
 
 void BwmmShardOnH(const MoeInputs& in, const BwmmShardOnHOutputs& out,
                   const MoeParams& p) {
-  const CoreShard h = HiddenShard(p, builder::program_id());
+  const MoeCoreShards shards = CoreShardsOf(p, builder::program_id());
+  const CoreShard& h = shards.hidden;
   ZeroInitOutput(out.output, h);
   for (int64_t n = 0; n < p.num_blocks; ++n) {
     for (const Tile slots : TiledRange(p.block_size, Partitions())) {
       Scope block("block");
       const BlockRouting routing = LoadBlockRouting(in, p, n, slots);
+      const ForwardBlock blk{{in, out, p, shards, routing}};
       Tensor hidden_T = builder::ndarray(
           PartitionTiledShape(h.size, Partitions(), {slots.size}), p.dtype,
           Buffer::kSbuf, "hidden_T");
-      LoadHiddenStatesTransposed(hidden_T, in, routing, h, p);
+      blk.LoadHiddenStatesTransposed(hidden_T);
       Tensor gate_up_multiply_T = builder::ndarray(
           PartitionTiledShape(p.intermediate, Partitions(), {slots.size}),
           p.dtype, Buffer::kSbuf, "gate_up_multiply_T");
-      ComputeGateAndUpProjectionsShard(gate_up_multiply_T, hidden_T, in, out,
-                                       routing, h, p);
-      ComputeBlockOutputShard(gate_up_multiply_T, in, out, routing, h, p);
+      blk.ComputeGateAndUpProjectionsShard(hidden_T, gate_up_multiply_T);
+      blk.ComputeBlockOutputShard(gate_up_multiply_T);
     }
   }
 }

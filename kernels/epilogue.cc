@@ -3,6 +3,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "builder/tracer.h"
+
 namespace nkigraph::kernels {
 
 ops::ActFunc DeviceActFunc(Activation activation) {
@@ -33,6 +35,20 @@ double ReferenceActivation(Activation activation, double x) {
     }
   }
   return x;
+}
+
+builder::Instr EvacuatePsum(const builder::Tensor& dst,
+                            const builder::Tensor& psum, builder::Loc loc) {
+  return builder::isa::tensor_copy(dst, psum, builder::isa::Engine::kVector,
+                                   loc);
+}
+
+builder::Tensor EvacuatePsum(const builder::Tensor& psum, proto::DType dtype,
+                             absl::string_view name, builder::Loc loc) {
+  builder::Tensor tile =
+      builder::ndarray(psum.shape(), dtype, builder::Buffer::kSbuf, name, loc);
+  EvacuatePsum(tile, psum, loc);
+  return tile;
 }
 
 builder::Instr EvacuatePsum(const builder::Tensor& dst,

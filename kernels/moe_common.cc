@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/dsl.h"
+#include "kernels/epilogue.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -164,6 +165,18 @@ CoreShard ShardOf(int64_t extent, int core) {
   return core == 0 ? CoreShard{0, first} : CoreShard{first, extent - first};
 }
 
+std::vector<Tile> ShardTiles(const CoreShard& shard, int64_t tile) {
+  std::vector<Tile> tiles;
+  for (const Tile t : TiledRange(shard.size, tile)) {
+    tiles.push_back(Tile{t.index, shard.offset + t.offset, t.size});
+  }
+  return tiles;
+}
+
+MoeCoreShards CoreShardsOf(const MoeParams& p, int core) {
+  return MoeCoreShards{ShardOf(p.hidden, core), ShardOf(p.intermediate, core)};
+}
+
 BlockRouting LoadBlockRouting(const MoeInputs& in, const MoeParams& p,
                               int64_t block, const Tile& slots) {
   const int64_t b = slots.size;
@@ -194,6 +207,18 @@ BlockRouting LoadBlockRouting(const MoeInputs& in, const MoeParams& p,
       builder::ndarray({b, 1}, proto::FLOAT32, Buffer::kSbuf, "affinity");
   GatherTokenRows(r.affinity, in.expert_affinities_masked, r.affinity_idx, 0);
   return r;
+}
+
+void TransposeToPartitionTiles(const Tensor& dst_T, const Tensor& src,
+                               const char* psum_name) {
+  const int64_t b = src.dim(0);
+  for (const Tile k : TiledRange(src.dim(1), Partitions())) {
+    Scope chunk("h_chunk");
+    Tensor psum =
+        builder::ndarray({k.size, b}, src.dtype(), Buffer::kPsum, psum_name);
+    isa::nc_transpose(psum, src.Slice(1, k.offset, k.size));
+    EvacuatePsum(PartitionTile(dst_T, k), psum);
+  }
 }
 
 Tensor TokenRows(const Tensor& table, const Tensor& token_ids, int64_t col,
@@ -236,6 +261,17 @@ void AccumulateIntoExpertRows(const Tensor& grad_rows, const Tensor& result) {
   isa::dma_copy(existing_weight_grad, grad_rows);
   isa::tensor_tensor(result, existing_weight_grad, result, isa::Alu::kAdd);
   isa::dma_copy(grad_rows, result);
+}
+
+void AccumulateMatmulIntoExpertRows(const Tensor& rows,
+                                    const Tensor& stationary,
+                                    const Tensor& moving,
+                                    absl::string_view name) {
+  Tensor psum =
+      builder::ndarray({stationary.dim(1), moving.dim(1)}, proto::FLOAT32,
+                       Buffer::kPsum, absl::StrCat(name, "_psum"));
+  isa::nc_matmul(psum, stationary, moving);
+  AccumulateIntoExpertRows(rows, EvacuatePsum(psum, proto::FLOAT32, name));
 }
 
 void ZeroFill(const Tensor& view) {

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "builder/tensor.h"
 #include "builder/tiling.h"
 #include "builder/tracer.h"
@@ -101,6 +102,16 @@ struct CoreShard {
   int64_t size;
 };
 CoreShard ShardOf(int64_t extent, int core);
+// The tiles of a shard: offsets into the whole dim, indexes from 0 within
+// the shard.
+std::vector<builder::Tile> ShardTiles(const CoreShard& shard, int64_t tile);
+
+// What one core owns: columns of H (halves: H is even) and rows of I.
+struct MoeCoreShards {
+  CoreShard hidden;
+  CoreShard intermediate;
+};
+MoeCoreShards CoreShardsOf(const MoeParams& params, int core);
 
 // What the kernels know about one tile of slots of block n, all on chip.
 struct BlockRouting {
@@ -114,6 +125,28 @@ struct BlockRouting {
 // Loads the routing of `slots` of block `block` into the current scope.
 BlockRouting LoadBlockRouting(const MoeInputs& inputs, const MoeParams& params,
                               int64_t block, const builder::Tile& slots);
+
+// One tile of slots of one block, as every stage of a MoE kernel sees it:
+// the kernel's inputs and outputs, the parameters, this core's shards and
+// the block's routing.
+template <typename Inputs, typename Outputs>
+struct MoeBlock {
+  const Inputs& in;
+  const Outputs& out;
+  const MoeParams& p;
+  const MoeCoreShards& shards;
+  const BlockRouting& routing;
+
+  // b: the slots of the tile.
+  int64_t slots() const { return routing.slots.size; }
+};
+
+// dst_T = src^T 128 columns at a time on the tensor engine: for src
+// [b, K], the partition-tiled dst_T [min(K, 128), KT, b] (PSUM tiles named
+// `psum_name`).
+void TransposeToPartitionTiles(const builder::Tensor& dst_T,
+                               const builder::Tensor& src,
+                               const char* psum_name);
 
 // The view of `table`[token_ids[p], col : col + size] for each partition
 // p: a vector dynamic offset along dim 0 whose out-of-range rows (empty
@@ -139,6 +172,14 @@ builder::Tensor ExpertSlice(const builder::Tensor& weight,
 // shape), store `result` back to the same rows.
 void AccumulateIntoExpertRows(const builder::Tensor& grad_rows,
                               const builder::Tensor& result);
+
+// rows += stationary^T · moving, one matmul tile: the product in PSUM
+// (`name`_psum), staged into a float32 SBUF tile `name`, then added into
+// the expert's rows (AccumulateIntoExpertRows).
+void AccumulateMatmulIntoExpertRows(const builder::Tensor& rows,
+                                    const builder::Tensor& stationary,
+                                    const builder::Tensor& moving,
+                                    absl::string_view name);
 
 // Writes zeros over a view of an HBM tensor (any rank), from a zero tile.
 void ZeroFill(const builder::Tensor& view);
