@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "interp/interpreter.h"
 #include "kernels/compare.h"
+#include "kernels/device.h"
 #include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
 #include "util/dtype.h"
@@ -123,7 +124,7 @@ inline std::vector<HostArray> MakeInputs(const kernels::KernelDef& def,
     a.name = t.name();
     a.shape.assign(t.shape().begin(), t.shape().end());
     a.f32.resize(a.num_elements());
-    for (float& v : a.f32) v = RoundTo(t.dtype(), dist(rng), 240.0f);
+    for (float& v : a.f32) v = kernels::RoundLikeDevice(t.dtype(), dist(rng));
     inputs.push_back(std::move(a));
   }
   return inputs;

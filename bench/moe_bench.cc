@@ -34,18 +34,20 @@ constexpr int64_t kTopK = 2;
 
 absl::StatusOr<std::vector<HostArray>> TopKInputs(
     const kernels::ParamValues& values, uint64_t seed) {
-  absl::StatusOr<kernels::MoeParams> params = kernels::MoeParamsFrom(values);
-  if (!params.ok()) return params.status();
+  absl::StatusOr<const kernels::MoeParams*> typed =
+      values.Typed<kernels::MoeParams>();
+  if (!typed.ok()) return typed.status();
+  const kernels::MoeParams& params = **typed;
   absl::StatusOr<std::vector<HostArray>> inputs =
-      kernels::MakeBlockwiseMmBwdInputs(*params, seed, kTopK);
+      kernels::MakeBlockwiseMmBwdInputs(params, seed, kTopK);
   if (!inputs.ok()) return inputs.status();
   int64_t slots = 0, blocks = 0;
   for (const HostArray& a : *inputs) {
     if (a.name != "token_position_to_id") continue;
-    for (int64_t n = 0; n < params->num_blocks; ++n) {
+    for (int64_t n = 0; n < params.num_blocks; ++n) {
       bool used = false;
-      for (int64_t b = 0; b < params->block_size; ++b) {
-        if (a.i32[n * params->block_size + b] >= 0) {
+      for (int64_t b = 0; b < params.block_size; ++b) {
+        if (a.i32[n * params.block_size + b] >= 0) {
           ++slots;
           used = true;
         }
@@ -58,7 +60,7 @@ absl::StatusOr<std::vector<HostArray>> TopKInputs(
                "%lld blocks\n",
                static_cast<long long>(kTopK), static_cast<long long>(slots),
                static_cast<long long>(blocks),
-               static_cast<long long>(params->num_blocks));
+               static_cast<long long>(params.num_blocks));
   return inputs;
 }
 

@@ -1,7 +1,11 @@
 #ifndef NKIGRAPH_BUILDER_TILING_H_
 #define NKIGRAPH_BUILDER_TILING_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+
+#include "builder/tensor.h"
 
 namespace nkigraph::builder {
 
@@ -52,6 +56,25 @@ class TiledRange {
 };
 
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The partition-tiled layout of an on-chip operand whose leading dim K is
+// longer than the partitions P: the K tiles side by side on the free axis,
+// [min(K, P), KT, F...] with KT = ceil(K / P), tile t holding rows
+// t·P ... t·P + P - 1 on its first partitions. What a matmul contracting
+// over K > 128, or a transpose in 128-row pieces, works on.
+inline Shape PartitionTiledShape(int64_t k, int64_t partitions,
+                                 std::initializer_list<int64_t> free) {
+  Shape shape = {std::min(k, partitions), CeilDiv(k, partitions)};
+  shape.insert(shape.end(), free.begin(), free.end());
+  return shape;
+}
+
+// Tile `t` of a partition-tiled tensor or view, the tile index on dim
+// `tile_dim` (1 in PartitionTiledShape's layout): [t.size, F...].
+inline Tensor PartitionTile(const Tensor& tiled, const Tile& t,
+                            int tile_dim = 1, Loc loc = Loc::current()) {
+  return tiled.Slice(0, 0, t.size, 1, loc).Select(tile_dim, t.index, loc);
+}
 
 }  // namespace nkigraph::builder
 

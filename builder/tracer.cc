@@ -228,8 +228,15 @@ bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
 }
 
 Tensor Tracer::Input(absl::string_view name, absl::Span<const int64_t> shape,
-                     DType dtype, bool per_rank, Loc loc) {
+                     DType dtype, bool per_rank,
+                     std::optional<ValueRange> values, Loc loc) {
   if (failed()) return Tensor();
+  if (values.has_value() && values->lo > values->hi) {
+    RecordError(absl::StrCat("input '", name, "': its value range [",
+                             values->lo, ", ", values->hi, "] is empty"),
+                loc);
+    return Tensor();
+  }
   if (core_ > 0) {
     for (uint32_t id : inputs_) {
       const proto::Tensor& t = decl(id);
@@ -260,6 +267,10 @@ Tensor Tracer::Input(absl::string_view name, absl::Span<const int64_t> shape,
   if (tensor == nullptr) return Tensor();
   tensor->set_role(proto::ROLE_INPUT);
   tensor->set_per_rank(per_rank);
+  if (values.has_value()) {
+    tensor->mutable_value_range()->set_lo(values->lo);
+    tensor->mutable_value_range()->set_hi(values->hi);
+  }
   int64_t bytes = DTypeSize(dtype);
   for (int64_t d : shape) bytes *= d;
   tensor->set_address(hbm_.Allocate(bytes));

@@ -2,6 +2,7 @@
 #define NKIGRAPH_BUILDER_TRACER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,13 @@ struct WorldConfig {
   // Partition of the ranks into replica groups, each in ring order. Empty:
   // one group of all ranks.
   std::vector<std::vector<int>> replica_groups;
+};
+
+// The values a kernel input is meant to hold: whole numbers in [lo, hi],
+// both included (proto::ValueRange).
+struct ValueRange {
+  int64_t lo;
+  int64_t hi;
 };
 
 struct TraceConfig {
@@ -68,8 +76,12 @@ class Tracer {
 
   // --- Inside a trace ---------------------------------------------------
   // A kernel input in shared HBM. Every core gets the same tensor.
+  // `values`, when given, is recorded as the input's valid values (random
+  // inputs are drawn from it); lo > hi is an error.
   Tensor Input(absl::string_view name, absl::Span<const int64_t> shape,
-               DType dtype, bool per_rank = true, Loc loc = Loc::current());
+               DType dtype, bool per_rank = true,
+               std::optional<ValueRange> values = std::nullopt,
+               Loc loc = Loc::current());
   // Publishes a whole HBM tensor as output `name`. An input published as
   // an output is written in place.
   void Output(const std::string& name, const Tensor& tensor,

@@ -141,6 +141,14 @@ void CheckTensor(const proto::Graph& graph, int index,
       graph.world().num_cores() > 1) {
     error("an input or output of a multi-core graph must be in shared_hbm");
   }
+  if (t.has_value_range()) {
+    const proto::ValueRange& range = t.value_range();
+    if (t.role() != proto::ROLE_INPUT && t.role() != proto::ROLE_INPUT_OUTPUT) {
+      error("declares a value range but is not an input");
+    } else if (range.lo() > range.hi()) {
+      error("value range [", range.lo(), ", ", range.hi(), "] is empty");
+    }
+  }
 }
 
 // On-chip tensors of one core and space whose lifetimes and bytes overlap:

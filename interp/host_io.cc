@@ -143,7 +143,9 @@ absl::Status Interpreter::SetInput(const HostArray& array) {
   return absl::OkStatus();
 }
 
-void Interpreter::FillRandomInputs(uint64_t seed) {
+absl::Status Interpreter::FillRandomInputs(uint64_t seed) {
+  // One draw of the generator per element, whatever the tensor, so the
+  // values of one input do not depend on how another's are drawn.
   std::mt19937_64 rng(seed);
   for (const proto::Tensor& t : graph_.tensors()) {
     if (!IsInput(t) || impl_->input_set[t.id() - 1]) continue;
@@ -151,20 +153,39 @@ void Interpreter::FillRandomInputs(uint64_t seed) {
     array.name = t.name();
     array.shape = HostShape(t);
     const int64_t n = array.num_elements();
-    if (IsFloatDType(t.dtype())) {
-      array.dtype = proto::FLOAT32;
+    const bool floating = IsFloatDType(t.dtype());
+    array.dtype = floating ? proto::FLOAT32 : proto::INT32;
+    if (floating) {
       array.f32.resize(n);
+    } else {
+      array.i32.resize(n);
+    }
+    if (t.has_value_range()) {
+      // lo + (draw mod the range's size), in unsigned arithmetic so that
+      // any [lo, hi] of int64 works (a size of 2^64 wraps to 0: any draw).
+      const uint64_t lo = static_cast<uint64_t>(t.value_range().lo());
+      const uint64_t size =
+          static_cast<uint64_t>(t.value_range().hi()) - lo + 1;
+      for (int64_t e = 0; e < n; ++e) {
+        const int64_t v =
+            static_cast<int64_t>(lo + (size == 0 ? rng() : rng() % size));
+        if (floating) {
+          array.f32[e] = static_cast<float>(v);
+        } else {
+          array.i32[e] = static_cast<int32_t>(v);
+        }
+      }
+    } else if (floating) {
       // 24 random bits per value: portable, unlike std distributions.
       for (float& v : array.f32) {
         v = static_cast<float>(rng() >> 40) * 0x1p-23f - 1.0f;
       }
     } else {
-      array.dtype = proto::INT32;
-      array.i32.resize(n);
       for (int32_t& v : array.i32) v = static_cast<int32_t>(rng() >> 61);
     }
-    (void)SetInput(array);  // shape and dtype are right by construction
+    NKI_RETURN_IF_ERROR(SetInput(array));
   }
+  return absl::OkStatus();
 }
 
 std::vector<std::string> Interpreter::MissingInputs() const {

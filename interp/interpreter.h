@@ -59,10 +59,12 @@ class Interpreter {
   // Loads an input (float32 rounded to the declared dtype; int32 for
   // integer tensors); errors name the input and the expected shape.
   absl::Status SetInput(const HostArray& array);
-  // Fills every input not yet set with deterministic random values:
-  // floats uniform in [-1, 1), integers in [0, 2^31) unless they index
-  // (callers set those explicitly).
-  void FillRandomInputs(uint64_t seed);
+  // Fills every input not yet set with deterministic random values: an
+  // input that declares a value range gets whole numbers uniform in it
+  // (0 or 1 for a 0/1 mask, valid indices for an index), whatever its
+  // dtype; otherwise floats are uniform in [-1, 1) and integers in [0, 8).
+  // The draws depend only on the seed and the graph, not on the library.
+  absl::Status FillRandomInputs(uint64_t seed);
   std::vector<std::string> MissingInputs() const;
 
   // Runs every program to completion.

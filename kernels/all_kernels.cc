@@ -14,17 +14,17 @@
 namespace nkigraph::kernels {
 
 void RegisterAllKernels(KernelRegistry& registry) {
-  RegisterTiledMatmul(registry);
-  RegisterBwmmShardOnH(registry);
-  RegisterBlockwiseMmBwd(registry);
-  RegisterConv1d(registry);
-  RegisterDepthwiseConv1d(registry);
-  RegisterCrossEntropyForward(registry);
-  RegisterCrossEntropyBackward(registry);
-  RegisterFgcc(registry);
-  RegisterFgAllgather(registry);
-  RegisterSb2sbAllgather(registry);
-  RegisterSb2sbAllgatherTiled(registry);
+  registry.Register(TiledMatmulSpec());
+  registry.Register(BwmmShardOnHSpec());
+  registry.Register(BlockwiseMmBwdSpec());
+  registry.Register(Conv1dSpec());
+  registry.Register(DepthwiseConv1dSpec());
+  registry.Register(CrossEntropyForwardSpec());
+  registry.Register(CrossEntropyBackwardSpec());
+  registry.Register(FgccSpec());
+  registry.Register(FgAllgatherSpec());
+  registry.Register(Sb2sbAllgatherSpec());
+  registry.Register(Sb2sbAllgatherTiledSpec());
 }
 
 }  // namespace nkigraph::kernels

@@ -41,58 +41,44 @@
 #include <string>
 #include <utility>
 
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
 #include "kernels/bwmm_shard_on_h.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
+#include "kernels/epilogue.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
 
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
-
-// What one core owns of the gradients.
-struct BackwardShards {
-  CoreShard hidden;         // columns of H: dX, dW_gate_up rows, d(down bias)
-  CoreShard intermediate;   // rows of I: dW_down rows, d(gate/up bias)
-  bool owns_affinity_grad;  // the whole of d(affinity)
+// What one core owns of the gradients: columns of H (dX, dW_gate_up rows,
+// d(down bias)), rows of I (dW_down rows, d(gate/up bias)); core 0 also the
+// whole of d(affinity).
+// One tile of slots of one block of the backward, and the stages that
+// compute it, STEP 1 to STEP 5.
+struct BackwardBlock : MoeBlock<BlockwiseMmBwdInputs, BlockwiseMmBwdOutputs> {
+  void ComputeDownProjectionOutputGrad(const Tensor& down_output_grad,
+                                       const Tensor& down_output_grad_T) const;
+  void ComputeGateUpProjectionOutputGrad(const Tensor& down_output_grad_T,
+                                         const Tensor& gate_up_multiply,
+                                         const Tensor& gate_up_grad) const;
+  void ComputeDownProjectionWeightGrad(const Tensor& gate_up_multiply,
+                                       const Tensor& down_output_grad) const;
+  void ComputeDownProjectionBiasGrad(const Tensor& down_output_grad) const;
+  void ComputeHiddenStatesGrad(const Tensor& gate_up_grad) const;
+  void ComputeGateUpProjectionWeightGrad(const Tensor& gate_up_grad) const;
 };
 
-BackwardShards ShardsOf(const MoeParams& p, int core) {
-  const int64_t half = p.hidden / 2;
-  return BackwardShards{CoreShard{core * half, half},
-                        ShardOf(p.intermediate, core), core == 0};
-}
+bool OwnsAffinityGrad(int core) { return core == 0; }
 
-// The tiles of this core's rows of I, with offsets into the whole of I.
-std::vector<Tile> IntermediateTiles(const CoreShard& shard, int64_t tile) {
-  std::vector<Tile> tiles;
-  if (shard.size == 0) return tiles;
-  for (const Tile t : TiledRange(shard.size, tile)) {
-    tiles.push_back(Tile{t.index, shard.offset + t.offset, t.size});
-  }
-  return tiles;
-}
-
-void ZeroInitGradients(const BlockwiseMmBwdOutputs& out,
-                       const BackwardShards& s, const MoeParams& p) {
+void ZeroInitGradients(const BlockwiseMmBwdOutputs& out, const MoeCoreShards& s,
+                       const MoeParams& p) {
   Scope scope("ZeroInitGradients");
   const CoreShard& h = s.hidden;
   const CoreShard& i = s.intermediate;
   ZeroFill(out.hidden_states_grad.Slice(1, h.offset, h.size));
   ZeroFill(out.gate_up_proj_weight_grad.Slice(1, h.offset, h.size)
                .Reshape({p.num_experts, h.size * 2 * p.intermediate}));
-  if (s.owns_affinity_grad) {
+  if (OwnsAffinityGrad(builder::program_id())) {
     ZeroFill(out.expert_affinities_masked_grad.Reshape(
         {1, p.num_tokens * p.num_experts}));
   }
@@ -111,34 +97,26 @@ void ZeroInitGradients(const BlockwiseMmBwdOutputs& out,
 // STEP 1. dY = affinity · dO, the gradient of the down output y, in both
 // layouts ([b, H] and, 128 columns at a time, [h, b]); and on the owning
 // core d(affinity)[t·E + e] = Σ_H dO ⊙ y with y the down checkpoint.
-void ComputeDownProjectionOutputGrad(
-    const Tensor& down_output_grad, const Tensor& down_output_grad_T,
-    const BlockwiseMmBwdInputs& in, const BlockwiseMmBwdOutputs& out,
-    const BlockRouting& routing, const BackwardShards& s, const MoeParams& p) {
+void BackwardBlock::ComputeDownProjectionOutputGrad(
+    const Tensor& down_output_grad, const Tensor& down_output_grad_T) const {
   Scope scope("ComputeDownProjectionOutputGrad");
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   Tensor output_grad =
       builder::ndarray({b, p.hidden}, p.dtype, Buffer::kSbuf, "output_grad");
   GatherTokenRows(output_grad, in.output_hidden_states_grad, routing.token_ids,
                   0);
   isa::tensor_scalar(down_output_grad, output_grad, isa::Alu::kMultiply,
                      routing.affinity);
-  for (const Tile k : TiledRange(p.hidden, kPartitions)) {
-    Scope chunk("h_chunk");
-    Tensor psum = builder::ndarray({k.size, b}, p.dtype, Buffer::kPsum,
-                                   "down_output_grad_T_psum");
-    isa::nc_transpose(psum, down_output_grad.Slice(1, k.offset, k.size));
-    isa::tensor_copy(down_output_grad_T.Slice(0, 0, k.size).Select(1, k.index),
-                     psum);
-  }
-  if (!s.owns_affinity_grad) return;
+  TransposeToPartitionTiles(down_output_grad_T, down_output_grad,
+                            "down_output_grad_T_psum");
+  if (!OwnsAffinityGrad(builder::program_id())) return;
   const Tensor down_output =
       in.down_proj_act_checkpoint.Select(0, routing.block)
           .Slice(0, routing.slots.offset, b);
   Tensor partial_sums =
-      builder::ndarray({b, CeilDiv(p.hidden, kMovingFree)}, proto::FLOAT32,
+      builder::ndarray({b, CeilDiv(p.hidden, MovingFree())}, proto::FLOAT32,
                        Buffer::kSbuf, "affinity_grad_partial");
-  for (const Tile k : TiledRange(p.hidden, kMovingFree)) {
+  for (const Tile k : TiledRange(p.hidden, MovingFree())) {
     Scope chunk("h_chunk");
     Tensor y =
         builder::ndarray({b, k.size}, p.dtype, Buffer::kSbuf, "down_output");
@@ -163,18 +141,16 @@ void ComputeDownProjectionOutputGrad(
 // dM_T = Wd[e] · dY_T over H, and splits it by the chain rule into
 // up_grad = dM · s and gate_grad = dM · u · act'(g), act' from the ISA's
 // derivative function. The gradients go to the shared gate_up_grad buffer.
-void ComputeGateUpProjectionOutputGrad(
-    const Tensor& gate_up_multiply, const Tensor& gate_up_grad,
-    const Tensor& down_output_grad_T, const BlockwiseMmBwdInputs& in,
-    const BlockwiseMmBwdOutputs& out, const BlockRouting& routing,
-    const BackwardShards& s, const MoeParams& p) {
+void BackwardBlock::ComputeGateUpProjectionOutputGrad(
+    const Tensor& down_output_grad_T, const Tensor& gate_up_multiply,
+    const Tensor& gate_up_grad) const {
   Scope scope("ComputeGateUpProjectionOutputGrad");
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   const Tensor down_weight =
       ExpertSlice(in.forward.down_proj_weight, routing.expert_idx);
   const Tensor checkpoint =
       in.gate_up_proj_act_checkpoint_T.Select(0, routing.block);
-  for (const Tile i : IntermediateTiles(s.intermediate, kStationaryFree)) {
+  for (const Tile i : ShardTiles(shards.intermediate, StationaryFree())) {
     Scope i_scope("i_tile");
     // (a) The replay: one activation, one multiply.
     Tensor gate_up_T =
@@ -195,20 +171,18 @@ void ComputeGateUpProjectionOutputGrad(
     // (b) dM_T[i, b] = Σ_h Wd[e, i, h] · dY_T[h, b].
     Tensor psum = builder::ndarray({i.size, b}, proto::FLOAT32, Buffer::kPsum,
                                    "gate_up_multiply_grad_psum");
-    for (const Tile k : TiledRange(p.hidden, kPartitions)) {
+    for (const Tile k : TiledRange(p.hidden, Partitions())) {
       Scope k_scope("h_tile");
       Tensor weight_T = builder::ndarray({k.size, i.size}, p.dtype,
                                          Buffer::kSbuf, "down_weight_T_tile");
       isa::dma_copy(weight_T, down_weight.Slice(0, i.offset, i.size)
                                   .Slice(1, k.offset, k.size)
                                   .Permute({1, 0}));
-      isa::nc_matmul(psum, weight_T,
-                     down_output_grad_T.Slice(0, 0, k.size).Select(1, k.index),
+      isa::nc_matmul(psum, weight_T, PartitionTile(down_output_grad_T, k),
                      /*accumulate=*/k.index > 0);
     }
-    Tensor multiply_grad = builder::ndarray(
-        {i.size, b}, proto::FLOAT32, Buffer::kSbuf, "gate_up_multiply_grad");
-    isa::tensor_copy(multiply_grad, psum);
+    const Tensor multiply_grad =
+        EvacuatePsum(psum, proto::FLOAT32, "gate_up_multiply_grad");
 
     // (c) The chain rule through m = act(g) · u.
     Tensor grad = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
@@ -244,165 +218,149 @@ void ComputeGateUpProjectionOutputGrad(
 
 // STEP 3, on this core's rows of I: dW_down[e, i, h] += Σ_b m[b, i] ·
 // dY[b, h], m read back transposed from gate_up_multiply.
-void ComputeDownProjectionWeightGrad(const Tensor& gate_up_multiply,
-                                     const Tensor& down_output_grad,
-                                     const BlockwiseMmBwdOutputs& out,
-                                     const BlockRouting& routing,
-                                     const BackwardShards& s,
-                                     const MoeParams& p) {
+void BackwardBlock::ComputeDownProjectionWeightGrad(
+    const Tensor& gate_up_multiply, const Tensor& down_output_grad) const {
   Scope scope("ComputeDownProjectionWeightGrad");
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   const Tensor weight_grad =
       ExpertSlice(out.down_proj_weight_grad, routing.expert_idx);
-  for (const Tile i : IntermediateTiles(s.intermediate, kStationaryFree)) {
+  for (const Tile i : ShardTiles(shards.intermediate, StationaryFree())) {
     Scope i_scope("i_tile");
     Tensor multiply = builder::ndarray({b, i.size}, p.dtype, Buffer::kSbuf,
                                        "gate_up_multiply");
     isa::dma_copy(multiply, gate_up_multiply.Slice(0, i.offset, i.size)
                                 .Slice(1, 0, b)
                                 .Permute({1, 0}));
-    for (const Tile h : TiledRange(p.hidden, kMovingFree)) {
+    for (const Tile h : TiledRange(p.hidden, MovingFree())) {
       Scope h_scope("h_tile");
-      Tensor psum = builder::ndarray({i.size, h.size}, proto::FLOAT32,
-                                     Buffer::kPsum, "down_weight_grad_psum");
-      isa::nc_matmul(psum, multiply,
-                     down_output_grad.Slice(1, h.offset, h.size));
-      Tensor result = builder::ndarray({i.size, h.size}, proto::FLOAT32,
-                                       Buffer::kSbuf, "down_weight_grad");
-      isa::tensor_copy(result, psum);
-      AccumulateIntoExpertRows(
+      AccumulateMatmulIntoExpertRows(
           weight_grad.Slice(0, i.offset, i.size).Slice(1, h.offset, h.size),
-          result);
+          multiply, down_output_grad.Slice(1, h.offset, h.size),
+          "down_weight_grad");
     }
   }
 }
 
 // d(down bias)[e, Hc] += Σ_b dY[b, Hc]: the partition sum as a matmul with
 // a ones column.
-void ComputeDownProjectionBiasGrad(const Tensor& down_output_grad,
-                                   const BlockwiseMmBwdOutputs& out,
-                                   const BlockRouting& routing,
-                                   const BackwardShards& s,
-                                   const MoeParams& p) {
+void BackwardBlock::ComputeDownProjectionBiasGrad(
+    const Tensor& down_output_grad) const {
   Scope scope("ComputeDownProjectionBiasGrad");
-  const int64_t b = routing.slots.size;
-  Tensor ones = builder::ndarray({b, 1}, p.dtype, Buffer::kSbuf, "ones");
+  Tensor ones = builder::ndarray({slots(), 1}, p.dtype, Buffer::kSbuf, "ones");
   isa::memset(ones, 1.0f);
   const Tensor bias_grad =
       ExpertSlice(out.down_proj_bias_grad, routing.expert_idx);
-  for (const Tile h : TiledRange(s.hidden.size, kMovingFree)) {
+  for (const Tile h : ShardTiles(shards.hidden, MovingFree())) {
     Scope h_scope("h_tile");
-    const int64_t col = s.hidden.offset + h.offset;
-    Tensor psum = builder::ndarray({1, h.size}, proto::FLOAT32, Buffer::kPsum,
-                                   "down_bias_grad_psum");
-    isa::nc_matmul(psum, ones, down_output_grad.Slice(1, col, h.size));
-    Tensor result = builder::ndarray({1, h.size}, proto::FLOAT32, Buffer::kSbuf,
-                                     "down_bias_grad");
-    isa::tensor_copy(result, psum);
-    AccumulateIntoExpertRows(
-        bias_grad.Slice(0, col, h.size).Reshape({1, h.size}), result);
+    AccumulateMatmulIntoExpertRows(
+        bias_grad.Slice(0, h.offset, h.size).Reshape({1, h.size}), ones,
+        down_output_grad.Slice(1, h.offset, h.size), "down_bias_grad");
   }
 }
 
 // STEP 4, on this core's columns of H: dX[b, h] = Σ_i gate_grad[b, i] ·
 // W[e, h, 0, i] + up_grad[b, i] · W[e, h, 1, i], accumulated into the
 // tokens' rows of hidden_states_grad.
-void ComputeHiddenStatesGrad(const Tensor& gate_up_grad,
-                             const BlockwiseMmBwdInputs& in,
-                             const BlockwiseMmBwdOutputs& out,
-                             const BlockRouting& routing,
-                             const BackwardShards& s, const MoeParams& p) {
+void BackwardBlock::ComputeHiddenStatesGrad(const Tensor& gate_up_grad) const {
   Scope scope("ComputeHiddenStatesGrad");
-  const int64_t b = routing.slots.size;
-  const int64_t i_tiles = CeilDiv(p.intermediate, kPartitions);
+  const int64_t b = slots();
+  const int64_t i_tiles = CeilDiv(p.intermediate, Partitions());
   Tensor grad_T =
-      builder::ndarray({std::min(p.intermediate, kPartitions), 2, i_tiles, b},
+      builder::ndarray({std::min(p.intermediate, Partitions()), 2, i_tiles, b},
                        p.dtype, Buffer::kSbuf, "gate_up_grad_T");
-  for (const Tile i : TiledRange(p.intermediate, kPartitions)) {
-    isa::dma_copy(grad_T.Slice(0, 0, i.size).Select(2, i.index),
+  for (const Tile i : TiledRange(p.intermediate, Partitions())) {
+    isa::dma_copy(PartitionTile(grad_T, i, /*tile_dim=*/2),
                   gate_up_grad.Slice(1, i.offset, i.size)
                       .Slice(2, 0, b)
                       .Permute({1, 0, 2}));
   }
   const Tensor weight =
       ExpertSlice(in.forward.gate_up_proj_weight, routing.expert_idx);
-  for (const Tile h : TiledRange(s.hidden.size, kMovingFree)) {
+  for (const Tile h : ShardTiles(shards.hidden, MovingFree())) {
     Scope h_scope("h_tile");
-    const int64_t col = s.hidden.offset + h.offset;
     Tensor psum = builder::ndarray({b, h.size}, proto::FLOAT32, Buffer::kPsum,
                                    "hidden_grad_psum");
     bool first = true;
     for (int j = 0; j < 2; ++j) {
-      for (const Tile i : TiledRange(p.intermediate, kPartitions)) {
+      for (const Tile i : TiledRange(p.intermediate, Partitions())) {
         Scope i_scope("i_tile");
         Tensor weight_T = builder::ndarray(
             {i.size, h.size}, p.dtype, Buffer::kSbuf, "gate_up_weight_T_tile");
-        isa::dma_copy(weight_T, weight.Slice(0, col, h.size)
+        isa::dma_copy(weight_T, weight.Slice(0, h.offset, h.size)
                                     .Select(1, j)
                                     .Slice(1, i.offset, i.size)
                                     .Permute({1, 0}));
-        isa::nc_matmul(
-            psum, grad_T.Slice(0, 0, i.size).Select(1, j).Select(1, i.index),
-            weight_T, /*accumulate=*/!first);
+        isa::nc_matmul(psum, PartitionTile(grad_T.Select(1, j), i), weight_T,
+                       /*accumulate=*/!first);
         first = false;
       }
     }
-    Tensor result = builder::ndarray({b, h.size}, proto::FLOAT32, Buffer::kSbuf,
-                                     "hidden_grad");
-    isa::tensor_copy(result, psum);
-    AccumulateIntoTokenRows(out.hidden_states_grad, routing.token_ids, col,
-                            result);
+    AccumulateIntoTokenRows(out.hidden_states_grad, routing.token_ids, h.offset,
+                            EvacuatePsum(psum, proto::FLOAT32, "hidden_grad"));
   }
 }
 
 // STEP 5, on this core's rows of H: dW_gate_up[e, h, j, i] += Σ_b x[b, h] ·
 // grad_j[b, i], x the gathered hidden rows (zero for empty slots).
-void ComputeGateUpProjectionWeightGrad(const Tensor& gate_up_grad,
-                                       const BlockwiseMmBwdInputs& in,
-                                       const BlockwiseMmBwdOutputs& out,
-                                       const BlockRouting& routing,
-                                       const BackwardShards& s,
-                                       const MoeParams& p) {
+void BackwardBlock::ComputeGateUpProjectionWeightGrad(
+    const Tensor& gate_up_grad) const {
   Scope scope("ComputeGateUpProjectionWeightGrad");
-  const int64_t b = routing.slots.size;
-  Tensor hidden = builder::ndarray({b, s.hidden.size}, p.dtype, Buffer::kSbuf,
-                                   "hidden_rows");
+  const CoreShard& hc = shards.hidden;
+  const int64_t b = slots();
+  Tensor hidden =
+      builder::ndarray({b, hc.size}, p.dtype, Buffer::kSbuf, "hidden_rows");
   GatherTokenRows(hidden, in.forward.hidden_states, routing.token_ids,
-                  s.hidden.offset);
+                  hc.offset);
   Tensor grad = builder::ndarray({b, 2, p.intermediate}, p.dtype, Buffer::kSbuf,
                                  "gate_up_grad");
   isa::dma_copy(grad, gate_up_grad.Slice(2, 0, b).Permute({2, 0, 1}));
   const Tensor weight_grad =
       ExpertSlice(out.gate_up_proj_weight_grad, routing.expert_idx);
-  for (const Tile h : TiledRange(s.hidden.size, kStationaryFree)) {
+  for (const Tile h : ShardTiles(hc, StationaryFree())) {
     for (int j = 0; j < 2; ++j) {
-      for (const Tile i : TiledRange(p.intermediate, kMovingFree)) {
+      for (const Tile i : TiledRange(p.intermediate, MovingFree())) {
         Scope tile_scope("tile");
-        Tensor psum =
-            builder::ndarray({h.size, i.size}, proto::FLOAT32, Buffer::kPsum,
-                             "gate_up_weight_grad_psum");
-        isa::nc_matmul(psum, hidden.Slice(1, h.offset, h.size),
-                       grad.Select(1, j).Slice(1, i.offset, i.size));
-        Tensor result = builder::ndarray({h.size, i.size}, proto::FLOAT32,
-                                         Buffer::kSbuf, "gate_up_weight_grad");
-        isa::tensor_copy(result, psum);
-        AccumulateIntoExpertRows(
-            weight_grad.Slice(0, s.hidden.offset + h.offset, h.size)
+        AccumulateMatmulIntoExpertRows(
+            weight_grad.Slice(0, h.offset, h.size)
                 .Select(1, j)
                 .Slice(1, i.offset, i.size),
-            result);
+            hidden.Slice(1, h.offset - hc.offset, h.size),
+            grad.Select(1, j).Slice(1, i.offset, i.size),
+            "gate_up_weight_grad");
       }
     }
   }
 }
 
-void TraceRegistered(builder::Tracer& tracer, const ParamValues& values) {
-  absl::StatusOr<MoeParams> params = MoeParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
+// The backward's I/O: the forward's inputs, its checkpoints as it wrote
+// them and the output gradient in; the gradient of every floating forward
+// input out, named after it and of its shape.
+std::vector<IoEntry<MoeParams>> BlockwiseMmBwdRows() {
+  using P = MoeParams;
+  std::vector<IoEntry<P>> rows = MoeInputRows();
+  for (IoEntry<P> row : BwmmShardOnHOutputRows()) {
+    if (row.name == "output") continue;
+    row.role = IoRole::kInput;
+    rows.push_back(std::move(row));
   }
-  TraceBlockwiseMmBwd(tracer, *params);
+  rows.push_back(
+      IoTable<P>::Input("output_hidden_states_grad", "[T, H]", [](const P& p) {
+        return Shape{p.num_tokens, p.hidden};
+      }));
+  for (IoEntry<P> row : MoeInputRows()) {
+    // The routing tables have no gradient.
+    if (row.name == "token_position_to_id" || row.name == "block_to_expert") {
+      continue;
+    }
+    row.name += "_grad";
+    row.role = IoRole::kOutput;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void TraceRegistered(KernelIo& io, const MoeParams& p) {
+  TraceBlockwiseMmBwd(io, p);
 }
 
 }  // namespace
@@ -410,9 +368,9 @@ void TraceRegistered(builder::Tracer& tracer, const ParamValues& values) {
 void BlockwiseMmBwd(const BlockwiseMmBwdInputs& in,
                     const BlockwiseMmBwdOutputs& out, const MoeParams& p,
                     const BlockwiseMmBwdFences& fences) {
-  const BackwardShards s = ShardsOf(p, builder::program_id());
-  ZeroInitGradients(out, s, p);
-  const int64_t width = std::min(p.block_size, kSlotTile);
+  const MoeCoreShards shards = CoreShardsOf(p, builder::program_id());
+  ZeroInitGradients(out, shards, p);
+  const int64_t width = std::min(p.block_size, Partitions());
   // The gate/up gradient of the current tile of slots: each core writes
   // its rows of I, both read all of it (STEP 4, STEP 5).
   Tensor gate_up_grad =
@@ -421,70 +379,45 @@ void BlockwiseMmBwd(const BlockwiseMmBwdInputs& in,
   // m = act(g) · u of the current tile, this core's rows (STEP 2 → 3).
   Tensor gate_up_multiply = builder::ndarray(
       {p.intermediate, width}, p.dtype, Buffer::kHbm, "gate_up_multiply_hbm");
-  const int64_t h_chunks = CeilDiv(p.hidden, kPartitions);
   for (int64_t n = 0; n < p.num_blocks; ++n) {
-    for (const Tile slots : TiledRange(p.block_size, kSlotTile)) {
+    for (const Tile slots : TiledRange(p.block_size, Partitions())) {
       Scope block("block");
       const BlockRouting routing = LoadBlockRouting(in.forward, p, n, slots);
+      const BackwardBlock blk{{in, out, p, shards, routing}};
       Tensor down_output_grad = builder::ndarray(
           {slots.size, p.hidden}, p.dtype, Buffer::kSbuf, "down_output_grad");
       Tensor down_output_grad_T = builder::ndarray(
-          {std::min(p.hidden, kPartitions), h_chunks, slots.size}, p.dtype,
+          PartitionTiledShape(p.hidden, Partitions(), {slots.size}), p.dtype,
           Buffer::kSbuf, "down_output_grad_T");
-      ComputeDownProjectionOutputGrad(down_output_grad, down_output_grad_T, in,
-                                      out, routing, s, p);
-      ComputeGateUpProjectionOutputGrad(gate_up_multiply, gate_up_grad,
-                                        down_output_grad_T, in, out, routing, s,
-                                        p);
-      ComputeDownProjectionWeightGrad(gate_up_multiply, down_output_grad, out,
-                                      routing, s, p);
-      if (p.bias) {
-        ComputeDownProjectionBiasGrad(down_output_grad, out, routing, s, p);
-      }
+      blk.ComputeDownProjectionOutputGrad(down_output_grad, down_output_grad_T);
+      blk.ComputeGateUpProjectionOutputGrad(down_output_grad_T,
+                                            gate_up_multiply, gate_up_grad);
+      blk.ComputeDownProjectionWeightGrad(gate_up_multiply, down_output_grad);
+      if (p.bias) blk.ComputeDownProjectionBiasGrad(down_output_grad);
       if (fences.after_gate_up_grad) isa::core_barrier(gate_up_grad);
-      ComputeHiddenStatesGrad(gate_up_grad, in, out, routing, s, p);
-      ComputeGateUpProjectionWeightGrad(gate_up_grad, in, out, routing, s, p);
+      blk.ComputeHiddenStatesGrad(gate_up_grad);
+      blk.ComputeGateUpProjectionWeightGrad(gate_up_grad);
       if (fences.before_next_tile) isa::core_barrier(gate_up_grad);
     }
   }
 }
 
-void TraceBlockwiseMmBwd(builder::Tracer& tracer, const MoeParams& p,
+void TraceBlockwiseMmBwd(KernelIo& io, const MoeParams& p,
                          const BlockwiseMmBwdFences& fences) {
-  const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
-                I = p.intermediate, B = p.block_size, N = p.num_blocks;
   BlockwiseMmBwdInputs in;
-  in.forward = DeclareMoeInputs(tracer, p);
-  in.gate_up_proj_act_checkpoint_T =
-      tracer.Input("gate_up_proj_act_checkpoint_T", {N, 2, I, B}, p.dtype);
-  in.down_proj_act_checkpoint =
-      tracer.Input("down_proj_act_checkpoint", {N, B, H}, p.dtype);
-  in.output_hidden_states_grad =
-      tracer.Input("output_hidden_states_grad", {T, H}, p.dtype);
+  in.forward = DeclareMoeInputs(io);
+  in.gate_up_proj_act_checkpoint_T = io.Input("gate_up_proj_act_checkpoint_T");
+  in.down_proj_act_checkpoint = io.Input("down_proj_act_checkpoint");
+  in.output_hidden_states_grad = io.Input("output_hidden_states_grad");
   BlockwiseMmBwdOutputs out;
-  const auto allocate = [&](const builder::Shape& shape, const char* name) {
-    return tracer.Allocate(shape, p.dtype, Buffer::kSharedHbm, name);
-  };
-  out.hidden_states_grad = allocate({T, H}, "hidden_states_grad");
+  out.hidden_states_grad = io.Output("hidden_states_grad");
   out.expert_affinities_masked_grad =
-      allocate({T * E, 1}, "expert_affinities_masked_grad");
-  out.gate_up_proj_weight_grad =
-      allocate({E, H, 2, I}, "gate_up_proj_weight_grad");
-  out.down_proj_weight_grad = allocate({E, I, H}, "down_proj_weight_grad");
-  if (p.bias) {
-    out.gate_up_proj_bias_grad = allocate({E, 2, I}, "gate_up_proj_bias_grad");
-    out.down_proj_bias_grad = allocate({E, H}, "down_proj_bias_grad");
-  }
+      io.Output("expert_affinities_masked_grad");
+  out.gate_up_proj_weight_grad = io.Output("gate_up_proj_weight_grad");
+  out.down_proj_weight_grad = io.Output("down_proj_weight_grad");
+  out.gate_up_proj_bias_grad = io.Output("gate_up_proj_bias_grad");  // bias
+  out.down_proj_bias_grad = io.Output("down_proj_bias_grad");        // bias
   builder::jit("blockwise_mm_bwd", BlockwiseMmBwd)(in, out, p, fences);
-  tracer.Output("hidden_states_grad", out.hidden_states_grad);
-  tracer.Output("expert_affinities_masked_grad",
-                out.expert_affinities_masked_grad);
-  tracer.Output("gate_up_proj_weight_grad", out.gate_up_proj_weight_grad);
-  tracer.Output("down_proj_weight_grad", out.down_proj_weight_grad);
-  if (p.bias) {
-    tracer.Output("gate_up_proj_bias_grad", out.gate_up_proj_bias_grad);
-    tracer.Output("down_proj_bias_grad", out.down_proj_bias_grad);
-  }
 }
 
 absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
@@ -495,7 +428,7 @@ absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
                        BwmmShardOnHReference(p, inputs));
   for (HostArray& array : forward) {
     if (array.name == "output") continue;
-    for (float& v : array.f32) v = RoundTo(p.dtype, v, 240.0f);
+    for (float& v : array.f32) v = RoundLikeDevice(p.dtype, v);
     inputs.push_back(std::move(array));
   }
   // A gradient independent of the routing: seeded apart from the rest.
@@ -504,55 +437,34 @@ absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
       ZeroHostArray("output_hidden_states_grad", {p.num_tokens, p.hidden});
   for (float& v : output_grad.f32) {
     const double u = static_cast<double>(rng() >> 11) * 0x1p-53;
-    v = RoundTo(p.dtype, static_cast<float>(2.0 * u - 1.0), 240.0f);
+    v = RoundLikeDevice(p.dtype, static_cast<float>(2.0 * u - 1.0));
   }
   inputs.push_back(std::move(output_grad));
   return inputs;
 }
 
-void RegisterBlockwiseMmBwd(KernelRegistry& registry) {
-  std::vector<IoSpec> inputs = MoeInputSpecs();
-  inputs.push_back({"gate_up_proj_act_checkpoint_T", "[N, 2, I, B]", "dtype"});
-  inputs.push_back({"down_proj_act_checkpoint", "[N, B, H]", "dtype"});
-  inputs.push_back({"output_hidden_states_grad", "[T, H]", "dtype"});
-  registry.Register(KernelDef{
+const KernelSpec<MoeParams>& BlockwiseMmBwdSpec() {
+  static const auto* const spec = new KernelSpec<MoeParams>{
       .name = "blockwise_mm_bwd",
-      .summary = "blockwise MoE expert FFN backward: replays the forward's "
-                 "checkpoints (no forward matmul re-run), per-expert RMW "
-                 "weight gradients, two cores on disjoint slices fenced by "
-                 "core_barriers, no sendrecv",
-      .params = MoeParamSpecs(),
-      .inputs = std::move(inputs),
-      .outputs =
-          {
-              {"hidden_states_grad", "[T, H]", "dtype"},
-              {"expert_affinities_masked_grad", "[T*E, 1]", "dtype"},
-              {"gate_up_proj_weight_grad", "[E, H, 2, I]", "dtype"},
-              {"down_proj_weight_grad", "[E, I, H]", "dtype"},
-              {"gate_up_proj_bias_grad", "[E, 2, I]",
-               "dtype (only when bias=1)"},
-              {"down_proj_bias_grad", "[E, H]", "dtype (only when bias=1)"},
-          },
-      .world = [](const ParamValues& values)
-          -> absl::StatusOr<builder::WorldConfig> {
-        NKI_RETURN_IF_ERROR(MoeParamsFrom(values).status());
-        return MoeWorld();
-      },
+      .summary =
+          "blockwise MoE expert FFN backward: replays the forward's "
+          "checkpoints (no forward matmul re-run), per-expert RMW "
+          "weight gradients, two cores on disjoint slices fenced by "
+          "core_barriers, no sendrecv",
+      .params = MoeFields(),
+      .validate = ValidateMoeParams,
+      .io = BlockwiseMmBwdRows(),
+      .world = MoeWorld,
       .body = TraceRegistered,
-      .reference = [](const ParamValues& values,
-                      const std::vector<HostArray>& inputs)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));
-        return BlockwiseMmBwdReference(params, inputs);
-      },
+      .reference = BlockwiseMmBwdReference,
       .tolerance = MoeTolerance,
       .comparison = Comparison::kScale,
-      .make_inputs = [](const ParamValues& values, uint64_t seed)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));
-        return MakeBlockwiseMmBwdInputs(params, seed);
-      },
-  });
+      .make_inputs =
+          [](const MoeParams& p, uint64_t seed) {
+            return MakeBlockwiseMmBwdInputs(p, seed);
+          },
+  };
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

@@ -21,7 +21,6 @@
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "kernels/moe_common.h"
-#include "kernels/registry.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
@@ -61,9 +60,10 @@ void BlockwiseMmBwd(const BlockwiseMmBwdInputs& inputs,
                     const MoeParams& params,
                     const BlockwiseMmBwdFences& fences = {});
 
-// Declares the inputs, allocates and publishes the outputs, and runs the
-// kernel: the registered kernel's body, with the fences exposed for tests.
-void TraceBlockwiseMmBwd(builder::Tracer& tracer, const MoeParams& params,
+// Declares the inputs, allocates the outputs and runs the kernel: the
+// registered kernel's body, with the fences exposed for tests
+// (BlockwiseMmBwdSpec().Trace(params, body)).
+void TraceBlockwiseMmBwd(KernelIo& io, const MoeParams& params,
                          const BlockwiseMmBwdFences& fences = {});
 
 // The oracle, in double: the analytic gradients, with g, u and y read from
@@ -78,7 +78,9 @@ absl::StatusOr<std::vector<HostArray>> BlockwiseMmBwdReference(
 absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
     const MoeParams& params, uint64_t seed, int64_t top_k = 0);
 
-void RegisterBlockwiseMmBwd(KernelRegistry& registry);
+// The registered kernel (MoeFields; inputs: the forward's, its checkpoints
+// and output_hidden_states_grad; outputs: the gradients above).
+const KernelSpec<MoeParams>& BlockwiseMmBwdSpec();
 
 }  // namespace nkigraph::kernels
 

@@ -20,19 +20,17 @@ namespace nkigraph::kernels {
 
 absl::StatusOr<std::vector<HostArray>> BlockwiseMmBwdReference(
     const MoeParams& p, const std::vector<HostArray>& inputs) {
-  NKI_RETURN_IF_ERROR(ValidateMoeParams(p));
-  NKI_ASSIGN_OR_RETURN(const MoeHostInputs in, FindMoeHostInputs(p, inputs));
+  NKI_ASSIGN_OR_RETURN(const HostIo io, BlockwiseMmBwdSpec().Host(p));
+  NKI_ASSIGN_OR_RETURN(const MoeHostInputs in,
+                       FindMoeHostInputs(io, p, inputs));
+  NKI_ASSIGN_OR_RETURN(const HostArray* gate_up_ckpt,
+                       io.Find(inputs, "gate_up_proj_act_checkpoint_T"));
+  NKI_ASSIGN_OR_RETURN(const HostArray* down_ckpt,
+                       io.Find(inputs, "down_proj_act_checkpoint"));
+  NKI_ASSIGN_OR_RETURN(const HostArray* output_grad,
+                       io.Find(inputs, "output_hidden_states_grad"));
   const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
                 I = p.intermediate, B = p.block_size, N = p.num_blocks;
-  NKI_ASSIGN_OR_RETURN(const HostArray* gate_up_ckpt,
-                       FindHostInput(inputs, "gate_up_proj_act_checkpoint_T",
-                                     {N, 2, I, B}, proto::FLOAT32));
-  NKI_ASSIGN_OR_RETURN(const HostArray* down_ckpt,
-                       FindHostInput(inputs, "down_proj_act_checkpoint",
-                                     {N, B, H}, proto::FLOAT32));
-  NKI_ASSIGN_OR_RETURN(const HostArray* output_grad,
-                       FindHostInput(inputs, "output_hidden_states_grad",
-                                     {T, H}, proto::FLOAT32));
   const std::vector<float>& x_all = in.hidden_states->f32;
   const std::vector<float>& w = in.gate_up_proj_weight->f32;
   const std::vector<float>& wd = in.down_proj_weight->f32;
@@ -88,23 +86,22 @@ absl::StatusOr<std::vector<HostArray>> BlockwiseMmBwdReference(
       for (int64_t h = 0; h < H; ++h) dbd[e * H + h] += dy[h];
     }
   }
-  const auto to_array = [](const char* name, std::vector<int64_t> shape,
-                           const std::vector<double>& values) {
-    HostArray array = ZeroHostArray(name, std::move(shape));
+  const auto to_array = [&](const char* name,
+                            const std::vector<double>& values) {
+    HostArray array = io.Zeros(name);
     for (size_t k = 0; k < values.size(); ++k) {
       array.f32[k] = static_cast<float>(values[k]);
     }
     return array;
   };
   std::vector<HostArray> outputs;
-  outputs.push_back(to_array("hidden_states_grad", {T, H}, dx));
-  outputs.push_back(
-      to_array("expert_affinities_masked_grad", {T * E, 1}, daff));
-  outputs.push_back(to_array("gate_up_proj_weight_grad", {E, H, 2, I}, dw));
-  outputs.push_back(to_array("down_proj_weight_grad", {E, I, H}, dwd));
+  outputs.push_back(to_array("hidden_states_grad", dx));
+  outputs.push_back(to_array("expert_affinities_masked_grad", daff));
+  outputs.push_back(to_array("gate_up_proj_weight_grad", dw));
+  outputs.push_back(to_array("down_proj_weight_grad", dwd));
   if (p.bias) {
-    outputs.push_back(to_array("gate_up_proj_bias_grad", {E, 2, I}, dbgu));
-    outputs.push_back(to_array("down_proj_bias_grad", {E, H}, dbd));
+    outputs.push_back(to_array("gate_up_proj_bias_grad", dbgu));
+    outputs.push_back(to_array("down_proj_bias_grad", dbd));
   }
   return outputs;
 }

@@ -25,31 +25,22 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
-#include <utility>
 
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
-#include "kernels/params.h"
-#include "util/status_macros.h"
+#include "kernels/dsl.h"
+#include "kernels/epilogue.h"
 
 namespace nkigraph::kernels {
 namespace {
 
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
-
-// The columns of H this core owns: the two halves.
-CoreShard HiddenShard(const MoeParams& params, int core) {
-  const int64_t half = params.hidden / 2;
-  return CoreShard{core * half, half};
-}
+// One tile of slots of one block of the forward, and the stages that
+// compute it.
+struct ForwardBlock : MoeBlock<MoeInputs, BwmmShardOnHOutputs> {
+  void LoadHiddenStatesTransposed(const Tensor& hidden_T) const;
+  Tensor LoadGateUpBiasColumn(int j, const Tile& i) const;
+  void ComputeGateAndUpProjectionsShard(const Tensor& hidden_T,
+                                        const Tensor& gate_up_multiply_T) const;
+  void ComputeBlockOutputShard(const Tensor& gate_up_multiply_T) const;
+};
 
 void ZeroInitOutput(const Tensor& output, const CoreShard& h) {
   Scope scope("ZeroInitOutput");
@@ -59,26 +50,17 @@ void ZeroInitOutput(const Tensor& output, const CoreShard& h) {
 // hidden_T[:, k, b] = hidden_states[token_ids[b], chunk k of Hc]^T: the
 // gathered rows (zero for empty slots), transposed 128 columns at a time on
 // the tensor engine.
-void LoadHiddenStatesTransposed(const Tensor& hidden_T, const MoeInputs& in,
-                                const BlockRouting& routing, const CoreShard& h,
-                                const MoeParams& p) {
+void ForwardBlock::LoadHiddenStatesTransposed(const Tensor& hidden_T) const {
   Scope scope("LoadHiddenStatesTransposed");
-  const int64_t b = routing.slots.size;
-  Tensor hidden =
-      builder::ndarray({b, h.size}, p.dtype, Buffer::kSbuf, "hidden_rows");
+  const CoreShard& h = shards.hidden;
+  Tensor hidden = builder::ndarray({slots(), h.size}, p.dtype, Buffer::kSbuf,
+                                   "hidden_rows");
   GatherTokenRows(hidden, in.hidden_states, routing.token_ids, h.offset);
-  for (const Tile k : TiledRange(h.size, kPartitions)) {
-    Scope chunk("h_chunk");
-    Tensor psum =
-        builder::ndarray({k.size, b}, p.dtype, Buffer::kPsum, "hidden_T_psum");
-    isa::nc_transpose(psum, hidden.Slice(1, k.offset, k.size));
-    isa::tensor_copy(hidden_T.Slice(0, 0, k.size).Select(1, k.index), psum);
-  }
+  TransposeToPartitionTiles(hidden_T, hidden, "hidden_T_psum");
 }
 
 // gate_up_proj_bias[e, j, i tile] as a float32 [i, 1] column.
-Tensor LoadGateUpBiasColumn(const MoeInputs& in, const BlockRouting& routing,
-                            int j, const Tile& i) {
+Tensor ForwardBlock::LoadGateUpBiasColumn(int j, const Tile& i) const {
   Tensor column = builder::ndarray({i.size, 1}, proto::FLOAT32, Buffer::kSbuf,
                                    "gate_up_bias_col");
   isa::dma_copy(column, ExpertSlice(in.gate_up_proj_bias, routing.expert_idx)
@@ -92,38 +74,33 @@ Tensor LoadGateUpBiasColumn(const MoeInputs& in, const BlockRouting& routing,
 // over its half, all-reduced with the other core's by one sendrecv and an
 // add. Writes this core's half of the gate/up checkpoint and
 // gate_up_multiply_T = act(g) · u for the down projection.
-void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
-                                      const Tensor& hidden_T,
-                                      const MoeInputs& in,
-                                      const BwmmShardOnHOutputs& out,
-                                      const BlockRouting& routing,
-                                      const CoreShard& h, const MoeParams& p) {
+void ForwardBlock::ComputeGateAndUpProjectionsShard(
+    const Tensor& hidden_T, const Tensor& gate_up_multiply_T) const {
   Scope scope("ComputeGateAndUpProjectionsShard");
   const int core = builder::program_id();
   const int other = 1 - core;
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   const Tensor weight = ExpertSlice(in.gate_up_proj_weight, routing.expert_idx);
-  for (const Tile i : TiledRange(p.intermediate, kStationaryFree)) {
+  for (const Tile i : TiledRange(p.intermediate, StationaryFree())) {
     Scope i_scope("i_tile");
     Tensor psum = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
                                    Buffer::kPsum, "gate_up_T_psum");
     for (int j = 0; j < 2; ++j) {
-      for (const Tile k : TiledRange(h.size, kPartitions)) {
+      for (const Tile k : ShardTiles(shards.hidden, Partitions())) {
         Scope k_scope("h_tile");
         Tensor weight_tile = builder::ndarray(
             {k.size, i.size}, p.dtype, Buffer::kSbuf, "gate_up_weight_tile");
-        isa::dma_copy(weight_tile, weight.Slice(0, h.offset + k.offset, k.size)
+        isa::dma_copy(weight_tile, weight.Slice(0, k.offset, k.size)
                                        .Select(1, j)
                                        .Slice(1, i.offset, i.size));
         isa::nc_matmul(psum.Select(1, j), weight_tile,
-                       hidden_T.Slice(0, 0, k.size).Select(1, k.index),
+                       PartitionTile(hidden_T, k),
                        /*accumulate=*/k.index > 0);
       }
     }
     // The all-reduce of the two partial sums: one exchange, one add.
-    Tensor partial = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
-                                      Buffer::kSbuf, "gate_up_partial");
-    isa::tensor_copy(partial, psum);
+    const Tensor partial =
+        EvacuatePsum(psum, proto::FLOAT32, "gate_up_partial");
     Tensor received = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
                                        Buffer::kSbuf, "gate_up_received");
     isa::sendrecv(received, partial, /*send_to=*/other, /*recv_from=*/other,
@@ -137,7 +114,7 @@ void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
     if (p.bias) {
       for (int j = 0; j < 2; ++j) {
         isa::ActivationArgs args;
-        args.bias = LoadGateUpBiasColumn(in, routing, j, i);
+        args.bias = LoadGateUpBiasColumn(j, i);
         isa::activation(gate_up_T.Select(1, j), isa::ActFunc::kCopy,
                         full.Select(1, j), args);
       }
@@ -154,152 +131,135 @@ void ComputeGateAndUpProjectionsShard(const Tensor& gate_up_multiply_T,
     Tensor gate_act = builder::ndarray({i.size, b}, proto::FLOAT32,
                                        Buffer::kSbuf, "gate_act");
     isa::activation(gate_act, MoeActFunc(p.activation), gate_up_T.Select(1, 0));
-    isa::tensor_tensor(
-        gate_up_multiply_T.Slice(0, 0, i.size).Select(1, i.index), gate_act,
-        gate_up_T.Select(1, 1), isa::Alu::kMultiply);
+    isa::tensor_tensor(PartitionTile(gate_up_multiply_T, i), gate_act,
+                       gate_up_T.Select(1, 1), isa::Alu::kMultiply);
   }
 }
 
 // The down projection, H the output dim: this core's columns only, no
 // collective. y is checkpointed before the affinity, then accumulated into
 // the tokens' output rows.
-void ComputeBlockOutputShard(const Tensor& gate_up_multiply_T,
-                             const MoeInputs& in,
-                             const BwmmShardOnHOutputs& out,
-                             const BlockRouting& routing, const CoreShard& h,
-                             const MoeParams& p) {
+void ForwardBlock::ComputeBlockOutputShard(
+    const Tensor& gate_up_multiply_T) const {
   Scope scope("ComputeBlockOutputShard");
-  const int64_t b = routing.slots.size;
+  const int64_t b = slots();
   const Tensor down_weight =
       ExpertSlice(in.down_proj_weight, routing.expert_idx);
-  for (const Tile hc : TiledRange(h.size, kMovingFree)) {
+  for (const Tile h : ShardTiles(shards.hidden, MovingFree())) {
     Scope h_scope("h_tile");
-    const int64_t col = h.offset + hc.offset;
-    Tensor psum = builder::ndarray({b, hc.size}, proto::FLOAT32, Buffer::kPsum,
+    Tensor psum = builder::ndarray({b, h.size}, proto::FLOAT32, Buffer::kPsum,
                                    "down_psum");
-    for (const Tile i : TiledRange(p.intermediate, kPartitions)) {
+    for (const Tile i : TiledRange(p.intermediate, Partitions())) {
       Scope i_scope("i_tile");
-      Tensor weight_tile = builder::ndarray({i.size, hc.size}, p.dtype,
+      Tensor weight_tile = builder::ndarray({i.size, h.size}, p.dtype,
                                             Buffer::kSbuf, "down_weight_tile");
       isa::dma_copy(
           weight_tile,
-          down_weight.Slice(0, i.offset, i.size).Slice(1, col, hc.size));
-      isa::nc_matmul(psum,
-                     gate_up_multiply_T.Slice(0, 0, i.size).Select(1, i.index),
-                     weight_tile, /*accumulate=*/i.index > 0);
+          down_weight.Slice(0, i.offset, i.size).Slice(1, h.offset, h.size));
+      isa::nc_matmul(psum, PartitionTile(gate_up_multiply_T, i), weight_tile,
+                     /*accumulate=*/i.index > 0);
     }
-    Tensor down_output =
-        builder::ndarray({b, hc.size}, p.dtype, Buffer::kSbuf, "down_output");
+    Tensor down_output;
     if (p.bias) {
-      Tensor unbiased = builder::ndarray({b, hc.size}, proto::FLOAT32,
-                                         Buffer::kSbuf, "down_output_f32");
-      isa::tensor_copy(unbiased, psum);
-      Tensor bias_rows = builder::ndarray({b, hc.size}, proto::FLOAT32,
+      down_output =
+          builder::ndarray({b, h.size}, p.dtype, Buffer::kSbuf, "down_output");
+      const Tensor unbiased =
+          EvacuatePsum(psum, proto::FLOAT32, "down_output_f32");
+      Tensor bias_rows = builder::ndarray({b, h.size}, proto::FLOAT32,
                                           Buffer::kSbuf, "down_bias_rows");
       isa::dma_copy(bias_rows,
                     ExpertSlice(in.down_proj_bias, routing.expert_idx)
-                        .Slice(0, col, hc.size)
+                        .Slice(0, h.offset, h.size)
                         .Broadcast(0, b));
       isa::tensor_tensor(down_output, unbiased, bias_rows, isa::Alu::kAdd);
     } else {
-      isa::tensor_copy(down_output, psum);
+      down_output = EvacuatePsum(psum, p.dtype, "down_output");
     }
     isa::dma_copy(out.down_proj_act_checkpoint.Select(0, routing.block)
                       .Slice(0, routing.slots.offset, b)
-                      .Slice(1, col, hc.size),
+                      .Slice(1, h.offset, h.size),
                   down_output);
-    Tensor weighted = builder::ndarray({b, hc.size}, proto::FLOAT32,
+    Tensor weighted = builder::ndarray({b, h.size}, proto::FLOAT32,
                                        Buffer::kSbuf, "weighted_output");
     isa::tensor_scalar(weighted, down_output, isa::Alu::kMultiply,
                        routing.affinity);
-    AccumulateIntoTokenRows(out.output, routing.token_ids, col, weighted);
+    AccumulateIntoTokenRows(out.output, routing.token_ids, h.offset, weighted);
   }
 }
 
-void TraceBwmmShardOnH(builder::Tracer& tracer, const ParamValues& values) {
-  absl::StatusOr<MoeParams> params = MoeParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
-  }
-  const MoeParams& p = *params;
-  const MoeInputs in = DeclareMoeInputs(tracer, p);
+void TraceBwmmShardOnH(KernelIo& io, const MoeParams& p) {
+  const MoeInputs in = DeclareMoeInputs(io);
   BwmmShardOnHOutputs out;
-  out.output = tracer.Allocate({p.num_tokens, p.hidden}, p.dtype,
-                               Buffer::kSharedHbm, "output");
+  out.output = io.Output("output");
   out.gate_up_proj_act_checkpoint_T =
-      tracer.Allocate({p.num_blocks, 2, p.intermediate, p.block_size}, p.dtype,
-                      Buffer::kSharedHbm, "gate_up_proj_act_checkpoint_T");
-  out.down_proj_act_checkpoint =
-      tracer.Allocate({p.num_blocks, p.block_size, p.hidden}, p.dtype,
-                      Buffer::kSharedHbm, "down_proj_act_checkpoint");
+      io.Output("gate_up_proj_act_checkpoint_T");
+  out.down_proj_act_checkpoint = io.Output("down_proj_act_checkpoint");
   builder::jit("bwmm_shard_on_H", BwmmShardOnH)(in, out, p);
-  tracer.Output("output", out.output);
-  tracer.Output("gate_up_proj_act_checkpoint_T",
-                out.gate_up_proj_act_checkpoint_T);
-  tracer.Output("down_proj_act_checkpoint", out.down_proj_act_checkpoint);
 }
 
 }  // namespace
 
 void BwmmShardOnH(const MoeInputs& in, const BwmmShardOnHOutputs& out,
                   const MoeParams& p) {
-  const CoreShard h = HiddenShard(p, builder::program_id());
+  const MoeCoreShards shards = CoreShardsOf(p, builder::program_id());
+  const CoreShard& h = shards.hidden;
   ZeroInitOutput(out.output, h);
-  const int64_t h_chunks = builder::CeilDiv(h.size, kPartitions);
-  const int64_t i_tiles = builder::CeilDiv(p.intermediate, kPartitions);
   for (int64_t n = 0; n < p.num_blocks; ++n) {
-    for (const Tile slots : TiledRange(p.block_size, kSlotTile)) {
+    for (const Tile slots : TiledRange(p.block_size, Partitions())) {
       Scope block("block");
       const BlockRouting routing = LoadBlockRouting(in, p, n, slots);
+      const ForwardBlock blk{{in, out, p, shards, routing}};
       Tensor hidden_T = builder::ndarray(
-          {std::min(h.size, kPartitions), h_chunks, slots.size}, p.dtype,
+          PartitionTiledShape(h.size, Partitions(), {slots.size}), p.dtype,
           Buffer::kSbuf, "hidden_T");
-      LoadHiddenStatesTransposed(hidden_T, in, routing, h, p);
+      blk.LoadHiddenStatesTransposed(hidden_T);
       Tensor gate_up_multiply_T = builder::ndarray(
-          {std::min(p.intermediate, kPartitions), i_tiles, slots.size}, p.dtype,
-          Buffer::kSbuf, "gate_up_multiply_T");
-      ComputeGateAndUpProjectionsShard(gate_up_multiply_T, hidden_T, in, out,
-                                       routing, h, p);
-      ComputeBlockOutputShard(gate_up_multiply_T, in, out, routing, h, p);
+          PartitionTiledShape(p.intermediate, Partitions(), {slots.size}),
+          p.dtype, Buffer::kSbuf, "gate_up_multiply_T");
+      blk.ComputeGateAndUpProjectionsShard(hidden_T, gate_up_multiply_T);
+      blk.ComputeBlockOutputShard(gate_up_multiply_T);
     }
   }
 }
 
-void RegisterBwmmShardOnH(KernelRegistry& registry) {
-  registry.Register(KernelDef{
+std::vector<IoEntry<MoeParams>> BwmmShardOnHOutputRows() {
+  using P = MoeParams;
+  using Io = IoTable<P>;
+  return {
+      Io::Output("output", "[T, H]",
+                 [](const P& p) {
+                   return Shape{p.num_tokens, p.hidden};
+                 }),
+      Io::Output("gate_up_proj_act_checkpoint_T", "[N, 2, I, B]",
+                 [](const P& p) {
+                   return Shape{p.num_blocks, 2, p.intermediate, p.block_size};
+                 }),
+      Io::Output("down_proj_act_checkpoint", "[N, B, H]",
+                 [](const P& p) {
+                   return Shape{p.num_blocks, p.block_size, p.hidden};
+                 }),
+  };
+}
+
+const KernelSpec<MoeParams>& BwmmShardOnHSpec() {
+  static const auto* const spec = new KernelSpec<MoeParams>{
       .name = "bwmm_shard_on_H",
-      .summary = "blockwise MoE expert FFN forward, H split across two cores "
-                 "(gate/up partial sums all-reduced by one sendrecv + add); "
-                 "writes the activation checkpoints blockwise_mm_bwd replays",
-      .params = MoeParamSpecs(),
-      .inputs = MoeInputSpecs(),
-      .outputs =
-          {
-              {"output", "[T, H]", "dtype"},
-              {"gate_up_proj_act_checkpoint_T", "[N, 2, I, B]", "dtype"},
-              {"down_proj_act_checkpoint", "[N, B, H]", "dtype"},
-          },
-      .world = [](const ParamValues& values)
-          -> absl::StatusOr<builder::WorldConfig> {
-        NKI_RETURN_IF_ERROR(MoeParamsFrom(values).status());
-        return MoeWorld();
-      },
+      .summary =
+          "blockwise MoE expert FFN forward, H split across two cores "
+          "(gate/up partial sums all-reduced by one sendrecv + add); "
+          "writes the activation checkpoints blockwise_mm_bwd replays",
+      .params = MoeFields(),
+      .validate = ValidateMoeParams,
+      .io = Concat(MoeInputRows(), BwmmShardOnHOutputRows()),
+      .world = MoeWorld,
       .body = TraceBwmmShardOnH,
-      .reference = [](const ParamValues& values,
-                      const std::vector<HostArray>& inputs)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));
-        return BwmmShardOnHReference(params, inputs);
-      },
+      .reference = BwmmShardOnHReference,
       .tolerance = MoeTolerance,
       .comparison = Comparison::kScale,
-      .make_inputs = [](const ParamValues& values, uint64_t seed)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(MoeParams params, MoeParamsFrom(values));
-        return MakeMoeInputs(params, seed);
-      },
-  });
+      .make_inputs = [](const MoeParams& p,
+                        uint64_t seed) { return MakeMoeInputs(p, seed); },
+  };
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

@@ -17,7 +17,6 @@
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "kernels/moe_common.h"
-#include "kernels/registry.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
@@ -39,7 +38,10 @@ void BwmmShardOnH(const MoeInputs& inputs, const BwmmShardOnHOutputs& outputs,
 absl::StatusOr<std::vector<HostArray>> BwmmShardOnHReference(
     const MoeParams& params, const std::vector<HostArray>& inputs);
 
-void RegisterBwmmShardOnH(KernelRegistry& registry);
+// The registered kernel (MoeFields, MoeInputRows and the outputs above).
+const KernelSpec<MoeParams>& BwmmShardOnHSpec();
+// The forward's output rows, the backward's checkpoint inputs.
+std::vector<IoEntry<MoeParams>> BwmmShardOnHOutputRows();
 
 }  // namespace nkigraph::kernels
 

@@ -16,18 +16,18 @@ namespace nkigraph::kernels {
 
 absl::StatusOr<std::vector<HostArray>> BwmmShardOnHReference(
     const MoeParams& p, const std::vector<HostArray>& inputs) {
-  NKI_RETURN_IF_ERROR(ValidateMoeParams(p));
-  NKI_ASSIGN_OR_RETURN(const MoeHostInputs in, FindMoeHostInputs(p, inputs));
+  NKI_ASSIGN_OR_RETURN(const HostIo io, BwmmShardOnHSpec().Host(p));
+  NKI_ASSIGN_OR_RETURN(const MoeHostInputs in,
+                       FindMoeHostInputs(io, p, inputs));
   const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
                 I = p.intermediate, B = p.block_size, N = p.num_blocks;
   const std::vector<float>& x_all = in.hidden_states->f32;
   const std::vector<float>& w = in.gate_up_proj_weight->f32;
   const std::vector<float>& wd = in.down_proj_weight->f32;
 
-  HostArray output = ZeroHostArray("output", {T, H});
-  HostArray gate_up_ckpt =
-      ZeroHostArray("gate_up_proj_act_checkpoint_T", {N, 2, I, B});
-  HostArray down_ckpt = ZeroHostArray("down_proj_act_checkpoint", {N, B, H});
+  HostArray output = io.Zeros("output");
+  HostArray gate_up_ckpt = io.Zeros("gate_up_proj_act_checkpoint_T");
+  HostArray down_ckpt = io.Zeros("down_proj_act_checkpoint");
   std::vector<double> output_acc(T * H, 0.0);
   std::vector<double> gu(2 * I), m(I), y(H);
   for (int64_t n = 0; n < N; ++n) {

@@ -10,21 +10,21 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kernels/kernel_io.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
 
-// Input `name` split into its num_ranks per-rank arrays of `shape`, each
-// value rounded to `dtype` as the device stores it. Errors name the input
-// and the expected shape.
+// Per-rank input `name` of the kernel's I/O table split into its
+// io.num_ranks() arrays, each value rounded to `dtype` as the device
+// stores it. Errors name the input and the expected shape.
 absl::StatusOr<std::vector<std::vector<float>>> PerRankInput(
-    const std::vector<HostArray>& inputs, const std::string& name,
-    int64_t num_ranks, const std::vector<int64_t>& shape, proto::DType dtype);
+    const HostIo& io, const std::vector<HostArray>& inputs,
+    const std::string& name, proto::DType dtype);
 
-// The float32 output `name` stacking `per_rank` (each of `shape`).
-HostArray PerRankOutput(const std::string& name,
-                        const std::vector<int64_t>& shape,
+// The float32 output `name` of the I/O table stacking `per_rank`.
+HostArray PerRankOutput(const HostIo& io, const std::string& name,
                         const std::vector<std::vector<float>>& per_rank);
 
 // The ranks of `rank`'s replica group, in ring order.

@@ -4,34 +4,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "builder/isa.h"
-#include "builder/tiling.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
 #include "util/dtype.h"
-#include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
-
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
-
-constexpr int64_t kMaxRanks = 4096;
-constexpr int64_t kMaxDim = 65536;
-
-absl::Status CheckDim(const char* name, int64_t value) {
-  if (value < 1 || value > kMaxDim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter '", name, "' is ", value,
-                     "; it must be between 1 and ", kMaxDim));
-  }
-  return absl::OkStatus();
-}
 
 // First row of chunk q of the rank's m rows split into `num_chunks`
 // near-equal chunks (sizes differ by at most one row).
@@ -76,75 +53,20 @@ void LaunchRingPermutes(const RingBuffers& buffers, int from, int to) {
 
 }  // namespace
 
-std::vector<ParamSpec> RingParamSpecs(std::string k_help,
-                                      std::vector<ParamSpec> after_k) {
-  std::vector<ParamSpec> specs = {
-      IntParam("tp_degree", 4,
-               "ranks per replica group, the ring length (even, >= 2)"),
-      IntParam("num_groups", 1,
-               "replica groups; num_ranks = tp_degree x num_groups"),
-      IntParam("m", 128, "rows of lhs per rank"),
-      IntParam("k", 256, std::move(k_help)),
-  };
-  for (ParamSpec& spec : after_k) specs.push_back(std::move(spec));
-  specs.push_back(IntParam(
-      "force_hbm_cc", 0,
-      "1: run the ring over shared-HBM buffers even when the SBUF budget "
-      "fits"));
-  specs.push_back(IntParam(
-      "nc_version", 3,
-      "NeuronCore version (2 to 4); tp_degree 32 uses 4 channels below 3"));
-  specs.push_back(IntParam(
-      "lnc", 2, "logical cores per rank (1 or 2); the cores split the rows"));
-  specs.push_back(DTypeParam());
-  return specs;
-}
-
-absl::StatusOr<RingParams> RingParamsFrom(const ParamValues& values) {
-  RingParams params;
-  params.tp_degree = values.Int("tp_degree");
-  params.num_groups = values.Int("num_groups");
-  params.m = values.Int("m");
-  params.k = values.Int("k");
-  NKI_RETURN_IF_ERROR(CheckIntRange(values, "force_hbm_cc", 0, 1));
-  params.force_hbm_cc = values.Int("force_hbm_cc") == 1;
-  params.nc_version = values.Int("nc_version");
-  params.lnc = values.Int("lnc");
-  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
-  return params;
-}
-
 absl::Status ValidateRingParams(const RingParams& params) {
-  if (params.tp_degree < 2 || params.tp_degree > kMaxRanks ||
-      params.tp_degree % 2 != 0) {
+  if (params.tp_degree % 2 != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("parameter 'tp_degree' is ", params.tp_degree,
-                     "; it must be even and between 2 and ", kMaxRanks,
+                     "; it must be even and between 2 and ", kRingMaxRanks,
                      " (the ring runs its steps in pairs)"));
   }
-  if (params.num_groups < 1 ||
-      params.num_groups > kMaxRanks / params.tp_degree) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'num_groups' is ", params.num_groups,
-        "; it must be between 1 and ", kMaxRanks / params.tp_degree,
-        " (tp_degree × num_groups ranks, at most ", kMaxRanks, ")"));
-  }
-  if (absl::Status s = CheckDim("m", params.m); !s.ok()) return s;
-  if (absl::Status s = CheckDim("k", params.k); !s.ok()) return s;
-  if (params.nc_version < 2 || params.nc_version > 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter 'nc_version' is ", params.nc_version,
-                     "; it must be between 2 and 4"));
-  }
-  if (params.lnc < 1 || params.lnc > 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'lnc' is ", params.lnc, "; it must be between 1 and 2"));
-  }
-  if (params.dtype != proto::FLOAT32 && params.dtype != proto::BFLOAT16) {
-    return absl::InvalidArgumentError(
-        "parameter 'dtype' must be float32 or bfloat16");
-  }
-  return absl::OkStatus();
+  return CheckRankCount(params.tp_degree, params.num_groups);
+}
+
+absl::Status CheckRankCount(int64_t tp_degree, int64_t num_groups) {
+  return CheckRange(
+      "num_groups", num_groups, 1, kRingMaxRanks / tp_degree,
+      absl::StrCat("tp_degree × num_groups ranks, at most ", kRingMaxRanks));
 }
 
 std::vector<std::vector<int>> GenerateReplicaGroups(int64_t tp_degree,
@@ -158,13 +80,17 @@ std::vector<std::vector<int>> GenerateReplicaGroups(int64_t tp_degree,
   return groups;
 }
 
-builder::WorldConfig RingWorld(const RingParams& params) {
+builder::WorldConfig GroupedWorld(int64_t tp_degree, int64_t num_groups,
+                                  int64_t cores) {
   builder::WorldConfig world;
-  world.num_ranks = static_cast<int>(params.tp_degree * params.num_groups);
-  world.num_cores = static_cast<int>(params.lnc);
-  world.replica_groups =
-      GenerateReplicaGroups(params.tp_degree, params.num_groups);
+  world.num_ranks = static_cast<int>(tp_degree * num_groups);
+  world.num_cores = static_cast<int>(cores);
+  world.replica_groups = GenerateReplicaGroups(tp_degree, num_groups);
   return world;
+}
+
+builder::WorldConfig RingWorld(const RingParams& params) {
+  return GroupedWorld(params.tp_degree, params.num_groups, params.lnc);
 }
 
 int64_t ChannelCount(int64_t tp_degree, int64_t nc_version) {
@@ -196,9 +122,9 @@ RingPath ChooseRingPath(const RingParams& params, int64_t resident_bytes,
     core_rows = std::max(core_rows, SbufCoreRows(params, core));
   }
   const int64_t partition_bytes =
-      CeilDiv(params.k, kPartitionTile) * core_rows * dsize;
+      CeilDiv(params.k, Partitions()) * core_rows * dsize;
   if (2 * partition_bytes >
-      kRingSbufBudgetBytes / kSbufBudgetPartitions - resident_partition_bytes) {
+      kRingSbufBudgetBytes / Partitions() - resident_partition_bytes) {
     return RingPath::kHbm;
   }
   return RingPath::kSbuf;
@@ -242,11 +168,10 @@ RingBuffers AllocateRingBuffers(const RingParams& params, RingPath path) {
       buffers.buf[b] = builder::ndarray({params.m, params.k}, params.dtype,
                                         Buffer::kSharedHbm, name);
     } else if (!buffers.chunks.empty()) {
-      buffers.buf[b] =
-          builder::ndarray({std::min(params.k, kPartitionTile),
-                            CeilDiv(params.k, kPartitionTile),
-                            SbufCoreRows(params, builder::program_id())},
-                           params.dtype, Buffer::kSbuf, name);
+      buffers.buf[b] = builder::ndarray(
+          PartitionTiledShape(params.k, Partitions(),
+                              {SbufCoreRows(params, builder::program_id())}),
+          params.dtype, Buffer::kSbuf, name);
     }
   }
   return buffers;
@@ -263,13 +188,13 @@ void LoadLocalLhs(const Tensor& lhs, const RingBuffers& buffers) {
   }
   const Tensor& buf0 = buffers.buf[0];
   const int64_t k_tiles = buf0.dim(1);
-  if (k_tiles > 1 && buffers.k % kPartitionTile != 0) {
+  if (k_tiles > 1 && buffers.k % Partitions() != 0) {
     isa::memset(buf0.Select(1, k_tiles - 1), 0.0f);
   }
   const int64_t first_row = buffers.chunks.front().row_offset;
   const int64_t rows = buf0.dim(2);
-  for (const Tile k_tile : TiledRange(buffers.k, kPartitionTile)) {
-    isa::dma_copy(buf0.Select(1, k_tile.index).Slice(0, 0, k_tile.size),
+  for (const Tile k_tile : TiledRange(buffers.k, Partitions())) {
+    isa::dma_copy(PartitionTile(buf0, k_tile),
                   lhs.Slice(0, first_row, rows)
                       .Slice(1, k_tile.offset, k_tile.size)
                       .Permute({1, 0}));
@@ -280,8 +205,8 @@ Tensor LhsTransposedTile(const RingBuffers& buffers, const Tensor& chunk_data,
                          int64_t m_offset, int64_t m_size, int64_t k_offset,
                          int64_t k_size, proto::DType dtype) {
   if (buffers.path == RingPath::kSbuf) {
-    return chunk_data.Select(1, k_offset / kPartitionTile)
-        .Slice(0, 0, k_size)
+    return PartitionTile(chunk_data,
+                         Tile{k_offset / Partitions(), k_offset, k_size})
         .Slice(1, m_offset, m_size);
   }
   Tensor tile =

@@ -28,7 +28,8 @@
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "builder/tracer.h"
-#include "kernels/registry.h"
+#include "kernels/device.h"
+#include "kernels/kernel_spec.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::kernels {
@@ -36,12 +37,6 @@ namespace nkigraph::kernels {
 // SBUF budgets of the ring kernels (fgcc.py:144-146).
 inline constexpr int64_t kRingSbufBudgetBytes = int64_t{24} << 20;
 inline constexpr int64_t kMaxRhsSbufBytes = int64_t{16} << 20;
-// The budgets' share of one of the 128 SBUF partitions.
-inline constexpr int64_t kSbufBudgetPartitions = 128;
-
-// Tile limits of the tensor engine used by the ring consumers.
-inline constexpr int64_t kPartitionTile = 128;  // partitions / contraction
-inline constexpr int64_t kPsumFreeTile = 512;   // fp32 per PSUM bank
 
 // Parameters every ring kernel shares.
 struct RingParams {
@@ -55,24 +50,54 @@ struct RingParams {
   proto::DType dtype = proto::BFLOAT16;
 };
 
-// Checks tp_degree (even, 2 to 4096), num_groups (tp_degree · num_groups
-// ranks at most 4096), m and k (1 to 65536), nc_version (2 to 4), lnc (1 or
-// 2) and dtype; messages name the parameter and the limit.
-absl::Status ValidateRingParams(const RingParams& params);
+inline constexpr int64_t kRingMaxRanks = 4096;
+inline constexpr int64_t kRingMaxDim = 65536;
 
 // The parameters of the kernels built on the ring (fgcc, fg_allgather), in
 // their contract order: tp_degree, num_groups, m, k (described by
-// `k_help`), `after_k`, force_hbm_cc, nc_version, lnc, dtype.
-std::vector<ParamSpec> RingParamSpecs(std::string k_help,
-                                      std::vector<ParamSpec> after_k);
-// The RingParams those parameters name (not yet validated).
-absl::StatusOr<RingParams> RingParamsFrom(const ParamValues& values);
+// `k_help`), `after_k`, force_hbm_cc, nc_version, lnc, dtype; with their
+// limits (m and k 1 to 65536, nc_version 2 to 4, lnc 1 or 2). P is
+// RingParams or derived from it.
+template <typename P>
+std::vector<ParamField<P>> RingFields(std::string k_help,
+                                      std::vector<ParamField<P>> after_k) {
+  using F = ParamTable<P>;
+  std::vector<ParamField<P>> fields = {
+      F::Int("tp_degree", &P::tp_degree, {2, kRingMaxRanks},
+             "ranks per replica group, the ring length (even, >= 2)"),
+      F::Int("num_groups", &P::num_groups, {1, kRingMaxRanks},
+             "replica groups; num_ranks = tp_degree x num_groups"),
+      F::Int("m", &P::m, {1, kRingMaxDim}, "rows of lhs per rank"),
+      F::Int("k", &P::k, {1, kRingMaxDim}, std::move(k_help)),
+  };
+  return Concat(
+      Concat(std::move(fields), std::move(after_k)),
+      {F::Flag("force_hbm_cc", &P::force_hbm_cc,
+               "1: run the ring over shared-HBM buffers even when the SBUF "
+               "budget fits"),
+       F::Int("nc_version", &P::nc_version, {2, 4},
+              "NeuronCore version (2 to 4); tp_degree 32 uses 4 channels "
+              "below 3"),
+       F::Int("lnc", &P::lnc, {1, 2},
+              "logical cores per rank (1 or 2); the cores split the rows"),
+       F::DType()});
+}
+
+// What the fields' limits cannot say: tp_degree even, at most 4096 ranks
+// in all; messages name the parameter and the limit.
+absl::Status ValidateRingParams(const RingParams& params);
+// num_groups groups of tp_degree ranks are at most 4096 ranks.
+absl::Status CheckRankCount(int64_t tp_degree, int64_t num_groups);
 
 // Replica group g is ranks [g·tp, (g+1)·tp), in ring order
 // (fgcc._generate_replica_groups).
 std::vector<std::vector<int>> GenerateReplicaGroups(int64_t tp_degree,
                                                     int64_t num_groups);
-// num_ranks = tp_degree · num_groups, num_cores = lnc, the groups above.
+// num_ranks = tp_degree · num_groups, num_cores = `cores`, the groups
+// above.
+builder::WorldConfig GroupedWorld(int64_t tp_degree, int64_t num_groups,
+                                  int64_t cores);
+// GroupedWorld with the ring's lnc cores.
 builder::WorldConfig RingWorld(const RingParams& params);
 
 // CHANNEL_N: tp 4/8/16 → 2; tp 32 → 2 if nc_version ≥ 3 else 4;

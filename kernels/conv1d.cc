@@ -27,27 +27,15 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tracer.h"
 #include "kernels/conv_common.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
-
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
 
 constexpr int64_t kMaxBatch = 65536;
 constexpr int64_t kMaxChannels = 65536;
@@ -152,20 +140,20 @@ InputWindows AllocateInputWindows(const Conv1dPlan& plan,
 // bias[c_out slice] as float32 columns: column t holds the bias of the
 // slice's c_out tile t, one value per PSUM partition.
 Tensor LoadBiasColumns(const Tensor& bias, const Tile& co_slice) {
-  const int64_t full = co_slice.size / kPartitions;
-  const int64_t tail = co_slice.size % kPartitions;
+  const int64_t full = co_slice.size / Partitions();
+  const int64_t tail = co_slice.size % Partitions();
   Tensor columns = builder::ndarray(
-      {full > 0 ? kPartitions : tail, CeilDiv(co_slice.size, kPartitions)},
+      {full > 0 ? Partitions() : tail, CeilDiv(co_slice.size, Partitions())},
       proto::FLOAT32, Buffer::kSbuf, "bias_columns");
   if (full > 0) {
     isa::dma_copy(columns.Slice(1, 0, full),
-                  bias.Slice(0, co_slice.offset, full * kPartitions)
-                      .Reshape({full, kPartitions})
+                  bias.Slice(0, co_slice.offset, full * Partitions())
+                      .Reshape({full, Partitions()})
                       .Permute({1, 0}));
   }
   if (tail > 0) {
     isa::dma_copy(columns.Slice(0, 0, tail).Slice(1, full, 1),
-                  bias.Slice(0, co_slice.offset + full * kPartitions, tail)
+                  bias.Slice(0, co_slice.offset + full * Partitions(), tail)
                       .Reshape({tail, 1}));
   }
   return columns;
@@ -272,29 +260,34 @@ void AccumulateOutputTile(const Tensor& psum, const StackedFilters& filters,
   }
 }
 
-builder::WorldConfig Conv1dWorld(const Conv1dParams& params) {
-  builder::WorldConfig world;
-  world.num_ranks = 1;
-  world.num_cores = params.lnc_shard ? 2 : 1;
-  return world;
+// What the fields' own limits cannot say: a non-empty output, two output
+// channels to split, a tiling that fits.
+absl::Status ValidateConv1dParams(const Conv1dParams& params) {
+  if (params.l_out() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameters kernel_size=", params.kernel_size,
+                     ", dilation=", params.dilation,
+                     ": the receptive field dilation*("
+                     "kernel_size-1)+1 = ",
+                     params.dilation * (params.kernel_size - 1) + 1,
+                     " exceeds the padded length length+pad_left+pad_right = ",
+                     params.length + params.pad_left + params.pad_right,
+                     "; the output would be empty"));
+  }
+  if (params.lnc_shard && params.c_out < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameter 'c_out' is ", params.c_out,
+        "; lnc_shard=1 splits c_out between 2 cores and needs at least 2"));
+  }
+  return PlanConv1d(params).status();
 }
 
-void TraceConv1d(builder::Tracer& tracer, const ParamValues& values) {
-  absl::StatusOr<Conv1dParams> params = Conv1dParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
-  }
-  const Conv1dParams& p = *params;
-  Tensor x_in = tracer.Input("x_in", {p.batch, p.c_in, p.length}, p.dtype);
-  Tensor filters =
-      tracer.Input("filters", {p.kernel_size, p.c_in, p.c_out}, p.dtype);
-  Tensor bias;
-  if (p.bias) bias = tracer.Input("bias", {p.c_out}, proto::FLOAT32);
-  Tensor out = builder::ndarray({p.batch, p.c_out, p.l_out()}, p.dtype,
-                                Buffer::kSharedHbm, "out");
+void TraceConv1d(KernelIo& io, const Conv1dParams& p) {
+  const Tensor x_in = io.Input("x_in");
+  const Tensor filters = io.Input("filters");
+  const Tensor bias = io.Input("bias");  // invalid when bias=0
+  const Tensor out = io.Output("out");
   builder::jit("conv1d", Conv1d)(x_in, filters, bias, out, p);
-  tracer.Output("out", out);
 }
 
 }  // namespace
@@ -317,7 +310,7 @@ absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params) {
   const int64_t es = DTypeSize(params.dtype);
   int64_t groups = 0;          // matmuls per output tile
   int64_t stacked_groups = 0;  // groups with a stacked window
-  for (const Tile tile : TiledRange(params.c_in, kPartitions)) {
+  for (const Tile tile : TiledRange(params.c_in, Partitions())) {
     const KReplication rep =
         GetKReplicationParams(tile.size, params.kernel_size);
     const CinTilePlan ci{tile, rep, CeilDiv(params.kernel_size, rep.k_rep)};
@@ -331,7 +324,7 @@ absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params) {
 
   // The stacked filters of a c_out block stay resident: whole 128-channel
   // tiles of them within kFilterBudgetBytes.
-  const int64_t tile_filter_bytes = groups * kPartitions * es;
+  const int64_t tile_filter_bytes = groups * Partitions() * es;
   const int64_t co_local = CoreCoutSlice(params, 0).size;
   const int64_t block_tiles = kFilterBudgetBytes / tile_filter_bytes;
   if (block_tiles < 1) {
@@ -343,7 +336,7 @@ absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params) {
         "resident within ",
         kFilterBudgetBytes, " (reduce c_in or kernel_size)"));
   }
-  plan.co_block = std::min(co_local, block_tiles * kPartitions);
+  plan.co_block = std::min(co_local, block_tiles * Partitions());
 
   // Double-buffered windows and output tiles of l_tile columns:
   // bytes(l) = es * (2 * sum over c_in tiles of the window ((l-1)*stride +
@@ -362,11 +355,11 @@ absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params) {
         " bytes per SBUF partition; the limit is ", kWindowBudgetBytes,
         " (reduce c_in, kernel_size or dilation)"));
   }
-  plan.l_tile = std::min({kPsumBankColumns, params.l_out(), max_l_tile});
+  plan.l_tile = std::min({MovingFree(), params.l_out(), max_l_tile});
   plan.window_width = (plan.l_tile - 1) * params.stride + receptive_field;
 
   const int64_t matmuls = params.batch * CeilDiv(params.l_out(), plan.l_tile) *
-                          CeilDiv(params.c_out, kPartitions) * groups;
+                          CeilDiv(params.c_out, Partitions()) * groups;
   if (matmuls > kMaxMatmuls) {
     return absl::InvalidArgumentError(
         absl::StrCat("parameters batch=", params.batch, ", c_in=", params.c_in,
@@ -376,65 +369,6 @@ absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params) {
                      " (reduce batch, length or the channels)"));
   }
   return plan;
-}
-
-absl::Status ValidateConv1dParams(const Conv1dParams& params) {
-  NKI_RETURN_IF_ERROR(CheckRange("batch", params.batch, 1, kMaxBatch));
-  NKI_RETURN_IF_ERROR(CheckRange("c_in", params.c_in, 1, kMaxChannels));
-  NKI_RETURN_IF_ERROR(CheckRange("c_out", params.c_out, 1, kMaxChannels));
-  NKI_RETURN_IF_ERROR(CheckRange("length", params.length, 1, kMaxLength));
-  NKI_RETURN_IF_ERROR(
-      CheckRange("kernel_size", params.kernel_size, 1, kMaxKernelSize));
-  NKI_RETURN_IF_ERROR(CheckRange("stride", params.stride, 1, kMaxKernelSize));
-  NKI_RETURN_IF_ERROR(
-      CheckRange("pad_left", params.pad_left, 0, kMaxKernelSize));
-  NKI_RETURN_IF_ERROR(
-      CheckRange("pad_right", params.pad_right, 0, kMaxKernelSize));
-  NKI_RETURN_IF_ERROR(
-      CheckRange("dilation", params.dilation, 1, kMaxKernelSize));
-  if (params.dtype != proto::FLOAT32 && params.dtype != proto::BFLOAT16) {
-    return absl::InvalidArgumentError(
-        "parameter 'dtype' must be float32 or bfloat16");
-  }
-  if (params.l_out() < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameters kernel_size=", params.kernel_size,
-                     ", dilation=", params.dilation,
-                     ": the receptive field dilation*("
-                     "kernel_size-1)+1 = ",
-                     params.dilation * (params.kernel_size - 1) + 1,
-                     " exceeds the padded length length+pad_left+pad_right = ",
-                     params.length + params.pad_left + params.pad_right,
-                     "; the output would be empty"));
-  }
-  if (params.lnc_shard && params.c_out < 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'c_out' is ", params.c_out,
-        "; lnc_shard=1 splits c_out between 2 cores and needs at least 2"));
-  }
-  return PlanConv1d(params).status();
-}
-
-absl::StatusOr<Conv1dParams> Conv1dParamsFrom(const ParamValues& values) {
-  Conv1dParams params;
-  params.batch = values.Int("batch");
-  params.c_in = values.Int("c_in");
-  params.c_out = values.Int("c_out");
-  params.length = values.Int("length");
-  params.kernel_size = values.Int("kernel_size");
-  params.stride = values.Int("stride");
-  params.pad_left = values.Int("pad_left");
-  params.pad_right = values.Int("pad_right");
-  params.dilation = values.Int("dilation");
-  NKI_RETURN_IF_ERROR(CheckIntRange(values, "bias", 0, 1));
-  params.bias = values.Int("bias") == 1;
-  NKI_ASSIGN_OR_RETURN(params.activation,
-                       ParseActivation(values.Str("activation")));
-  NKI_RETURN_IF_ERROR(CheckIntRange(values, "lnc_shard", 0, 1));
-  params.lnc_shard = values.Int("lnc_shard") == 1;
-  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
-  NKI_RETURN_IF_ERROR(ValidateConv1dParams(params));
-  return params;
 }
 
 void Conv1d(const Tensor& x_in, const Tensor& filters, const Tensor& bias,
@@ -456,11 +390,11 @@ void Conv1d(const Tensor& x_in, const Tensor& filters, const Tensor& bias,
       AllocateInputWindows(plan, params, 0),
       AllocateInputWindows(plan, params, 1)};
   const std::array<Tensor, 2> out_tiles = {
-      builder::ndarray({kPartitions, plan.l_tile}, params.dtype, Buffer::kSbuf,
+      builder::ndarray({Partitions(), plan.l_tile}, params.dtype, Buffer::kSbuf,
                        "out_tile_0"),
-      builder::ndarray({kPartitions, plan.l_tile}, params.dtype, Buffer::kSbuf,
+      builder::ndarray({Partitions(), plan.l_tile}, params.dtype, Buffer::kSbuf,
                        "out_tile_1")};
-  PsumRotation psum_tiles(kPartitions, kPsumBankColumns);
+  PsumRotation psum_tiles(Partitions(), PsumBankColumns());
 
   int64_t window_step = 0;
   int64_t out_step = 0;
@@ -479,7 +413,7 @@ void Conv1d(const Tensor& x_in, const Tensor& filters, const Tensor& bias,
           ScatterInputToStacked(win.x_window[t], win.stacked[t],
                                 plan.cin_tiles[t], l_tile, params);
         }
-        for (const Tile co_tile : TiledRange(co_block.size, kPartitions)) {
+        for (const Tile co_tile : TiledRange(co_block.size, Partitions())) {
           Scope co_scope("c_out_tile");
           const Tensor psum = psum_tiles.Next()
                                   .Slice(0, 0, co_tile.size)
@@ -493,7 +427,7 @@ void Conv1d(const Tensor& x_in, const Tensor& filters, const Tensor& bias,
           if (params.bias) {
             bias_column =
                 bias_columns.Slice(0, 0, co_tile.size)
-                    .Slice(1, (co_block.offset + co_tile.offset) / kPartitions,
+                    .Slice(1, (co_block.offset + co_tile.offset) / Partitions(),
                            1);
           }
           EvacuatePsum(out_tile, psum, params.activation, bias_column);
@@ -509,55 +443,84 @@ void Conv1d(const Tensor& x_in, const Tensor& filters, const Tensor& bias,
   }
 }
 
-void RegisterConv1d(KernelRegistry& registry) {
-  KernelDef def;
-  def.name = "conv1d";
-  def.summary =
-      "1-D convolution as matmuls: K-replication (taps stacked on the "
-      "contraction partitions), im2col by on-chip strided copies, bias and "
-      "activation fused into the PSUM evacuation; lnc_shard splits c_out "
-      "across 2 cores";
-  def.params = {
-      RequiredIntParam("batch", "B: batch size"),
-      RequiredIntParam("c_in", "input channels"),
-      RequiredIntParam("c_out", "output channels"),
-      RequiredIntParam("length", "L: input length"),
-      RequiredIntParam("kernel_size", "K: filter taps"),
-      IntParam("stride", 1, "output step along the length"),
-      IntParam("pad_left", 0, "zeros before the input"),
-      IntParam("pad_right", 0, "zeros after the input"),
-      IntParam("dilation", 1, "distance between taps"),
-      IntParam("bias", 1, "1: add the float32 bias [c_out]; 0: no bias"),
-      ActivationParam(),
-      IntParam("lnc_shard", 0,
-               "1: two cores split c_out, each writing its slice"),
-      DTypeParam(),
+const KernelSpec<Conv1dParams>& Conv1dSpec() {
+  using P = Conv1dParams;
+  using F = ParamTable<P>;
+  using Io = IoTable<P>;
+  static const auto* const spec = new KernelSpec<P>{
+      .name = "conv1d",
+      .summary =
+          "1-D convolution as matmuls: K-replication (taps stacked on the "
+          "contraction partitions), im2col by on-chip strided copies, bias and "
+          "activation fused into the PSUM evacuation; lnc_shard splits c_out "
+          "across 2 cores",
+      .params =
+          {
+              F::Int("batch", &P::batch, {1, kMaxBatch}, "B: batch size")
+                  .Required(),
+              F::Int("c_in", &P::c_in, {1, kMaxChannels}, "input channels")
+                  .Required(),
+              F::Int("c_out", &P::c_out, {1, kMaxChannels}, "output channels")
+                  .Required(),
+              F::Int("length", &P::length, {1, kMaxLength}, "L: input length")
+                  .Required(),
+              F::Int("kernel_size", &P::kernel_size, {1, kMaxKernelSize},
+                     "K: filter taps")
+                  .Required(),
+              F::Int("stride", &P::stride, {1, kMaxKernelSize},
+                     "output step along the length"),
+              F::Int("pad_left", &P::pad_left, {0, kMaxKernelSize},
+                     "zeros before the input"),
+              F::Int("pad_right", &P::pad_right, {0, kMaxKernelSize},
+                     "zeros after the input"),
+              F::Int("dilation", &P::dilation, {1, kMaxKernelSize},
+                     "distance between taps"),
+              F::Flag("bias", &P::bias,
+                      "1: add the float32 bias [c_out]; 0: no bias"),
+              ActivationField<P>(),
+              F::Flag("lnc_shard", &P::lnc_shard,
+                      "1: two cores split c_out, each writing its slice"),
+              F::DType(),
+          },
+      .validate = ValidateConv1dParams,
+      .io =
+          {
+              Io::Input("x_in", "[B, c_in, L]",
+                        [](const P& p) {
+                          return Shape{p.batch, p.c_in, p.length};
+                        }),
+              Io::Input("filters", "[K, c_in, c_out]",
+                        [](const P& p) {
+                          return Shape{p.kernel_size, p.c_in, p.c_out};
+                        }),
+              Io::Input("bias", "[c_out]",
+                        [](const P& p) { return Shape{p.c_out}; })
+                  .Float32()
+                  .When("bias=1", &P::bias),
+              Io::Output("out", "[B, c_out, L_out]",
+                         [](const P& p) {
+                           return Shape{p.batch, p.c_out, p.l_out()};
+                         }),
+          },
+      .world =
+          [](const P& p) {
+            builder::WorldConfig world;
+            world.num_cores = p.lnc_shard ? 2 : 1;
+            return world;
+          },
+      .body = TraceConv1d,
+      .reference = Conv1dReference,
+      .tolerance = ToleranceByDType(1e-4, 2e-2),
+      .example = {{"batch", "2"},
+                  {"c_in", "64"},
+                  {"c_out", "160"},
+                  {"length", "600"},
+                  {"kernel_size", "3"},
+                  {"pad_left", "1"},
+                  {"pad_right", "1"},
+                  {"activation", "relu"}},
   };
-  def.inputs = {
-      {"x_in", "[B, c_in, L]", "dtype"},
-      {"filters", "[K, c_in, c_out]", "dtype"},
-      {"bias", "[c_out]", "float32 (only when bias=1)"},
-  };
-  def.outputs = {{"out", "[B, c_out, L_out]", "dtype"}};
-  def.world =
-      [](const ParamValues& values) -> absl::StatusOr<builder::WorldConfig> {
-    NKI_ASSIGN_OR_RETURN(Conv1dParams params, Conv1dParamsFrom(values));
-    return Conv1dWorld(params);
-  };
-  def.body = TraceConv1d;
-  def.reference = [](const ParamValues& values,
-                     const std::vector<HostArray>& inputs)
-      -> absl::StatusOr<std::vector<HostArray>> {
-    NKI_ASSIGN_OR_RETURN(Conv1dParams params, Conv1dParamsFrom(values));
-    return Conv1dReference(params, inputs);
-  };
-  def.example = {{"batch", "2"},     {"c_in", "64"},        {"c_out", "160"},
-                 {"length", "600"},  {"kernel_size", "3"},  {"pad_left", "1"},
-                 {"pad_right", "1"}, {"activation", "relu"}};
-  def.tolerance = [](const ParamValues& values) -> double {
-    return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
-  };
-  registry.Register(std::move(def));
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

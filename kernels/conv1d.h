@@ -21,12 +21,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "builder/tiling.h"
 #include "kernels/epilogue.h"
-#include "kernels/registry.h"
+#include "kernels/kernel_spec.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
@@ -76,10 +75,9 @@ struct Conv1dPlan {
 };
 absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params);
 
-// Reads and validates the parameters; messages name the parameter and the
-// limit.
-absl::StatusOr<Conv1dParams> Conv1dParamsFrom(const ParamValues& values);
-absl::Status ValidateConv1dParams(const Conv1dParams& params);
+// The registered kernel: sizes required and bounded, and refused when the
+// tiling does not fit (PlanConv1d); messages name the parameter and limit.
+const KernelSpec<Conv1dParams>& Conv1dSpec();
 
 // The device kernel, for use inside a trace on each core: x_in, filters
 // (params.dtype) and bias (float32; an invalid Tensor when !params.bias) in
@@ -93,8 +91,6 @@ void Conv1d(const builder::Tensor& x_in, const builder::Tensor& filters,
 // params.dtype; accumulated in double, returned as float32 `out`.
 absl::StatusOr<std::vector<HostArray>> Conv1dReference(
     const Conv1dParams& params, const std::vector<HostArray>& inputs);
-
-void RegisterConv1d(KernelRegistry& registry);
 
 }  // namespace nkigraph::kernels
 

@@ -15,24 +15,15 @@ namespace nkigraph::kernels {
 
 absl::StatusOr<std::vector<HostArray>> Conv1dReference(
     const Conv1dParams& params, const std::vector<HostArray>& inputs) {
-  NKI_RETURN_IF_ERROR(ValidateConv1dParams(params));
+  NKI_ASSIGN_OR_RETURN(const HostIo io, Conv1dSpec().Host(params));
+  NKI_ASSIGN_OR_RETURN(const HostArray* x, io.Find(inputs, "x_in"));
+  NKI_ASSIGN_OR_RETURN(const HostArray* filters, io.Find(inputs, "filters"));
+  // nullptr without bias.
+  NKI_ASSIGN_OR_RETURN(const HostArray* bias, io.Find(inputs, "bias"));
   const int64_t batch = params.batch, c_in = params.c_in, c_out = params.c_out,
                 length = params.length, taps = params.kernel_size,
                 l_out = params.l_out();
-  NKI_ASSIGN_OR_RETURN(const HostArray* x,
-                       FindHostInput(inputs, "x_in", {batch, c_in, length}));
-  NKI_ASSIGN_OR_RETURN(const HostArray* filters,
-                       FindHostInput(inputs, "filters", {taps, c_in, c_out}));
-  const HostArray* bias = nullptr;
-  if (params.bias) {
-    NKI_ASSIGN_OR_RETURN(bias, FindHostInput(inputs, "bias", {c_out}));
-  }
-
-  HostArray out;
-  out.name = "out";
-  out.dtype = proto::FLOAT32;
-  out.shape = {batch, c_out, l_out};
-  out.f32.resize(batch * c_out * l_out);
+  HostArray out = io.Zeros("out");
   std::vector<double> acc(c_out);
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t l = 0; l < l_out; ++l) {

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
+#include "kernels/device.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
@@ -20,10 +21,6 @@ namespace nkigraph::kernels {
 // against: below the smallest device's partition (trn1, 192 KiB), leaving
 // room for the tracer's alignment.
 inline constexpr int64_t kConvSbufBudgetBytes = 160 * 1024;
-// One PSUM bank of fp32: the widest matmul result (moving free size).
-inline constexpr int64_t kPsumBankColumns = 512;
-// Partitions of SBUF / PSUM, the contraction and stationary limit.
-inline constexpr int64_t kPartitions = 128;
 
 // (length + pad_left + pad_right - dilation * (kernel_size - 1) - 1)
 // / stride + 1, floored; below 1 when the receptive field does not fit.

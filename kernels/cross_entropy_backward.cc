@@ -14,31 +14,13 @@
 //       store grad_chunk -> grad_logits               // over logits if inplace
 #include "kernels/cross_entropy_backward.h"
 
-#include <string>
-#include <utility>
-
-#include "absl/strings/str_cat.h"
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
-#include "kernels/params.h"
-#include "util/status_macros.h"
+#include "kernels/dsl.h"
 
 namespace nkigraph::kernels {
 namespace {
 
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
 using isa::ActFunc;
 using isa::Alu;
-
-Tensor Column(const Tile& pos, proto::DType dtype, const char* name) {
-  return builder::ndarray({pos.size, 1}, dtype, Buffer::kSbuf, name);
-}
 
 // The chunk-wide on-chip buffers, allocated once and reused by every
 // position tile and chunk.
@@ -67,9 +49,9 @@ void ComputeMeanGradScale(const Tensor& grad_scale, const Tensor& targets,
       builder::ndarray({rows, 1}, proto::FLOAT32, Buffer::kPsum, "valid_count");
   for (const Tile pos : PositionTiles(params)) {
     Scope tile_scope("position_tile");
-    Tensor targets_col = Column(pos, proto::INT32, "targets_col");
+    Tensor targets_col = PositionColumn(pos, proto::INT32, "targets_col");
     LoadColumn(targets_col, targets, pos);
-    Tensor valid = Column(pos, proto::FLOAT32, "valid");
+    Tensor valid = PositionColumn(pos, proto::FLOAT32, "valid");
     ValidPositionColumn(valid, targets_col, *params.ignore_index);
     isa::nc_matmul(count, ones.Slice(0, 0, pos.size), valid,
                    /*accumulate=*/pos.index > 0);
@@ -97,18 +79,18 @@ PositionColumns LoadPositionColumns(const Tensor& targets,
                                     const CrossEntropyBackwardParams& params) {
   const bool mean = params.reduction == CrossEntropyReduction::kMean;
   PositionColumns columns{
-      .target = Column(pos, proto::FLOAT32, "target"),
-      .neg_lse = Column(pos, proto::FLOAT32, "neg_lse"),
+      .target = PositionColumn(pos, proto::FLOAT32, "target"),
+      .neg_lse = PositionColumn(pos, proto::FLOAT32, "neg_lse"),
       .grad_scale =
           mean ? 1.0 / static_cast<double>(params.num_positions) : 1.0,
   };
-  Tensor targets_col = Column(pos, proto::INT32, "targets_col");
+  Tensor targets_col = PositionColumn(pos, proto::INT32, "targets_col");
   LoadColumn(targets_col, targets, pos);
   isa::tensor_copy(columns.target, targets_col);  // int32 -> fp32
   LoadColumn(columns.neg_lse, lse_state, pos);
   isa::tensor_scalar(columns.neg_lse, columns.neg_lse, Alu::kMultiply, -1.0f);
   if (params.ignore_index.has_value()) {
-    Tensor row_scale = Column(pos, proto::FLOAT32, "grad_scale");
+    Tensor row_scale = PositionColumn(pos, proto::FLOAT32, "grad_scale");
     ValidPositionColumn(row_scale, targets_col, *params.ignore_index,
                         mean
                             ? isa::Scalar(mean_grad_scale.Slice(0, 0, pos.size))
@@ -147,57 +129,19 @@ void ComputeGradChunk(const Tensor& grad_logits, const Tensor& logits,
                 grad_chunk.Slice(1, 0, vocab_chunk.size));
 }
 
-builder::WorldConfig CrossEntropyBackwardWorld() {
-  builder::WorldConfig world;
-  world.num_ranks = 1;
-  world.num_cores = 1;
-  return world;
-}
-
-void TraceCrossEntropyBackward(builder::Tracer& tracer,
-                               const ParamValues& values) {
-  absl::StatusOr<CrossEntropyBackwardParams> params =
-      CrossEntropyBackwardParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
-  }
-  const CrossEntropyBackwardParams& p = *params;
-  Tensor logits =
-      tracer.Input("logits", {p.num_positions, p.vocab_size}, p.dtype);
-  Tensor targets = tracer.Input("targets", {p.num_positions}, proto::INT32);
-  Tensor lse_state =
-      tracer.Input("lse_state", {p.num_positions}, proto::FLOAT32);
-  Tensor grad_logits =
-      p.inplace ? logits
-                : builder::ndarray({p.num_positions, p.vocab_size}, p.dtype,
-                                   Buffer::kSharedHbm, "grad_logits");
+void TraceCrossEntropyBackward(KernelIo& io,
+                               const CrossEntropyBackwardParams& p) {
+  const Tensor logits = io.Input("logits");
+  const Tensor targets = io.Input("targets");
+  const Tensor lse_state = io.Input("lse_state");
+  // In place, the logits tensor itself is published as grad_logits.
+  const Tensor grad_logits =
+      p.inplace ? io.Output("grad_logits", logits) : io.Output("grad_logits");
   builder::jit("cross_entropy_backward", CrossEntropyBackward)(
       logits, targets, lse_state, grad_logits, p);
-  // In place, this publishes the logits tensor itself as grad_logits.
-  tracer.Output("grad_logits", grad_logits);
 }
 
 }  // namespace
-
-absl::StatusOr<CrossEntropyBackwardParams> CrossEntropyBackwardParamsFrom(
-    const ParamValues& values) {
-  NKI_ASSIGN_OR_RETURN(const CrossEntropyParams shared,
-                       CrossEntropyParamsFrom(values));
-  CrossEntropyBackwardParams params{shared};
-  const std::string& reduction = values.Str("reduction");
-  if (reduction == "mean") {
-    params.reduction = CrossEntropyReduction::kMean;
-  } else if (reduction == "sum") {
-    params.reduction = CrossEntropyReduction::kSum;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'reduction' is '", reduction, "'; it must be mean or sum"));
-  }
-  NKI_RETURN_IF_ERROR(CheckIntRange(values, "inplace", 0, 1));
-  params.inplace = values.Int("inplace") == 1;
-  return params;
-}
 
 void CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
                           const Tensor& lse_state, const Tensor& grad_logits,
@@ -232,64 +176,56 @@ void CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
   }
 }
 
-void RegisterCrossEntropyBackward(KernelRegistry& registry) {
-  std::vector<ParamSpec> specs = CrossEntropyParamSpecs();
-  specs.push_back(ChoiceParam(
-      "reduction", "mean", {"mean", "sum"},
-      "mean: s = 1/P (1 / non-ignored positions with ignore_index); sum: "
-      "s = 1"));
-  specs.push_back(IntParam(
-      "inplace", 1,
-      "1: write the gradient over logits (grad_logits is that tensor); 0: "
-      "allocate grad_logits"));
-  specs.push_back(DTypeParam());
-  registry.Register(KernelDef{
+const KernelSpec<CrossEntropyBackwardParams>& CrossEntropyBackwardSpec() {
+  using P = CrossEntropyBackwardParams;
+  using F = ParamTable<P>;
+  using Io = IoTable<P>;
+  static const auto* const spec = new KernelSpec<P>{
       .name = "cross_entropy_backward",
-      .summary = "gradient of the cross-entropy loss: softmax rebuilt from "
-                 "lse_state per vocabulary chunk minus a dense iota one-hot, "
-                 "optionally in place over logits",
-      .params = std::move(specs),
-      .inputs =
-          {
-              {"logits", "[P, V]", "dtype"},
-              {"targets", "[P]", "int32"},
-              {"lse_state", "[P]", "float32"},
-          },
-      .outputs = {{"grad_logits", "[P, V]",
-                   "dtype (the logits tensor itself when inplace=1)"}},
-      .world = [](const ParamValues& values)
-          -> absl::StatusOr<builder::WorldConfig> {
-        NKI_RETURN_IF_ERROR(CrossEntropyBackwardParamsFrom(values).status());
-        return CrossEntropyBackwardWorld();
-      },
+      .summary =
+          "gradient of the cross-entropy loss: softmax rebuilt from "
+          "lse_state per vocabulary chunk minus a dense iota one-hot, "
+          "optionally in place over logits",
+      .params = Concat(
+          CrossEntropyFields<P>(),
+          {F::Choice("reduction", &P::reduction,
+                     {{"mean", CrossEntropyReduction::kMean},
+                      {"sum", CrossEntropyReduction::kSum}},
+                     "mean: s = 1/P (1 / non-ignored positions with "
+                     "ignore_index); sum: s = 1"),
+           F::Flag("inplace", &P::inplace,
+                   "1: write the gradient over logits (grad_logits is that "
+                   "tensor); 0: allocate grad_logits"),
+           F::DType()}),
+      .validate = ValidateCrossEntropyParams,
+      .io = Concat(CrossEntropyInputRows<P>(),
+                   {Io::Input("lse_state", "[P]",
+                              [](const P& p) { return Shape{p.num_positions}; })
+                        .Float32(),
+                    Io::Output("grad_logits", "[P, V]",
+                               [](const P& p) {
+                                 return Shape{p.num_positions, p.vocab_size};
+                               })
+                        .Note("the logits tensor itself when inplace=1")}),
       .body = TraceCrossEntropyBackward,
-      .reference = [](const ParamValues& values,
-                      const std::vector<HostArray>& inputs)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(CrossEntropyBackwardParams params,
-                             CrossEntropyBackwardParamsFrom(values));
-        return CrossEntropyBackwardReference(params, inputs);
-      },
+      .reference = CrossEntropyBackwardReference,
       // float32: the softmax is exp of an fp32 difference (a few ulps,
       // relative ~1e-6) times s, minus s at the target; 1e-5 relative to
       // the gradient's scale bounds it (every value is within [-s, s], and
       // with the mean reduction s is 1 / positions, so 1 + |value| would
       // bound nothing). bfloat16: the gradient is rounded to 8 mantissa
       // bits (relative 2^-9) on the way out; 1e-2 is the bf16 convention.
-      .tolerance = [](const ParamValues& values) -> double {
-        return values.Str("dtype") == "float32" ? 1e-5 : 1e-2;
-      },
+      .tolerance = ToleranceByDType(1e-5, 1e-2),
       .comparison = Comparison::kScale,
-      .make_inputs = [](const ParamValues& values, uint64_t seed)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(CrossEntropyBackwardParams params,
-                             CrossEntropyBackwardParamsFrom(values));
-        return MakeCrossEntropyInputs(params, seed, /*with_lse_state=*/true);
-      },
+      .make_inputs =
+          [](const P& p, uint64_t seed) {
+            return MakeCrossEntropyInputs(p, seed, /*with_lse_state=*/true);
+          },
       .example = {{"num_positions", "200"},
                   {"vocab_size", "5000"},
                   {"ignore_index", "-100"}},
-  });
+  };
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

@@ -19,13 +19,9 @@
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "kernels/cross_entropy_common.h"
-#include "kernels/registry.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
-
-absl::StatusOr<CrossEntropyBackwardParams> CrossEntropyBackwardParamsFrom(
-    const ParamValues& values);
 
 // The device kernel, for use inside a trace: logits [P, V] of params.dtype,
 // targets [P] int32 and lse_state [P] float32 in HBM; writes grad_logits
@@ -43,7 +39,9 @@ absl::StatusOr<std::vector<HostArray>> CrossEntropyBackwardReference(
     const CrossEntropyBackwardParams& params,
     const std::vector<HostArray>& inputs);
 
-void RegisterCrossEntropyBackward(KernelRegistry& registry);
+// The registered kernel: the forward's parameters and limits, plus
+// reduction and inplace.
+const KernelSpec<CrossEntropyBackwardParams>& CrossEntropyBackwardSpec();
 
 }  // namespace nkigraph::kernels
 

@@ -13,14 +13,13 @@ namespace nkigraph::kernels {
 absl::StatusOr<std::vector<HostArray>> CrossEntropyBackwardReference(
     const CrossEntropyBackwardParams& params,
     const std::vector<HostArray>& inputs) {
-  NKI_RETURN_IF_ERROR(ValidateCrossEntropyParams(params));
-  const int64_t p = params.num_positions, v = params.vocab_size;
-  NKI_ASSIGN_OR_RETURN(const HostArray* logits,
-                       FindHostInput(inputs, "logits", {p, v}, proto::FLOAT32));
-  NKI_ASSIGN_OR_RETURN(const HostArray* targets,
-                       FindHostInput(inputs, "targets", {p}, proto::INT32));
+  NKI_ASSIGN_OR_RETURN(const HostIo io,
+                       CrossEntropyBackwardSpec().Host(params));
+  NKI_ASSIGN_OR_RETURN(const HostArray* logits, io.Find(inputs, "logits"));
+  NKI_ASSIGN_OR_RETURN(const HostArray* targets, io.Find(inputs, "targets"));
   NKI_ASSIGN_OR_RETURN(const HostArray* lse_state,
-                       FindHostInput(inputs, "lse_state", {p}, proto::FLOAT32));
+                       io.Find(inputs, "lse_state"));
+  const int64_t p = params.num_positions, v = params.vocab_size;
 
   std::vector<bool> ignored(p);
   int64_t counted = 0;
@@ -35,7 +34,7 @@ absl::StatusOr<std::vector<HostArray>> CrossEntropyBackwardReference(
     s = 1.0 / static_cast<double>(counted > 0 ? counted : 1);
   }
 
-  HostArray grad = ZeroFloat32Array("grad_logits", {p, v});
+  HostArray grad = io.Zeros("grad_logits");
   for (int64_t i = 0; i < p; ++i) {
     if (ignored[i]) continue;
     const double lse = lse_state->f32[i];

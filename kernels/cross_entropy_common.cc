@@ -7,57 +7,17 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "builder/tracer.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
 #include "util/dtype.h"
-#include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
-
-namespace isa = builder::isa;
-using builder::Tensor;
-using builder::Tile;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 }  // namespace
 
-std::vector<ParamSpec> CrossEntropyParamSpecs() {
-  ParamSpec ignore_index;
-  ignore_index.name = "ignore_index";
-  ignore_index.type = ParamType::kInt;
-  ignore_index.help =
-      "positions whose target equals it get loss 0 and gradient 0 (unset: "
-      "every target must be in [0, V))";
-  return {
-      RequiredIntParam("num_positions", "P: positions (rows of logits)"),
-      RequiredIntParam("vocab_size", "V: vocabulary size (columns of logits)"),
-      IntParam("chunk_size", 2048,
-               "vocabulary columns streamed through SBUF at a time"),
-      std::move(ignore_index),
-  };
-}
-
 absl::Status ValidateCrossEntropyParams(const CrossEntropyParams& params) {
-  NKI_RETURN_IF_ERROR(CheckRange("num_positions", params.num_positions, 1,
-                                 kCrossEntropyMaxPositions));
-  NKI_RETURN_IF_ERROR(CheckRange("vocab_size", params.vocab_size, 1,
-                                 kCrossEntropyMaxVocab,
-                                 "indices are compared in float32"));
-  NKI_RETURN_IF_ERROR(
-      CheckRange("chunk_size", params.chunk_size, 1, kCrossEntropyMaxChunkSize,
-                 "three chunk-wide buffers must fit one SBUF partition"));
-  if (params.ignore_index.has_value()) {
-    NKI_RETURN_IF_ERROR(
-        CheckRange("ignore_index", *params.ignore_index, -kCrossEntropyMaxVocab,
-                   kCrossEntropyMaxVocab, "targets are compared in float32"));
-  }
-  if (params.dtype != proto::FLOAT32 && params.dtype != proto::BFLOAT16) {
-    return absl::InvalidArgumentError(
-        "parameter 'dtype' must be float32 or bfloat16");
-  }
   const int64_t pairs =
       PositionTiles(params).size() * VocabChunks(params).size();
   if (pairs > kCrossEntropyMaxChunkTiles) {
@@ -71,22 +31,8 @@ absl::Status ValidateCrossEntropyParams(const CrossEntropyParams& params) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<CrossEntropyParams> CrossEntropyParamsFrom(
-    const ParamValues& values) {
-  CrossEntropyParams params;
-  params.num_positions = values.Int("num_positions");
-  params.vocab_size = values.Int("vocab_size");
-  params.chunk_size = values.Int("chunk_size");
-  if (values.Given("ignore_index")) {
-    params.ignore_index = values.Int("ignore_index");
-  }
-  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
-  NKI_RETURN_IF_ERROR(ValidateCrossEntropyParams(params));
-  return params;
-}
-
 int64_t PositionRows(const CrossEntropyParams& params) {
-  return std::min(params.num_positions, kCrossEntropyPositionTile);
+  return std::min(params.num_positions, Partitions());
 }
 
 int64_t ChunkWidth(const CrossEntropyParams& params) {
@@ -94,11 +40,15 @@ int64_t ChunkWidth(const CrossEntropyParams& params) {
 }
 
 builder::TiledRange PositionTiles(const CrossEntropyParams& params) {
-  return builder::TiledRange(params.num_positions, kCrossEntropyPositionTile);
+  return builder::TiledRange(params.num_positions, Partitions());
 }
 
 builder::TiledRange VocabChunks(const CrossEntropyParams& params) {
   return builder::TiledRange(params.vocab_size, params.chunk_size);
+}
+
+Tensor PositionColumn(const Tile& pos, proto::DType dtype, const char* name) {
+  return builder::ndarray({pos.size, 1}, dtype, Buffer::kSbuf, name);
 }
 
 void LoadColumn(const Tensor& dst, const Tensor& src, const Tile& pos) {
@@ -129,16 +79,6 @@ void StoreColumn(const Tensor& dst, const Tensor& column, const Tile& pos) {
                 column);
 }
 
-HostArray ZeroFloat32Array(const std::string& name,
-                           std::vector<int64_t> shape) {
-  HostArray array;
-  array.name = name;
-  array.dtype = proto::FLOAT32;
-  array.shape = std::move(shape);
-  array.f32.assign(array.num_elements(), 0.0f);
-  return array;
-}
-
 absl::StatusOr<bool> ReferenceIgnored(const CrossEntropyParams& params,
                                       const HostArray& targets, int64_t i) {
   const int64_t target = targets.i32[i];
@@ -166,12 +106,11 @@ std::vector<HostArray> MakeCrossEntropyInputs(const CrossEntropyParams& params,
   std::uniform_int_distribution<int64_t> target(0, v - 1);
   std::uniform_int_distribution<int> one_in_five(0, 4);
 
-  HostArray logits = ZeroFloat32Array("logits", {p, v});
+  HostArray logits = ZeroHostArray("logits", {p, v});
   for (int64_t i = 0; i < p; ++i) {
     const float shift = i % 7 == 3 ? 100.0f : 0.0f;
     for (int64_t j = 0; j < v; ++j) {
-      logits.f32[i * v + j] =
-          RoundTo(params.dtype, logit(rng) + shift, /*fp8_max=*/240.0f);
+      logits.f32[i * v + j] = RoundLikeDevice(params.dtype, logit(rng) + shift);
     }
   }
   HostArray targets;
@@ -189,7 +128,7 @@ std::vector<HostArray> MakeCrossEntropyInputs(const CrossEntropyParams& params,
   inputs.push_back(std::move(logits));
   inputs.push_back(std::move(targets));
   if (with_lse_state) {
-    HostArray lse = ZeroFloat32Array("lse_state", {p});
+    HostArray lse = ZeroHostArray("lse_state", {p});
     const float* x = inputs[0].f32.data();
     for (int64_t i = 0; i < p; ++i) {
       const float* row = x + i * v;

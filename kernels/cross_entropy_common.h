@@ -17,14 +17,13 @@
 #include "builder/isa.h"
 #include "builder/tensor.h"
 #include "builder/tiling.h"
-#include "kernels/registry.h"
+#include "kernels/device.h"
+#include "kernels/kernel_spec.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
 
-// Positions sit on the partitions, 128 to a tile.
-inline constexpr int64_t kCrossEntropyPositionTile = 128;
 // The largest vocabulary chunk. The backward keeps three chunk-wide buffers
 // on chip (the logits chunk in dtype, softmax and indices in float32): 12
 // bytes per column at float32, 196,608 bytes per partition at 16384
@@ -55,16 +54,56 @@ struct CrossEntropyBackwardParams : CrossEntropyParams {
 };
 
 // num_positions, vocab_size, chunk_size=2048, ignore_index (optional, no
-// default), in contract order; the kernels add dtype (and the backward
-// reduction and inplace).
-std::vector<ParamSpec> CrossEntropyParamSpecs();
+// default), in contract order, with their limits (sizes in range,
+// chunk_size within what SBUF holds); the kernels add dtype (and the
+// backward reduction and inplace). P is CrossEntropyParams or derived.
+template <typename P>
+std::vector<ParamField<P>> CrossEntropyFields() {
+  using F = ParamTable<P>;
+  return {
+      F::Int("num_positions", &P::num_positions, {1, kCrossEntropyMaxPositions},
+             "P: positions (rows of logits)")
+          .Required(),
+      F::Int("vocab_size", &P::vocab_size,
+             {1, kCrossEntropyMaxVocab, "indices are compared in float32"},
+             "V: vocabulary size (columns of logits)")
+          .Required(),
+      F::Int("chunk_size", &P::chunk_size,
+             {1, kCrossEntropyMaxChunkSize,
+              "three chunk-wide buffers must fit one SBUF partition"},
+             "vocabulary columns streamed through SBUF at a time"),
+      F::OptionalInt(
+          "ignore_index", &P::ignore_index,
+          {-kCrossEntropyMaxVocab, kCrossEntropyMaxVocab,
+           "targets are compared in float32"},
+          "positions whose target equals it get loss 0 and gradient 0 (unset: "
+          "every target must be in [0, V))"),
+  };
+}
 
-// Reads the shared parameters and validates them once, up front: sizes in
-// range, chunk_size within what SBUF holds, a bounded trace; messages name
-// the parameter and the limit.
-absl::StatusOr<CrossEntropyParams> CrossEntropyParamsFrom(
-    const ParamValues& values);
+// A bounded trace: what the fields' own limits cannot say.
 absl::Status ValidateCrossEntropyParams(const CrossEntropyParams& params);
+
+// logits [P, V] and targets [P] in [0, V): the inputs both kernels take
+// first.
+template <typename P>
+std::vector<IoEntry<P>> CrossEntropyInputRows() {
+  using Io = IoTable<P>;
+  return {
+      Io::Input("logits", "[P, V]",
+                [](const P& p) {
+                  return Shape{p.num_positions, p.vocab_size};
+                }),
+      Io::Input("targets", "[P]",
+                [](const P& p) { return Shape{p.num_positions}; })
+          .Int32()
+          .Values("[0, V)",
+                  [](const P& p) {
+                    return ValueRange{0, p.vocab_size - 1};
+                  })
+          .Note("or ignore_index when set"),
+  };
+}
 
 // --- Tiling ---------------------------------------------------------------
 
@@ -77,6 +116,10 @@ builder::TiledRange PositionTiles(const CrossEntropyParams& params);
 builder::TiledRange VocabChunks(const CrossEntropyParams& params);
 
 // --- Device helpers -------------------------------------------------------
+
+// A [pt, 1] SBUF column of the position tile: one value per partition.
+builder::Tensor PositionColumn(const builder::Tile& pos, proto::DType dtype,
+                               const char* name);
 
 // dst [pt, 1] = src[pos tile] for a [P] input (targets, lse_state): one
 // value per partition.
@@ -102,9 +145,6 @@ void StoreColumn(const builder::Tensor& dst, const builder::Tensor& column,
                  const builder::Tile& pos);
 
 // --- Reference helpers ----------------------------------------------------
-
-// A zero-filled float32 array.
-HostArray ZeroFloat32Array(const std::string& name, std::vector<int64_t> shape);
 
 // Whether position `i` is ignored; an error if its target is neither
 // ignore_index nor in [0, V).

@@ -20,30 +20,16 @@
 #include <limits>
 #include <utility>
 
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
-#include "kernels/params.h"
-#include "util/status_macros.h"
+#include "kernels/dsl.h"
 
 namespace nkigraph::kernels {
 namespace {
 
-namespace isa = builder::isa;
-using builder::Buffer;
 using builder::OobMode;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
 using isa::ActFunc;
 using isa::Alu;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-Tensor Column(const Tile& pos, proto::DType dtype, const char* name) {
-  return builder::ndarray({pos.size, 1}, dtype, Buffer::kSbuf, name);
-}
 
 // target_logit[p] = logits[pos.offset + p, targets_col[p]]: one DMA whose
 // source is column 0 of each row of the tile, moved along the vocabulary
@@ -69,13 +55,13 @@ void OnlineLogSumExp(const Tensor& lse, const Tensor& logits,
                      const Tensor& chunk, const Tile& pos,
                      const CrossEntropyParams& params) {
   Scope scope("online_logsumexp");
-  Tensor m = Column(pos, proto::FLOAT32, "m");
-  Tensor m_new = Column(pos, proto::FLOAT32, "m_new");
-  Tensor d = Column(pos, proto::FLOAT32, "d");
-  Tensor chunk_max = Column(pos, proto::FLOAT32, "chunk_max");
-  Tensor neg_m_new = Column(pos, proto::FLOAT32, "neg_m_new");
-  Tensor correction = Column(pos, proto::FLOAT32, "correction");
-  Tensor chunk_sum = Column(pos, proto::FLOAT32, "chunk_sum");
+  Tensor m = PositionColumn(pos, proto::FLOAT32, "m");
+  Tensor m_new = PositionColumn(pos, proto::FLOAT32, "m_new");
+  Tensor d = PositionColumn(pos, proto::FLOAT32, "d");
+  Tensor chunk_max = PositionColumn(pos, proto::FLOAT32, "chunk_max");
+  Tensor neg_m_new = PositionColumn(pos, proto::FLOAT32, "neg_m_new");
+  Tensor correction = PositionColumn(pos, proto::FLOAT32, "correction");
+  Tensor chunk_sum = PositionColumn(pos, proto::FLOAT32, "chunk_sum");
   isa::memset(m, kNegInf);
   isa::memset(d, 0.0f);
   for (const Tile vocab_chunk : VocabChunks(params)) {
@@ -104,38 +90,19 @@ void ComputeLoss(const Tensor& loss_col, const Tensor& lse,
                  const Tile& pos, const CrossEntropyParams& params) {
   isa::tensor_tensor(loss_col, lse, target_logit, Alu::kSubtract);
   if (params.ignore_index.has_value()) {
-    Tensor valid = Column(pos, proto::FLOAT32, "valid");
+    Tensor valid = PositionColumn(pos, proto::FLOAT32, "valid");
     ValidPositionColumn(valid, targets_col, *params.ignore_index);
     isa::tensor_scalar(loss_col, loss_col, Alu::kMultiply, valid);
   }
 }
 
-builder::WorldConfig CrossEntropyForwardWorld() {
-  builder::WorldConfig world;
-  world.num_ranks = 1;
-  world.num_cores = 1;
-  return world;
-}
-
-void TraceCrossEntropyForward(builder::Tracer& tracer,
-                              const ParamValues& values) {
-  absl::StatusOr<CrossEntropyParams> params = CrossEntropyParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
-  }
-  const CrossEntropyParams& p = *params;
-  Tensor logits =
-      tracer.Input("logits", {p.num_positions, p.vocab_size}, p.dtype);
-  Tensor targets = tracer.Input("targets", {p.num_positions}, proto::INT32);
-  Tensor loss = builder::ndarray({p.num_positions}, proto::FLOAT32,
-                                 Buffer::kSharedHbm, "loss");
-  Tensor lse_state = builder::ndarray({p.num_positions}, proto::FLOAT32,
-                                      Buffer::kSharedHbm, "lse_state");
+void TraceCrossEntropyForward(KernelIo& io, const CrossEntropyParams& p) {
+  const Tensor logits = io.Input("logits");
+  const Tensor targets = io.Input("targets");
+  const Tensor loss = io.Output("loss");
+  const Tensor lse_state = io.Output("lse_state");
   builder::jit("cross_entropy_forward", CrossEntropyForward)(
       logits, targets, loss, lse_state, p);
-  tracer.Output("loss", loss);
-  tracer.Output("lse_state", lse_state);
 }
 
 }  // namespace
@@ -148,71 +115,53 @@ void CrossEntropyForward(const Tensor& logits, const Tensor& targets,
                                   params.dtype, Buffer::kSbuf, "chunk");
   for (const Tile pos : PositionTiles(params)) {
     Scope scope("position_tile");
-    Tensor targets_col = Column(pos, proto::INT32, "targets_col");
+    Tensor targets_col = PositionColumn(pos, proto::INT32, "targets_col");
     LoadColumn(targets_col, targets, pos);
-    Tensor target_logit = Column(pos, params.dtype, "target_logit");
+    Tensor target_logit = PositionColumn(pos, params.dtype, "target_logit");
     GatherTargetLogit(target_logit, logits, targets_col, pos, params);
-    Tensor lse = Column(pos, proto::FLOAT32, "lse");
+    Tensor lse = PositionColumn(pos, proto::FLOAT32, "lse");
     OnlineLogSumExp(lse, logits, chunk.Slice(0, 0, pos.size), pos, params);
-    Tensor loss_col = Column(pos, proto::FLOAT32, "loss_col");
+    Tensor loss_col = PositionColumn(pos, proto::FLOAT32, "loss_col");
     ComputeLoss(loss_col, lse, target_logit, targets_col, pos, params);
     StoreColumn(loss, loss_col, pos);
     StoreColumn(lse_state, lse, pos);
   }
 }
 
-void RegisterCrossEntropyForward(KernelRegistry& registry) {
-  std::vector<ParamSpec> specs = CrossEntropyParamSpecs();
-  specs.push_back(DTypeParam());
-  registry.Register(KernelDef{
+const KernelSpec<CrossEntropyParams>& CrossEntropyForwardSpec() {
+  using P = CrossEntropyParams;
+  using Io = IoTable<P>;
+  const auto per_position = [](const P& p) { return Shape{p.num_positions}; };
+  static const auto* const spec = new KernelSpec<P>{
       .name = "cross_entropy_forward",
-      .summary = "per-position cross-entropy loss and log-sum-exp: online "
-                 "(running max, running denominator) recurrence over "
-                 "vocabulary chunks, target logit gathered by an indirect "
-                 "DMA",
-      .params = std::move(specs),
-      .inputs =
-          {
-              {"logits", "[P, V]", "dtype"},
-              {"targets", "[P]", "int32"},
-          },
-      .outputs =
-          {
-              {"loss", "[P]", "float32"},
-              {"lse_state", "[P]", "float32"},
-          },
-      .world = [](const ParamValues& values)
-          -> absl::StatusOr<builder::WorldConfig> {
-        NKI_RETURN_IF_ERROR(CrossEntropyParamsFrom(values).status());
-        return CrossEntropyForwardWorld();
-      },
+      .summary =
+          "per-position cross-entropy loss and log-sum-exp: online "
+          "(running max, running denominator) recurrence over "
+          "vocabulary chunks, target logit gathered by an indirect "
+          "DMA",
+      .params = Concat(CrossEntropyFields<P>(), {ParamTable<P>::DType()}),
+      .validate = ValidateCrossEntropyParams,
+      .io = Concat(CrossEntropyInputRows<P>(),
+                   {Io::Output("loss", "[P]", per_position).Float32(),
+                    Io::Output("lse_state", "[P]", per_position).Float32()}),
       .body = TraceCrossEntropyForward,
-      .reference = [](const ParamValues& values,
-                      const std::vector<HostArray>& inputs)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(CrossEntropyParams params,
-                             CrossEntropyParamsFrom(values));
-        return CrossEntropyForwardReference(params, inputs);
-      },
+      .reference = CrossEntropyForwardReference,
       // The device does everything after the (already rounded) logits load
       // in float32: lse's error is a few float32 ulps of the chunk sums
       // (relative ~1e-6 for the sizes traced in tests) and the loss, an
       // O(1)-O(10) difference, keeps it; 1e-5 relative to 1 + |value| holds
       // that with margin. bf16 changes only the inputs, which the reference
       // sees rounded too; 1e-2 is the bf16 convention.
-      .tolerance = [](const ParamValues& values) -> double {
-        return values.Str("dtype") == "float32" ? 1e-5 : 1e-2;
-      },
-      .make_inputs = [](const ParamValues& values, uint64_t seed)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(CrossEntropyParams params,
-                             CrossEntropyParamsFrom(values));
-        return MakeCrossEntropyInputs(params, seed, /*with_lse_state=*/false);
-      },
+      .tolerance = ToleranceByDType(1e-5, 1e-2),
+      .make_inputs =
+          [](const P& p, uint64_t seed) {
+            return MakeCrossEntropyInputs(p, seed, /*with_lse_state=*/false);
+          },
       .example = {{"num_positions", "200"},
                   {"vocab_size", "5000"},
                   {"ignore_index", "-100"}},
-  });
+  };
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

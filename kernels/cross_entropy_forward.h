@@ -16,7 +16,6 @@
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "kernels/cross_entropy_common.h"
-#include "kernels/registry.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
@@ -35,7 +34,9 @@ void CrossEntropyForward(const builder::Tensor& logits,
 absl::StatusOr<std::vector<HostArray>> CrossEntropyForwardReference(
     const CrossEntropyParams& params, const std::vector<HostArray>& inputs);
 
-void RegisterCrossEntropyForward(KernelRegistry& registry);
+// The registered kernel: sizes bounded (CrossEntropyFields) and a bounded
+// trace; messages name the parameter and the limit.
+const KernelSpec<CrossEntropyParams>& CrossEntropyForwardSpec();
 
 }  // namespace nkigraph::kernels
 

@@ -14,15 +14,12 @@ namespace nkigraph::kernels {
 
 absl::StatusOr<std::vector<HostArray>> CrossEntropyForwardReference(
     const CrossEntropyParams& params, const std::vector<HostArray>& inputs) {
-  NKI_RETURN_IF_ERROR(ValidateCrossEntropyParams(params));
+  NKI_ASSIGN_OR_RETURN(const HostIo io, CrossEntropyForwardSpec().Host(params));
+  NKI_ASSIGN_OR_RETURN(const HostArray* logits, io.Find(inputs, "logits"));
+  NKI_ASSIGN_OR_RETURN(const HostArray* targets, io.Find(inputs, "targets"));
   const int64_t p = params.num_positions, v = params.vocab_size;
-  NKI_ASSIGN_OR_RETURN(const HostArray* logits,
-                       FindHostInput(inputs, "logits", {p, v}, proto::FLOAT32));
-  NKI_ASSIGN_OR_RETURN(const HostArray* targets,
-                       FindHostInput(inputs, "targets", {p}, proto::INT32));
-
-  HostArray loss = ZeroFloat32Array("loss", {p});
-  HostArray lse_state = ZeroFloat32Array("lse_state", {p});
+  HostArray loss = io.Zeros("loss");
+  HostArray lse_state = io.Zeros("lse_state");
   for (int64_t i = 0; i < p; ++i) {
     const float* row = &logits->f32[i * v];
     const double m = *std::max_element(row, row + v);

@@ -23,28 +23,15 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
 #include "kernels/conv_common.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
 #include "util/dtype.h"
-#include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
-
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
 
 constexpr int64_t kMaxBatch = 65536;
 constexpr int64_t kMaxChannels = 65536;
@@ -67,7 +54,7 @@ struct WindowSet {
 WindowSet AllocateWindowSet(const DepthwiseConv1dPlan& plan,
                             const DepthwiseConv1dParams& params, int set) {
   WindowSet windows;
-  for (const Tile s_tile : TiledRange(params.kernel_size, kPartitions)) {
+  for (const Tile s_tile : TiledRange(params.kernel_size, Partitions())) {
     windows.input_tiles.push_back(builder::ndarray(
         {s_tile.size, plan.channel_group, plan.window_columns}, params.dtype,
         Buffer::kSbuf, absl::StrCat("input_tile_", set, "_", s_tile.index)));
@@ -90,7 +77,7 @@ void LoadTransposedFilters(const Tensor& filter,
   isa::dma_copy(filter_tile.Slice(0, 0, c_tile.size),
                 filter.Reshape({params.channels, params.kernel_size})
                     .Slice(0, c_tile.offset, c_tile.size));
-  for (const Tile s_tile : TiledRange(params.kernel_size, kPartitions)) {
+  for (const Tile s_tile : TiledRange(params.kernel_size, Partitions())) {
     const Tensor transposed =
         transpose_psum.Slice(0, 0, s_tile.size).Slice(1, 0, c_tile.size);
     isa::nc_transpose(transposed, filter_tile.Slice(0, 0, c_tile.size)
@@ -152,7 +139,7 @@ void ComputeChannelRows(const WindowSet& windows,
                         const DepthwiseConv1dParams& params) {
   for (int64_t g = 0; g < group.size; ++g) {
     const Tensor psum = psum_tiles.Next().Slice(1, 0, q_tile.size);
-    for (const Tile s_tile : TiledRange(params.kernel_size, kPartitions)) {
+    for (const Tile s_tile : TiledRange(params.kernel_size, Partitions())) {
       isa::nc_matmul(psum,
                      filter_t[s_tile.index]
                          .Slice(0, 0, s_tile.size)
@@ -166,21 +153,45 @@ void ComputeChannelRows(const WindowSet& windows,
   }
 }
 
-void TraceDepthwiseConv1d(builder::Tracer& tracer, const ParamValues& values) {
-  absl::StatusOr<DepthwiseConv1dParams> params =
-      DepthwiseConv1dParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
+// Checked only: what the original kernel asserts (kernel_assert), said
+// in its terms rather than as a range.
+constexpr IntLimits kAnyValue{std::numeric_limits<int64_t>::min(),
+                              std::numeric_limits<int64_t>::max()};
+
+absl::Status ValidateDepthwiseConv1dParams(
+    const DepthwiseConv1dParams& params) {
+  if (params.dilation != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameter 'dilation' is ", params.dilation,
+        "; depthwise_conv1d supports only dilation=1 (rhs_dilation (1, 1))"));
   }
-  const DepthwiseConv1dParams& p = *params;
-  Tensor img = tracer.Input("img", {p.batch, p.channels, 1, p.width}, p.dtype);
-  Tensor filter =
-      tracer.Input("filter", {p.channels, 1, 1, p.kernel_size}, p.dtype);
-  Tensor out = builder::ndarray({p.batch, p.channels, 1, p.q_out()}, p.dtype,
-                                Buffer::kSharedHbm, "out");
+  if (params.stride_h != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameter 'stride_h' is ", params.stride_h,
+                     "; depthwise_conv1d supports only stride_h=1"));
+  }
+  if (params.feature_group_count.has_value() &&
+      *params.feature_group_count != params.channels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameter 'feature_group_count' is ", *params.feature_group_count,
+        "; it must equal channels (", params.channels,
+        "): depthwise_conv1d is a true depthwise convolution"));
+  }
+  if (params.q_out() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameter 'kernel_size' is ", params.kernel_size,
+        "; it exceeds the padded width width+pad_left+pad_right = ",
+        params.width + params.pad_left + params.pad_right,
+        " and the output would be empty"));
+  }
+  return PlanDepthwiseConv1d(params).status();
+}
+
+void TraceDepthwiseConv1d(KernelIo& io, const DepthwiseConv1dParams& p) {
+  const Tensor img = io.Input("img");
+  const Tensor filter = io.Input("filter");
+  const Tensor out = io.Output("out");
   builder::jit("depthwise_conv1d", DepthwiseConv1d)(img, filter, out, p);
-  tracer.Output("out", out);
 }
 
 }  // namespace
@@ -193,9 +204,9 @@ int64_t DepthwiseConv1dParams::q_out() const {
 absl::StatusOr<DepthwiseConv1dPlan> PlanDepthwiseConv1d(
     const DepthwiseConv1dParams& params) {
   const int64_t es = DTypeSize(params.dtype);
-  const int64_t s_tiles = CeilDiv(params.kernel_size, kPartitions);
+  const int64_t s_tiles = CeilDiv(params.kernel_size, Partitions());
   DepthwiseConv1dPlan plan;
-  plan.q_tile = std::min(kPsumBankColumns, params.q_out());
+  plan.q_tile = std::min(MovingFree(), params.q_out());
   // Per channel of a group: two window sets of every s tile, two output
   // rows. Narrow the q tile until one channel fits.
   for (;;) {
@@ -203,7 +214,7 @@ absl::StatusOr<DepthwiseConv1dPlan> PlanDepthwiseConv1d(
     const int64_t per_channel =
         es * 2 * (s_tiles * plan.window_columns + plan.q_tile);
     plan.channel_group = std::min(
-        {kPartitions, params.channels, kWindowBudgetBytes / per_channel});
+        {Partitions(), params.channels, kWindowBudgetBytes / per_channel});
     if (plan.channel_group >= 1 || plan.q_tile == 1) break;
     plan.q_tile = CeilDiv(plan.q_tile, 2);
   }
@@ -225,70 +236,6 @@ absl::StatusOr<DepthwiseConv1dPlan> PlanDepthwiseConv1d(
   return plan;
 }
 
-absl::Status ValidateDepthwiseConv1dParams(
-    const DepthwiseConv1dParams& params) {
-  NKI_RETURN_IF_ERROR(CheckRange("batch", params.batch, 1, kMaxBatch));
-  NKI_RETURN_IF_ERROR(CheckRange("channels", params.channels, 1, kMaxChannels));
-  NKI_RETURN_IF_ERROR(CheckRange("width", params.width, 1, kMaxWidth));
-  NKI_RETURN_IF_ERROR(
-      CheckRange("kernel_size", params.kernel_size, 1, kMaxKernelSize));
-  NKI_RETURN_IF_ERROR(CheckRange("stride", params.stride, 1, kMaxKernelSize));
-  NKI_RETURN_IF_ERROR(
-      CheckRange("pad_left", params.pad_left, 0, kMaxKernelSize));
-  NKI_RETURN_IF_ERROR(
-      CheckRange("pad_right", params.pad_right, 0, kMaxKernelSize));
-  // What the original kernel asserts (kernel_assert).
-  if (params.dilation != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'dilation' is ", params.dilation,
-        "; depthwise_conv1d supports only dilation=1 (rhs_dilation (1, 1))"));
-  }
-  if (params.stride_h != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter 'stride_h' is ", params.stride_h,
-                     "; depthwise_conv1d supports only stride_h=1"));
-  }
-  if (params.feature_group_count.has_value() &&
-      *params.feature_group_count != params.channels) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'feature_group_count' is ", *params.feature_group_count,
-        "; it must equal channels (", params.channels,
-        "): depthwise_conv1d is a true depthwise convolution"));
-  }
-  if (params.dtype != proto::FLOAT32 && params.dtype != proto::BFLOAT16) {
-    return absl::InvalidArgumentError(
-        "parameter 'dtype' must be float32 or bfloat16");
-  }
-  if (params.q_out() < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'kernel_size' is ", params.kernel_size,
-        "; it exceeds the padded width width+pad_left+pad_right = ",
-        params.width + params.pad_left + params.pad_right,
-        " and the output would be empty"));
-  }
-  return PlanDepthwiseConv1d(params).status();
-}
-
-absl::StatusOr<DepthwiseConv1dParams> DepthwiseConv1dParamsFrom(
-    const ParamValues& values) {
-  DepthwiseConv1dParams params;
-  params.batch = values.Int("batch");
-  params.channels = values.Int("channels");
-  params.width = values.Int("width");
-  params.kernel_size = values.Int("kernel_size");
-  params.stride = values.Int("stride");
-  params.pad_left = values.Int("pad_left");
-  params.pad_right = values.Int("pad_right");
-  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
-  params.dilation = values.Int("dilation");
-  params.stride_h = values.Int("stride_h");
-  if (values.Given("feature_group_count")) {
-    params.feature_group_count = values.Int("feature_group_count");
-  }
-  NKI_RETURN_IF_ERROR(ValidateDepthwiseConv1dParams(params));
-  return params;
-}
-
 void DepthwiseConv1d(const Tensor& img, const Tensor& filter, const Tensor& out,
                      const DepthwiseConv1dParams& params) {
   absl::StatusOr<DepthwiseConv1dPlan> plan_or = PlanDepthwiseConv1d(params);
@@ -303,24 +250,24 @@ void DepthwiseConv1d(const Tensor& img, const Tensor& filter, const Tensor& out,
   // Filters of one channel tile: staged as loaded, and transposed per s
   // tile.
   const Tensor filter_tile = builder::ndarray(
-      {std::min(kPartitions, params.channels), params.kernel_size},
+      {std::min(Partitions(), params.channels), params.kernel_size},
       params.dtype, Buffer::kSbuf, "filter_tile");
   std::vector<Tensor> filter_t;
-  for (const Tile s_tile : TiledRange(params.kernel_size, kPartitions)) {
+  for (const Tile s_tile : TiledRange(params.kernel_size, Partitions())) {
     filter_t.push_back(builder::ndarray(
-        {s_tile.size, std::min(kPartitions, params.channels)}, params.dtype,
+        {s_tile.size, std::min(Partitions(), params.channels)}, params.dtype,
         Buffer::kSbuf, absl::StrCat("filter_T_", s_tile.index)));
   }
   const Tensor transpose_psum =
-      builder::ndarray({std::min(kPartitions, params.kernel_size),
-                        std::min(kPartitions, params.channels)},
+      builder::ndarray({std::min(Partitions(), params.kernel_size),
+                        std::min(Partitions(), params.channels)},
                        params.dtype, Buffer::kPsum, "filter_T_psum");
   const std::array<WindowSet, 2> windows = {AllocateWindowSet(plan, params, 0),
                                             AllocateWindowSet(plan, params, 1)};
-  PsumRotation psum_tiles(1, kPsumBankColumns);
+  PsumRotation psum_tiles(1, PsumBankColumns());
 
   int64_t step = 0;
-  for (const Tile c_tile : TiledRange(params.channels, kPartitions)) {
+  for (const Tile c_tile : TiledRange(params.channels, Partitions())) {
     Scope c_scope("channel_tile");
     LoadTransposedFilters(filter, filter_t, filter_tile, transpose_psum, c_tile,
                           params);
@@ -333,7 +280,7 @@ void DepthwiseConv1d(const Tensor& img, const Tensor& filter, const Tensor& out,
           const WindowSet& set = windows[step++ % 2];
           const int64_t columns = (q_tile.size - 1) * params.stride + 1;
           for (const Tile s_tile :
-               TiledRange(params.kernel_size, kPartitions)) {
+               TiledRange(params.kernel_size, Partitions())) {
             LoadInputWindows(
                 img, set.input_tiles[s_tile.index], n, channels, s_tile,
                 q_tile.offset * params.stride - params.pad_left + s_tile.offset,
@@ -352,58 +299,71 @@ void DepthwiseConv1d(const Tensor& img, const Tensor& filter, const Tensor& out,
   }
 }
 
-void RegisterDepthwiseConv1d(KernelRegistry& registry) {
-  // Optional without a default: unset means `channels`.
-  ParamSpec feature_group_count;
-  feature_group_count.name = "feature_group_count";
-  feature_group_count.type = ParamType::kInt;
-  feature_group_count.help =
-      "must equal channels (the default); any other value is refused";
-
-  KernelDef def;
-  def.name = "depthwise_conv1d";
-  def.summary =
-      "depthwise 1-D convolution as an implicit GEMM per channel: (S x 1) "
-      "filter column against (S x Q) windows loaded by a sliding access "
-      "pattern, filters transposed on chip";
-  def.params = {
-      RequiredIntParam("batch", "N: batch size"),
-      RequiredIntParam("channels", "C: channels (one filter each)"),
-      RequiredIntParam("width", "W: input width"),
-      RequiredIntParam("kernel_size", "S: filter taps"),
-      IntParam("stride", 1, "output step along the width"),
-      IntParam("pad_left", 0, "zeros before the input"),
-      IntParam("pad_right", 0, "zeros after the input"),
-      DTypeParam(),
-      IntParam("dilation", 1,
-               "must be 1 (checked: the kernel has no dilation)"),
-      IntParam("stride_h", 1, "must be 1 (checked: the kernel is 1-D)"),
-      feature_group_count,
+const KernelSpec<DepthwiseConv1dParams>& DepthwiseConv1dSpec() {
+  using P = DepthwiseConv1dParams;
+  using F = ParamTable<P>;
+  using Io = IoTable<P>;
+  static const auto* const spec = new KernelSpec<P>{
+      .name = "depthwise_conv1d",
+      .summary =
+          "depthwise 1-D convolution as an implicit GEMM per channel: (S x 1) "
+          "filter column against (S x Q) windows loaded by a sliding access "
+          "pattern, filters transposed on chip",
+      .params =
+          {
+              F::Int("batch", &P::batch, {1, kMaxBatch}, "N: batch size")
+                  .Required(),
+              F::Int("channels", &P::channels, {1, kMaxChannels},
+                     "C: channels (one filter each)")
+                  .Required(),
+              F::Int("width", &P::width, {1, kMaxWidth}, "W: input width")
+                  .Required(),
+              F::Int("kernel_size", &P::kernel_size, {1, kMaxKernelSize},
+                     "S: filter taps")
+                  .Required(),
+              F::Int("stride", &P::stride, {1, kMaxKernelSize},
+                     "output step along the width"),
+              F::Int("pad_left", &P::pad_left, {0, kMaxKernelSize},
+                     "zeros before the input"),
+              F::Int("pad_right", &P::pad_right, {0, kMaxKernelSize},
+                     "zeros after the input"),
+              F::DType(),
+              F::Int("dilation", &P::dilation, kAnyValue,
+                     "must be 1 (checked: the kernel has no dilation)"),
+              F::Int("stride_h", &P::stride_h, kAnyValue,
+                     "must be 1 (checked: the kernel is 1-D)"),
+              F::OptionalInt(
+                  "feature_group_count", &P::feature_group_count, kAnyValue,
+                  "must equal channels (the default); any other value is "
+                  "refused"),
+          },
+      .validate = ValidateDepthwiseConv1dParams,
+      .io =
+          {
+              Io::Input("img", "[N, C, 1, W]",
+                        [](const P& p) {
+                          return Shape{p.batch, p.channels, 1, p.width};
+                        }),
+              Io::Input("filter", "[C, 1, 1, S]",
+                        [](const P& p) {
+                          return Shape{p.channels, 1, 1, p.kernel_size};
+                        }),
+              Io::Output("out", "[N, C, 1, Q]",
+                         [](const P& p) {
+                           return Shape{p.batch, p.channels, 1, p.q_out()};
+                         }),
+          },
+      .body = TraceDepthwiseConv1d,
+      .reference = DepthwiseConv1dReference,
+      .tolerance = ToleranceByDType(1e-4, 2e-2),
+      .example = {{"batch", "2"},
+                  {"channels", "160"},
+                  {"width", "700"},
+                  {"kernel_size", "4"},
+                  {"pad_left", "2"},
+                  {"pad_right", "1"}},
   };
-  def.inputs = {
-      {"img", "[N, C, 1, W]", "dtype"},
-      {"filter", "[C, 1, 1, S]", "dtype"},
-  };
-  def.outputs = {{"out", "[N, C, 1, Q]", "dtype"}};
-  def.world =
-      [](const ParamValues& values) -> absl::StatusOr<builder::WorldConfig> {
-    NKI_RETURN_IF_ERROR(DepthwiseConv1dParamsFrom(values).status());
-    return builder::WorldConfig{};
-  };
-  def.body = TraceDepthwiseConv1d;
-  def.reference = [](const ParamValues& values,
-                     const std::vector<HostArray>& inputs)
-      -> absl::StatusOr<std::vector<HostArray>> {
-    NKI_ASSIGN_OR_RETURN(DepthwiseConv1dParams params,
-                         DepthwiseConv1dParamsFrom(values));
-    return DepthwiseConv1dReference(params, inputs);
-  };
-  def.example = {{"batch", "2"},       {"channels", "160"}, {"width", "700"},
-                 {"kernel_size", "4"}, {"pad_left", "2"},   {"pad_right", "1"}};
-  def.tolerance = [](const ParamValues& values) -> double {
-    return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
-  };
-  registry.Register(std::move(def));
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

@@ -22,10 +22,9 @@
 #include <optional>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
-#include "kernels/registry.h"
+#include "kernels/kernel_spec.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
@@ -57,11 +56,10 @@ struct DepthwiseConv1dPlan {
 absl::StatusOr<DepthwiseConv1dPlan> PlanDepthwiseConv1d(
     const DepthwiseConv1dParams& params);
 
-// Reads and validates the parameters; messages name the parameter and the
-// limit.
-absl::StatusOr<DepthwiseConv1dParams> DepthwiseConv1dParamsFrom(
-    const ParamValues& values);
-absl::Status ValidateDepthwiseConv1dParams(const DepthwiseConv1dParams& params);
+// The registered kernel: sizes required and bounded, dilation, stride_h and
+// feature_group_count refused unless they match the original's asserts;
+// messages name the parameter and the limit.
+const KernelSpec<DepthwiseConv1dParams>& DepthwiseConv1dSpec();
 
 // The device kernel, for use inside a trace: img [N, C, 1, W] and filter
 // [C, 1, 1, S] in HBM, out [N, C, 1, Q] in HBM, all of params.dtype.
@@ -73,8 +71,6 @@ void DepthwiseConv1d(const builder::Tensor& img, const builder::Tensor& filter,
 // accumulated in double, returned as float32 `out`.
 absl::StatusOr<std::vector<HostArray>> DepthwiseConv1dReference(
     const DepthwiseConv1dParams& params, const std::vector<HostArray>& inputs);
-
-void RegisterDepthwiseConv1d(KernelRegistry& registry);
 
 }  // namespace nkigraph::kernels
 

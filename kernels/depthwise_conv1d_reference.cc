@@ -13,21 +13,13 @@ namespace nkigraph::kernels {
 
 absl::StatusOr<std::vector<HostArray>> DepthwiseConv1dReference(
     const DepthwiseConv1dParams& params, const std::vector<HostArray>& inputs) {
-  NKI_RETURN_IF_ERROR(ValidateDepthwiseConv1dParams(params));
+  NKI_ASSIGN_OR_RETURN(const HostIo io, DepthwiseConv1dSpec().Host(params));
+  NKI_ASSIGN_OR_RETURN(const HostArray* img, io.Find(inputs, "img"));
+  NKI_ASSIGN_OR_RETURN(const HostArray* filter, io.Find(inputs, "filter"));
   const int64_t batch = params.batch, channels = params.channels,
                 width = params.width, taps = params.kernel_size,
                 q_out = params.q_out();
-  NKI_ASSIGN_OR_RETURN(
-      const HostArray* img,
-      FindHostInput(inputs, "img", {batch, channels, 1, width}));
-  NKI_ASSIGN_OR_RETURN(const HostArray* filter,
-                       FindHostInput(inputs, "filter", {channels, 1, 1, taps}));
-
-  HostArray out;
-  out.name = "out";
-  out.dtype = proto::FLOAT32;
-  out.shape = {batch, channels, 1, q_out};
-  out.f32.resize(batch * channels * q_out);
+  HostArray out = io.Zeros("out");
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t c = 0; c < channels; ++c) {
       const float* row = &img->f32[(n * channels + c) * width];

@@ -3,40 +3,9 @@
 #include <cmath>
 #include <numbers>
 
-#include "absl/strings/str_cat.h"
-#include "kernels/params.h"
+#include "builder/tracer.h"
 
 namespace nkigraph::kernels {
-
-ParamSpec ActivationParam() {
-  return ChoiceParam("activation", "none",
-                     {"none", "relu", "silu", "gelu_tanh"},
-                     "activation applied after the bias");
-}
-
-absl::StatusOr<Activation> ParseActivation(absl::string_view name) {
-  if (name == "none") return Activation::kNone;
-  if (name == "relu") return Activation::kRelu;
-  if (name == "silu") return Activation::kSilu;
-  if (name == "gelu_tanh") return Activation::kGeluTanh;
-  return absl::InvalidArgumentError(
-      absl::StrCat("parameter 'activation' is '", name,
-                   "'; it must be none, relu, silu or gelu_tanh"));
-}
-
-absl::string_view ActivationName(Activation activation) {
-  switch (activation) {
-    case Activation::kNone:
-      return "none";
-    case Activation::kRelu:
-      return "relu";
-    case Activation::kSilu:
-      return "silu";
-    case Activation::kGeluTanh:
-      return "gelu_tanh";
-  }
-  return "none";
-}
 
 ops::ActFunc DeviceActFunc(Activation activation) {
   switch (activation) {
@@ -66,6 +35,20 @@ double ReferenceActivation(Activation activation, double x) {
     }
   }
   return x;
+}
+
+builder::Instr EvacuatePsum(const builder::Tensor& dst,
+                            const builder::Tensor& psum, builder::Loc loc) {
+  return builder::isa::tensor_copy(dst, psum, builder::isa::Engine::kVector,
+                                   loc);
+}
+
+builder::Tensor EvacuatePsum(const builder::Tensor& psum, proto::DType dtype,
+                             absl::string_view name, builder::Loc loc) {
+  builder::Tensor tile =
+      builder::ndarray(psum.shape(), dtype, builder::Buffer::kSbuf, name, loc);
+  EvacuatePsum(tile, psum, loc);
+  return tile;
 }
 
 builder::Instr EvacuatePsum(const builder::Tensor& dst,

@@ -1,18 +1,16 @@
 #ifndef NKIGRAPH_KERNELS_EPILOGUE_H_
 #define NKIGRAPH_KERNELS_EPILOGUE_H_
 
-// The matmul epilogue the kernels share: evacuate a PSUM result into SBUF
-// with a per-partition bias and an activation fused into one scalar-engine
-// instruction. The device form (EvacuatePsum) and the reference form
-// (ReferenceActivation) sit side by side so they stay in step.
+// The matmul epilogue the kernels share: evacuate a PSUM result into SBUF,
+// as it is or with a per-partition bias and an activation fused into one
+// scalar-engine instruction. The device form (EvacuatePsum) and the
+// reference form (ReferenceActivation) sit side by side so they stay in
+// step.
 
-#include <string>
-
-#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "builder/isa.h"
 #include "builder/tensor.h"
-#include "kernels/registry.h"
+#include "kernels/kernel_spec.h"
 #include "ops/activation_functions.h"
 
 namespace nkigraph::kernels {
@@ -20,10 +18,17 @@ namespace nkigraph::kernels {
 // The `activation` parameter of the contract's matmul-style kernels.
 enum class Activation { kNone, kRelu, kSilu, kGeluTanh };
 
-// `activation` ∈ {none, relu, silu, gelu_tanh}, default none.
-ParamSpec ActivationParam();
-absl::StatusOr<Activation> ParseActivation(absl::string_view name);
-absl::string_view ActivationName(Activation activation);
+// `activation` ∈ {none, relu, silu, gelu_tanh}: the field of a parameter
+// struct P whose member is `activation` (default: the member's initializer).
+template <typename P>
+ParamField<P> ActivationField() {
+  return ParamTable<P>::Choice("activation", &P::activation,
+                               {{"none", Activation::kNone},
+                                {"relu", Activation::kRelu},
+                                {"silu", Activation::kSilu},
+                                {"gelu_tanh", Activation::kGeluTanh}},
+                               "activation applied after the bias");
+}
 
 // The scalar-engine function computing `activation`: copy, relu, silu,
 // gelu_apprx_tanh.
@@ -33,7 +38,17 @@ ops::ActFunc DeviceActFunc(Activation activation);
 // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
 double ReferenceActivation(Activation activation, double x);
 
-// dst = act(psum + bias_column): PSUM → SBUF in one activation instruction.
+// The PSUM → SBUF evacuation every matmul or transpose result goes through
+// before a DMA (a DMA cannot read PSUM). Without arithmetic: dst = psum by
+// one tensor_copy; or a new SBUF tile of `dtype` named `name` holding it.
+builder::Instr EvacuatePsum(const builder::Tensor& dst,
+                            const builder::Tensor& psum,
+                            builder::Loc loc = builder::Loc::current());
+builder::Tensor EvacuatePsum(const builder::Tensor& psum, proto::DType dtype,
+                             absl::string_view name,
+                             builder::Loc loc = builder::Loc::current());
+// With the matmul epilogue fused in: dst = act(psum + bias_column), one
+// activation instruction.
 // `bias_column` is an SBUF [P, 1] float32 column (one bias per partition),
 // or an invalid Tensor for no bias.
 builder::Instr EvacuatePsum(const builder::Tensor& dst,

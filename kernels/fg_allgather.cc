@@ -13,26 +13,12 @@
 //       result[numerator · m + chunk rows, :] = buf chunk  # scalar offset
 #include "kernels/fg_allgather.h"
 
-#include <utility>
-
 #include "absl/strings/str_cat.h"
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
-
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
 
 constexpr int64_t kMaxCopyTiles = int64_t{1} << 19;
 
@@ -48,13 +34,13 @@ void TransposeAndScatter(const RingBuffers& buffers, const RingChunk& chunk,
     isa::dma_copy(SlotRows(result, slot_row, chunk, 0, chunk.rows), chunk_data);
     return;
   }
-  for (const Tile m_tile : TiledRange(chunk.rows, kPartitionTile)) {
-    for (const Tile k_group : TiledRange(params.k, kPsumFreeTile)) {
+  for (const Tile m_tile : TiledRange(chunk.rows, Partitions())) {
+    for (const Tile k_group : TiledRange(params.k, MovingFree())) {
       Scope scope("row_block");
       Tensor rows_psum =
           builder::ndarray({m_tile.size, k_group.size}, params.dtype,
                            Buffer::kPsum, "rows_psum");
-      for (const Tile k_tile : TiledRange(k_group.size, kPartitionTile)) {
+      for (const Tile k_tile : TiledRange(k_group.size, Partitions())) {
         isa::nc_transpose(
             rows_psum.Slice(1, k_tile.offset, k_tile.size),
             LhsTransposedTile(buffers, chunk_data, m_tile.offset, m_tile.size,
@@ -72,29 +58,14 @@ void TransposeAndScatter(const RingBuffers& buffers, const RingChunk& chunk,
   }
 }
 
-void TraceFgAllgather(builder::Tracer& tracer, const ParamValues& values) {
-  absl::StatusOr<RingParams> params = FgAllgatherParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
-  }
-  const RingParams& p = *params;
-  Tensor lhs = tracer.Input("lhs", {p.m, p.k}, p.dtype);
-  Tensor result = builder::ndarray({p.tp_degree * p.m, p.k}, p.dtype,
-                                   Buffer::kSharedHbm, "result");
-  builder::jit("fg_allgather", FineGrainedAllgather)(lhs, result, p);
-  tracer.Output("result", result);
-}
-
-}  // namespace
-
+// The ring's checks and a bounded trace.
 absl::Status ValidateFgAllgatherParams(const RingParams& params) {
   NKI_RETURN_IF_ERROR(ValidateRingParams(params));
   const int64_t chunks =
       params.lnc * ChannelCount(params.tp_degree, params.nc_version);
   const int64_t tiles = params.tp_degree *
-                        (CeilDiv(params.m, kPartitionTile) + chunks) *
-                        CeilDiv(params.k, kPartitionTile);
+                        (CeilDiv(params.m, Partitions()) + chunks) *
+                        CeilDiv(params.k, Partitions());
   if (tiles > kMaxCopyTiles) {
     return absl::InvalidArgumentError(
         absl::StrCat("parameters tp_degree=", params.tp_degree,
@@ -105,11 +76,13 @@ absl::Status ValidateFgAllgatherParams(const RingParams& params) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<RingParams> FgAllgatherParamsFrom(const ParamValues& values) {
-  NKI_ASSIGN_OR_RETURN(RingParams params, RingParamsFrom(values));
-  NKI_RETURN_IF_ERROR(ValidateFgAllgatherParams(params));
-  return params;
+void TraceFgAllgather(KernelIo& io, const RingParams& p) {
+  const Tensor lhs = io.Input("lhs");
+  const Tensor result = io.Output("result");
+  builder::jit("fg_allgather", FineGrainedAllgather)(lhs, result, p);
 }
+
+}  // namespace
 
 RingPath FgAllgatherRingPath(const RingParams& params) {
   return ChooseRingPath(params, /*resident_bytes=*/0,
@@ -129,32 +102,36 @@ void FineGrainedAllgather(const Tensor& lhs, const Tensor& result,
           });
 }
 
-void RegisterFgAllgather(KernelRegistry& registry) {
-  KernelDef def;
-  def.name = "fg_allgather";
-  def.summary =
-      "fine_grained_allgather: fgcc's double-buffered ring of "
-      "collective_permute_implicit with a transpose-and-scatter copy into "
-      "the resolver's rank slot in place of the matmul";
-  def.params = RingParamSpecs("columns of lhs", {});
-  def.inputs = {{"lhs", "[m, k] per rank", "dtype"}};
-  def.outputs = {{"result", "[tp_degree*m, k] per rank", "dtype"}};
-  def.world =
-      [](const ParamValues& values) -> absl::StatusOr<builder::WorldConfig> {
-    NKI_ASSIGN_OR_RETURN(RingParams params, FgAllgatherParamsFrom(values));
-    return RingWorld(params);
+const KernelSpec<RingParams>& FgAllgatherSpec() {
+  using P = RingParams;
+  using Io = IoTable<P>;
+  static const auto* const spec = new KernelSpec<P>{
+      .name = "fg_allgather",
+      .summary =
+          "fine_grained_allgather: fgcc's double-buffered ring of "
+          "collective_permute_implicit with a transpose-and-scatter copy into "
+          "the resolver's rank slot in place of the matmul",
+      .params = RingFields<P>("columns of lhs", {}),
+      .validate = ValidateFgAllgatherParams,
+      .io =
+          {
+              Io::Input("lhs", "[m, k]",
+                        [](const P& p) {
+                          return Shape{p.m, p.k};
+                        })
+                  .PerRank(),
+              Io::Output("result", "[tp_degree*m, k]",
+                         [](const P& p) {
+                           return Shape{p.tp_degree * p.m, p.k};
+                         })
+                  .PerRank(),
+          },
+      .world = RingWorld,
+      .body = TraceFgAllgather,
+      .reference = FgAllgatherReference,
+      .tolerance = ToleranceByDType(1e-4, 2e-2),
   };
-  def.body = TraceFgAllgather;
-  def.reference = [](const ParamValues& values,
-                     const std::vector<HostArray>& inputs)
-      -> absl::StatusOr<std::vector<HostArray>> {
-    NKI_ASSIGN_OR_RETURN(RingParams params, FgAllgatherParamsFrom(values));
-    return FgAllgatherReference(params, inputs);
-  };
-  def.tolerance = [](const ParamValues& values) -> double {
-    return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
-  };
-  registry.Register(std::move(def));
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

@@ -14,19 +14,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "kernels/collective_ring.h"
-#include "kernels/registry.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
 
-// Reads and validates the parameters: the ring's (collective_ring.h),
-// force_hbm_cc 0 or 1, a bounded number of copy tiles.
-absl::StatusOr<RingParams> FgAllgatherParamsFrom(const ParamValues& values);
-absl::Status ValidateFgAllgatherParams(const RingParams& params);
+// The registered kernel: the ring's parameters (collective_ring.h) and a
+// bounded number of copy tiles.
+const KernelSpec<RingParams>& FgAllgatherSpec();
 
 // The ring's transport: SBUF unless force_hbm_cc or 2 · (lhs bytes)
 // exceeds the 24 MiB budget (no rhs here).
@@ -42,8 +39,6 @@ void FineGrainedAllgather(const builder::Tensor& lhs,
 // to the dtype; result [R, tp·m, k] concatenates each rank's group.
 absl::StatusOr<std::vector<HostArray>> FgAllgatherReference(
     const RingParams& params, const std::vector<HostArray>& inputs);
-
-void RegisterFgAllgather(KernelRegistry& registry);
 
 }  // namespace nkigraph::kernels
 

@@ -11,12 +11,10 @@ namespace nkigraph::kernels {
 
 absl::StatusOr<std::vector<HostArray>> FgAllgatherReference(
     const RingParams& params, const std::vector<HostArray>& inputs) {
-  NKI_RETURN_IF_ERROR(ValidateFgAllgatherParams(params));
-  const int64_t tp = params.tp_degree, m = params.m, k = params.k;
-  const int64_t ranks = tp * params.num_groups;
-  NKI_ASSIGN_OR_RETURN(
-      const std::vector<std::vector<float>> lhs,
-      PerRankInput(inputs, "lhs", ranks, {m, k}, params.dtype));
+  NKI_ASSIGN_OR_RETURN(const HostIo io, FgAllgatherSpec().Host(params));
+  NKI_ASSIGN_OR_RETURN(const std::vector<std::vector<float>> lhs,
+                       PerRankInput(io, inputs, "lhs", params.dtype));
+  const int64_t tp = params.tp_degree, ranks = io.num_ranks();
   std::vector<std::vector<float>> result(ranks);
   for (int64_t r = 0; r < ranks; ++r) {
     for (int64_t j : GroupRanks(r, tp)) {
@@ -24,7 +22,7 @@ absl::StatusOr<std::vector<HostArray>> FgAllgatherReference(
     }
   }
   std::vector<HostArray> outputs;
-  outputs.push_back(PerRankOutput("result", {tp * m, k}, result));
+  outputs.push_back(PerRankOutput(io, "result", result));
   return outputs;
 }
 

@@ -12,53 +12,38 @@
 #include "kernels/fgcc.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
+#include "kernels/dsl.h"
 #include "kernels/epilogue.h"
-#include "kernels/params.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
 
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
-
-constexpr int64_t kMaxN = 65536;
 // The trace holds a handful of instructions per matmul; larger problems
 // are refused rather than exhausting memory (as tiled_matmul does).
 constexpr int64_t kMaxMatmulTiles = int64_t{1} << 19;
 
 int64_t RhsBytes(const FgccParams& params) {
-  return params.ring.k * params.n * DTypeSize(params.ring.dtype);
+  return params.k * params.n * DTypeSize(params.dtype);
 }
 
 // Bytes per partition of rhs in its SBUF layout [128, KT, n].
 int64_t RhsPartitionBytes(const FgccParams& params) {
-  return CeilDiv(params.ring.k, kPartitionTile) * params.n *
-         DTypeSize(params.ring.dtype);
+  return CeilDiv(params.k, Partitions()) * params.n * DTypeSize(params.dtype);
 }
 
 // rhs [k, n] into SBUF as k tiles side by side: rhs_sb[p, kt, :] holds
 // rhs row kt · 128 + p.
 Tensor LoadRhsIntoSbuf(const Tensor& rhs, const FgccParams& params) {
-  const int64_t k = params.ring.k;
-  Tensor rhs_sb = builder::ndarray(
-      {std::min(k, kPartitionTile), CeilDiv(k, kPartitionTile), params.n},
-      params.ring.dtype, Buffer::kSbuf, "rhs_sb");
-  for (const Tile k_tile : TiledRange(k, kPartitionTile)) {
-    isa::dma_copy(rhs_sb.Select(1, k_tile.index).Slice(0, 0, k_tile.size),
+  const int64_t k = params.k;
+  Tensor rhs_sb =
+      builder::ndarray(PartitionTiledShape(k, Partitions(), {params.n}),
+                       params.dtype, Buffer::kSbuf, "rhs_sb");
+  for (const Tile k_tile : TiledRange(k, Partitions())) {
+    isa::dma_copy(PartitionTile(rhs_sb, k_tile),
                   rhs.Slice(0, k_tile.offset, k_tile.size));
   }
   return rhs_sb;
@@ -69,9 +54,7 @@ Tensor LoadRhsIntoSbuf(const Tensor& rhs, const FgccParams& params) {
 Tensor RhsTile(const Tensor& rhs, const Tensor& rhs_sb, const Tile& k_tile,
                const Tile& n_tile, proto::DType dtype) {
   if (rhs_sb.valid()) {
-    return rhs_sb.Select(1, k_tile.index)
-        .Slice(0, 0, k_tile.size)
-        .Slice(1, n_tile.offset, n_tile.size);
+    return PartitionTile(rhs_sb, k_tile).Slice(1, n_tile.offset, n_tile.size);
   }
   Tensor tile = builder::ndarray({k_tile.size, n_tile.size}, dtype,
                                  Buffer::kSbuf, "rhs_tile");
@@ -86,13 +69,13 @@ void MultiplyChunkIntoSlot(const RingBuffers& buffers, const RingChunk& chunk,
                            const Tensor& chunk_data, const Tensor& slot_row,
                            const Tensor& rhs, const Tensor& rhs_sb,
                            const Tensor& out, const FgccParams& params) {
-  const proto::DType dtype = params.ring.dtype;
-  for (const Tile m_tile : TiledRange(chunk.rows, kPartitionTile)) {
-    for (const Tile n_tile : TiledRange(params.n, kPsumFreeTile)) {
+  const proto::DType dtype = params.dtype;
+  for (const Tile m_tile : TiledRange(chunk.rows, Partitions())) {
+    for (const Tile n_tile : TiledRange(params.n, MovingFree())) {
       Scope scope("out_tile");
       Tensor psum = builder::ndarray({m_tile.size, n_tile.size}, proto::FLOAT32,
                                      Buffer::kPsum, "out_psum");
-      for (const Tile k_tile : TiledRange(params.ring.k, kPartitionTile)) {
+      for (const Tile k_tile : TiledRange(params.k, Partitions())) {
         Scope k_scope("k_tile");
         const Tensor stationary =
             LhsTransposedTile(buffers, chunk_data, m_tile.offset, m_tile.size,
@@ -111,75 +94,52 @@ void MultiplyChunkIntoSlot(const RingBuffers& buffers, const RingChunk& chunk,
   }
 }
 
-void TraceFgcc(builder::Tracer& tracer, const ParamValues& values) {
-  absl::StatusOr<FgccParams> params = FgccParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
-  }
-  const FgccParams& p = *params;
-  const RingParams& ring = p.ring;
-  Tensor lhs = tracer.Input("lhs", {ring.m, ring.k}, ring.dtype);
-  Tensor rhs = tracer.Input("rhs", {ring.k, p.n}, ring.dtype);
-  Tensor out = builder::ndarray({ring.tp_degree * ring.m, p.n}, ring.dtype,
-                                Buffer::kSharedHbm, "out");
-  builder::jit("fgcc", AllgatherComputeMatmul)(lhs, rhs, out, p);
-  tracer.Output("out", out);
-}
-
-}  // namespace
-
+// The ring's checks and a bounded trace.
 absl::Status ValidateFgccParams(const FgccParams& params) {
-  NKI_RETURN_IF_ERROR(ValidateRingParams(params.ring));
-  if (params.n < 1 || params.n > kMaxN) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'n' is ", params.n, "; it must be between 1 and ", kMaxN));
-  }
-  const RingParams& ring = params.ring;
+  NKI_RETURN_IF_ERROR(ValidateRingParams(params));
   const int64_t chunks =
-      ring.lnc * ChannelCount(ring.tp_degree, ring.nc_version);
+      params.lnc * ChannelCount(params.tp_degree, params.nc_version);
   const int64_t tiles =
-      ring.tp_degree * (CeilDiv(ring.m, kPartitionTile) + chunks) *
-      CeilDiv(params.n, kPsumFreeTile) * CeilDiv(ring.k, kPartitionTile);
+      params.tp_degree * (CeilDiv(params.m, Partitions()) + chunks) *
+      CeilDiv(params.n, MovingFree()) * CeilDiv(params.k, Partitions());
   if (tiles > kMaxMatmulTiles) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameters tp_degree=", ring.tp_degree, ", m=", ring.m,
-                     ", k=", ring.k, ", n=", params.n, " need about ", tiles,
-                     " matmul tiles; fgcc traces at most ", kMaxMatmulTiles,
-                     " (reduce tp_degree, m, k or n)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameters tp_degree=", params.tp_degree, ", m=", params.m,
+        ", k=", params.k, ", n=", params.n, " need about ", tiles,
+        " matmul tiles; fgcc traces at most ", kMaxMatmulTiles,
+        " (reduce tp_degree, m, k or n)"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<FgccParams> FgccParamsFrom(const ParamValues& values) {
-  FgccParams params;
-  NKI_ASSIGN_OR_RETURN(params.ring, RingParamsFrom(values));
-  params.n = values.Int("n");
-  NKI_RETURN_IF_ERROR(ValidateFgccParams(params));
-  return params;
+void TraceFgcc(KernelIo& io, const FgccParams& p) {
+  const Tensor lhs = io.Input("lhs");
+  const Tensor rhs = io.Input("rhs");
+  const Tensor out = io.Output("out");
+  builder::jit("fgcc", AllgatherComputeMatmul)(lhs, rhs, out, p);
 }
+
+}  // namespace
 
 bool FgccRhsInSbuf(const FgccParams& params) {
   return 2 * RhsBytes(params) <= kMaxRhsSbufBytes &&
-         2 * RhsPartitionBytes(params) <=
-             kMaxRhsSbufBytes / kSbufBudgetPartitions;
+         2 * RhsPartitionBytes(params) <= kMaxRhsSbufBytes / Partitions();
 }
 
 RingPath FgccRingPath(const FgccParams& params) {
   const bool rhs_in_sbuf = FgccRhsInSbuf(params);
-  return ChooseRingPath(params.ring, rhs_in_sbuf ? RhsBytes(params) : 0,
+  return ChooseRingPath(params, rhs_in_sbuf ? RhsBytes(params) : 0,
                         rhs_in_sbuf ? RhsPartitionBytes(params) : 0);
 }
 
 void AllgatherComputeMatmul(const Tensor& lhs, const Tensor& rhs,
                             const Tensor& out, const FgccParams& params) {
-  const RingBuffers buffers =
-      AllocateRingBuffers(params.ring, FgccRingPath(params));
+  const RingBuffers buffers = AllocateRingBuffers(params, FgccRingPath(params));
   if (buffers.chunks.empty()) return;  // m too small to give this core rows
   Tensor rhs_sb;
   if (FgccRhsInSbuf(params)) rhs_sb = LoadRhsIntoSbuf(rhs, params);
   LoadLocalLhs(lhs, buffers);
-  RunRing(params.ring, buffers,
+  RunRing(params, buffers,
           [&](int64_t /*step*/, const RingChunk& chunk,
               const Tensor& chunk_data, const Tensor& slot_row) {
             MultiplyChunkIntoSlot(buffers, chunk, chunk_data, slot_row, rhs,
@@ -187,36 +147,43 @@ void AllgatherComputeMatmul(const Tensor& lhs, const Tensor& rhs,
           });
 }
 
-void RegisterFgcc(KernelRegistry& registry) {
-  KernelDef def;
-  def.name = "fgcc";
-  def.summary =
-      "allgather_compute_matmul: out = AllGather(lhs) @ rhs as a "
-      "double-buffered ring of collective_permute_implicit, each step's "
-      "product written at the resolver's rank slot";
-  def.params = RingParamSpecs("contraction size: columns of lhs, rows of rhs",
-                              {IntParam("n", 512, "columns of rhs and out")});
-  def.inputs = {
-      {"lhs", "[m, k] per rank", "dtype"},
-      {"rhs", "[k, n] per rank", "dtype"},
+const KernelSpec<FgccParams>& FgccSpec() {
+  using P = FgccParams;
+  using Io = IoTable<P>;
+  static const auto* const spec = new KernelSpec<P>{
+      .name = "fgcc",
+      .summary =
+          "allgather_compute_matmul: out = AllGather(lhs) @ rhs as a "
+          "double-buffered ring of collective_permute_implicit, each step's "
+          "product written at the resolver's rank slot",
+      .params = RingFields<P>("contraction size: columns of lhs, rows of rhs",
+                              {ParamTable<P>::Int("n", &P::n, {1, kRingMaxDim},
+                                                  "columns of rhs and out")}),
+      .validate = ValidateFgccParams,
+      .io =
+          {
+              Io::Input("lhs", "[m, k]",
+                        [](const P& p) {
+                          return Shape{p.m, p.k};
+                        })
+                  .PerRank(),
+              Io::Input("rhs", "[k, n]",
+                        [](const P& p) {
+                          return Shape{p.k, p.n};
+                        })
+                  .PerRank(),
+              Io::Output("out", "[tp_degree*m, n]",
+                         [](const P& p) {
+                           return Shape{p.tp_degree * p.m, p.n};
+                         })
+                  .PerRank(),
+          },
+      .world = RingWorld,
+      .body = TraceFgcc,
+      .reference = FgccReference,
+      .tolerance = ToleranceByDType(1e-4, 2e-2),
   };
-  def.outputs = {{"out", "[tp_degree*m, n] per rank", "dtype"}};
-  def.world =
-      [](const ParamValues& values) -> absl::StatusOr<builder::WorldConfig> {
-    NKI_ASSIGN_OR_RETURN(FgccParams params, FgccParamsFrom(values));
-    return RingWorld(params.ring);
-  };
-  def.body = TraceFgcc;
-  def.reference = [](const ParamValues& values,
-                     const std::vector<HostArray>& inputs)
-      -> absl::StatusOr<std::vector<HostArray>> {
-    NKI_ASSIGN_OR_RETURN(FgccParams params, FgccParamsFrom(values));
-    return FgccReference(params, inputs);
-  };
-  def.tolerance = [](const ParamValues& values) -> double {
-    return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
-  };
-  registry.Register(std::move(def));
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

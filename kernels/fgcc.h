@@ -17,24 +17,20 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "kernels/collective_ring.h"
-#include "kernels/registry.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
 
-struct FgccParams {
-  RingParams ring;
+struct FgccParams : RingParams {
   int64_t n = 512;
 };
 
-// Reads and validates the parameters: the ring's (collective_ring.h), n in
-// [1, 65536], force_hbm_cc 0 or 1, a bounded number of matmul tiles.
-absl::StatusOr<FgccParams> FgccParamsFrom(const ParamValues& values);
-absl::Status ValidateFgccParams(const FgccParams& params);
+// The registered kernel: the ring's parameters (collective_ring.h), n in
+// [1, 65536], a bounded number of matmul tiles.
+const KernelSpec<FgccParams>& FgccSpec();
 
 // rhs stays in SBUF for the whole ring when 2 · (rhs bytes) ≤ 16 MiB (and
 // its [128, KT, n] layout fits the same share of a partition); otherwise
@@ -45,7 +41,7 @@ bool FgccRhsInSbuf(const FgccParams& params);
 RingPath FgccRingPath(const FgccParams& params);
 
 // The device kernel, for use inside a trace: lhs [m, k] and rhs [k, n] in
-// HBM, out [tp·m, n] in shared HBM, all of params.ring.dtype.
+// HBM, out [tp·m, n] in shared HBM, all of params.dtype.
 void AllgatherComputeMatmul(const builder::Tensor& lhs,
                             const builder::Tensor& rhs,
                             const builder::Tensor& out,
@@ -56,8 +52,6 @@ void AllgatherComputeMatmul(const builder::Tensor& lhs,
 // times its rhs in double, as float32 out [R, tp·m, n].
 absl::StatusOr<std::vector<HostArray>> FgccReference(
     const FgccParams& params, const std::vector<HostArray>& inputs);
-
-void RegisterFgcc(KernelRegistry& registry);
 
 }  // namespace nkigraph::kernels
 

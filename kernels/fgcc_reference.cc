@@ -11,14 +11,13 @@ namespace nkigraph::kernels {
 
 absl::StatusOr<std::vector<HostArray>> FgccReference(
     const FgccParams& params, const std::vector<HostArray>& inputs) {
-  NKI_RETURN_IF_ERROR(ValidateFgccParams(params));
-  const RingParams& ring = params.ring;
-  const int64_t tp = ring.tp_degree, m = ring.m, k = ring.k, n = params.n;
-  const int64_t ranks = tp * ring.num_groups;
+  NKI_ASSIGN_OR_RETURN(const HostIo io, FgccSpec().Host(params));
   NKI_ASSIGN_OR_RETURN(const std::vector<std::vector<float>> lhs,
-                       PerRankInput(inputs, "lhs", ranks, {m, k}, ring.dtype));
+                       PerRankInput(io, inputs, "lhs", params.dtype));
   NKI_ASSIGN_OR_RETURN(const std::vector<std::vector<float>> rhs,
-                       PerRankInput(inputs, "rhs", ranks, {k, n}, ring.dtype));
+                       PerRankInput(io, inputs, "rhs", params.dtype));
+  const int64_t tp = params.tp_degree, m = params.m, k = params.k, n = params.n;
+  const int64_t ranks = io.num_ranks();
 
   std::vector<std::vector<float>> out(ranks, std::vector<float>(tp * m * n));
   std::vector<double> row(n);
@@ -39,7 +38,7 @@ absl::StatusOr<std::vector<HostArray>> FgccReference(
     }
   }
   std::vector<HostArray> outputs;
-  outputs.push_back(PerRankOutput("out", {tp * m, n}, out));
+  outputs.push_back(PerRankOutput(io, "out", out));
   return outputs;
 }
 

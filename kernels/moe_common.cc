@@ -7,22 +7,15 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "builder/isa.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
+#include "kernels/epilogue.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
 
-namespace isa = builder::isa;
-using builder::Buffer;
 using builder::OobMode;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
 
 constexpr double kSwishAlpha = 1.702;
 // token·E + e is computed in int32 on the device.
@@ -37,82 +30,49 @@ double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 // --- Parameters -------------------------------------------------------------
 
-std::vector<ParamSpec> MoeParamSpecs() {
-  const MoeParams d;
+std::vector<ParamField<MoeParams>> MoeFields() {
+  using P = MoeParams;
+  using F = ParamTable<P>;
   return {
-      IntParam("num_tokens", d.num_tokens, "T: tokens (rows of hidden_states)"),
-      IntParam("hidden", d.hidden,
-               "H: hidden size (even: split across the two cores)"),
-      IntParam("num_experts", d.num_experts, "E: experts"),
-      IntParam("intermediate", d.intermediate,
-               "I: intermediate size per rank (I_TP)"),
-      IntParam("block_size", d.block_size, "B: token slots per block"),
-      IntParam("num_blocks", d.num_blocks, "N: blocks"),
-      ChoiceParam("activation", "silu", {"silu", "swish"},
-                  "gate activation: silu, or swish = x*sigmoid(1.702x) "
-                  "(gelu_apprx_sigmoid)"),
-      IntParam("bias", 0,
-               "1: gate_up_proj_bias and down_proj_bias are added; 0: none"),
-      DTypeParam(),
+      F::Int("num_tokens", &P::num_tokens, {1, kMoeMaxTokens},
+             "T: tokens (rows of hidden_states)"),
+      F::Int("hidden", &P::hidden, {2, kMoeMaxHidden},
+             "H: hidden size (even: split across the two cores)"),
+      F::Int("num_experts", &P::num_experts, {1, kMoeMaxExperts}, "E: experts"),
+      F::Int("intermediate", &P::intermediate, {1, kMoeMaxIntermediate},
+             "I: intermediate size per rank (I_TP)"),
+      F::Int("block_size", &P::block_size, {1, kMoeMaxBlockSize},
+             "B: token slots per block"),
+      F::Int("num_blocks", &P::num_blocks, {1, kMoeMaxBlocks}, "N: blocks"),
+      F::Choice(
+          "activation", &P::activation,
+          {{"silu", MoeActivation::kSilu}, {"swish", MoeActivation::kSwish}},
+          "gate activation: silu, or swish = x*sigmoid(1.702x) "
+          "(gelu_apprx_sigmoid)"),
+      F::Flag("bias", &P::bias,
+              "1: gate_up_proj_bias and down_proj_bias are added; 0: none"),
+      F::DType(),
   };
 }
 
-absl::StatusOr<MoeParams> MoeParamsFrom(const ParamValues& values) {
-  MoeParams params;
-  params.num_tokens = values.Int("num_tokens");
-  params.hidden = values.Int("hidden");
-  params.num_experts = values.Int("num_experts");
-  params.intermediate = values.Int("intermediate");
-  params.block_size = values.Int("block_size");
-  params.num_blocks = values.Int("num_blocks");
-  const std::string& activation = values.Str("activation");
-  if (activation == "silu") {
-    params.activation = MoeActivation::kSilu;
-  } else if (activation == "swish") {
-    params.activation = MoeActivation::kSwish;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter 'activation' is '", activation,
-                     "'; it must be silu or swish"));
-  }
-  NKI_RETURN_IF_ERROR(CheckIntRange(values, "bias", 0, 1));
-  params.bias = values.Int("bias") == 1;
-  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
-  NKI_RETURN_IF_ERROR(ValidateMoeParams(params));
-  return params;
-}
-
 absl::Status ValidateMoeParams(const MoeParams& p) {
-  NKI_RETURN_IF_ERROR(CheckRange("num_tokens", p.num_tokens, 1, kMoeMaxTokens));
-  NKI_RETURN_IF_ERROR(CheckRange("hidden", p.hidden, 2, kMoeMaxHidden));
   if (p.hidden % 2 != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "parameter 'hidden' is ", p.hidden,
         "; it must be even: H is split in two halves across the two cores"));
   }
-  NKI_RETURN_IF_ERROR(
-      CheckRange("num_experts", p.num_experts, 1, kMoeMaxExperts));
-  NKI_RETURN_IF_ERROR(
-      CheckRange("intermediate", p.intermediate, 1, kMoeMaxIntermediate));
-  NKI_RETURN_IF_ERROR(
-      CheckRange("block_size", p.block_size, 1, kMoeMaxBlockSize));
-  NKI_RETURN_IF_ERROR(CheckRange("num_blocks", p.num_blocks, 1, kMoeMaxBlocks));
-  if (p.dtype != proto::FLOAT32 && p.dtype != proto::BFLOAT16) {
-    return absl::InvalidArgumentError(
-        "parameter 'dtype' must be float32 or bfloat16");
-  }
   return absl::OkStatus();
 }
 
-builder::WorldConfig MoeWorld() {
+builder::WorldConfig MoeWorld(const MoeParams&) {
   builder::WorldConfig world;
   world.num_ranks = 1;
   world.num_cores = 2;
   return world;
 }
 
-double MoeTolerance(const ParamValues& values) {
-  return values.Str("dtype") == "float32" ? 1e-4 : 3e-2;
+double MoeTolerance(const MoeParams& params) {
+  return params.dtype == proto::FLOAT32 ? 1e-4 : 3e-2;
 }
 
 ops::ActFunc MoeActFunc(MoeActivation activation) {
@@ -139,43 +99,82 @@ double MoeReferenceActDerivative(MoeActivation activation, double x) {
 // --- Device side
 // --------------------------------------------------------------
 
-MoeInputs DeclareMoeInputs(builder::Tracer& tracer, const MoeParams& p) {
-  const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
-                I = p.intermediate, B = p.block_size, N = p.num_blocks;
-  MoeInputs in;
-  in.hidden_states = tracer.Input("hidden_states", {T, H}, p.dtype);
-  in.expert_affinities_masked =
-      tracer.Input("expert_affinities_masked", {T * E, 1}, p.dtype);
-  in.gate_up_proj_weight =
-      tracer.Input("gate_up_proj_weight", {E, H, 2, I}, p.dtype);
-  in.down_proj_weight = tracer.Input("down_proj_weight", {E, I, H}, p.dtype);
-  in.token_position_to_id =
-      tracer.Input("token_position_to_id", {N * B}, proto::INT32);
-  in.block_to_expert = tracer.Input("block_to_expert", {N}, proto::INT32);
-  if (p.bias) {
-    in.gate_up_proj_bias =
-        tracer.Input("gate_up_proj_bias", {E, 2, I}, p.dtype);
-    in.down_proj_bias = tracer.Input("down_proj_bias", {E, H}, p.dtype);
-  }
-  return in;
+std::vector<IoEntry<MoeParams>> MoeInputRows() {
+  using P = MoeParams;
+  using Io = IoTable<P>;
+  return {
+      Io::Input("hidden_states", "[T, H]",
+                [](const P& p) {
+                  return Shape{p.num_tokens, p.hidden};
+                }),
+      Io::Input("expert_affinities_masked", "[T*E, 1]",
+                [](const P& p) {
+                  return Shape{p.num_tokens * p.num_experts, 1};
+                }),
+      Io::Input("gate_up_proj_weight", "[E, H, 2, I]",
+                [](const P& p) {
+                  return Shape{p.num_experts, p.hidden, 2, p.intermediate};
+                }),
+      Io::Input("down_proj_weight", "[E, I, H]",
+                [](const P& p) {
+                  return Shape{p.num_experts, p.intermediate, p.hidden};
+                }),
+      Io::Input("token_position_to_id", "[N*B]",
+                [](const P& p) { return Shape{p.num_blocks * p.block_size}; })
+          .Int32()
+          .Values("[-1, T)",
+                  [](const P& p) {
+                    return ValueRange{-1, p.num_tokens - 1};
+                  })
+          .Note("-1: empty slot"),
+      Io::Input("block_to_expert", "[N]",
+                [](const P& p) { return Shape{p.num_blocks}; })
+          .Int32()
+          .Values("[0, E)",
+                  [](const P& p) {
+                    return ValueRange{0, p.num_experts - 1};
+                  }),
+      Io::Input("gate_up_proj_bias", "[E, 2, I]",
+                [](const P& p) {
+                  return Shape{p.num_experts, 2, p.intermediate};
+                })
+          .When("bias=1", &P::bias),
+      Io::Input("down_proj_bias", "[E, H]",
+                [](const P& p) {
+                  return Shape{p.num_experts, p.hidden};
+                })
+          .When("bias=1", &P::bias),
+  };
 }
 
-std::vector<IoSpec> MoeInputSpecs() {
-  return {
-      {"hidden_states", "[T, H]", "dtype"},
-      {"expert_affinities_masked", "[T*E, 1]", "dtype"},
-      {"gate_up_proj_weight", "[E, H, 2, I]", "dtype"},
-      {"down_proj_weight", "[E, I, H]", "dtype"},
-      {"token_position_to_id", "[N*B]", "int32 (-1: empty slot)"},
-      {"block_to_expert", "[N]", "int32 in [0, E)"},
-      {"gate_up_proj_bias", "[E, 2, I]", "dtype (only when bias=1)"},
-      {"down_proj_bias", "[E, H]", "dtype (only when bias=1)"},
-  };
+MoeInputs DeclareMoeInputs(KernelIo& io) {
+  MoeInputs in;
+  in.hidden_states = io.Input("hidden_states");
+  in.expert_affinities_masked = io.Input("expert_affinities_masked");
+  in.gate_up_proj_weight = io.Input("gate_up_proj_weight");
+  in.down_proj_weight = io.Input("down_proj_weight");
+  in.token_position_to_id = io.Input("token_position_to_id");
+  in.block_to_expert = io.Input("block_to_expert");
+  in.gate_up_proj_bias = io.Input("gate_up_proj_bias");  // bias only
+  in.down_proj_bias = io.Input("down_proj_bias");        // bias only
+  return in;
 }
 
 CoreShard ShardOf(int64_t extent, int core) {
   const int64_t first = (extent + 1) / 2;
   return core == 0 ? CoreShard{0, first} : CoreShard{first, extent - first};
+}
+
+std::vector<Tile> ShardTiles(const CoreShard& shard, int64_t tile) {
+  std::vector<Tile> tiles;
+  for (const Tile t : TiledRange(shard.size, tile)) {
+    tiles.push_back(Tile{t.index, shard.offset + t.offset, t.size});
+  }
+  return tiles;
+}
+
+MoeCoreShards CoreShardsOf(const MoeParams& p, int core) {
+  return MoeCoreShards{ShardOf(p.hidden, core), ShardOf(p.intermediate, core)};
 }
 
 BlockRouting LoadBlockRouting(const MoeInputs& in, const MoeParams& p,
@@ -208,6 +207,18 @@ BlockRouting LoadBlockRouting(const MoeInputs& in, const MoeParams& p,
       builder::ndarray({b, 1}, proto::FLOAT32, Buffer::kSbuf, "affinity");
   GatherTokenRows(r.affinity, in.expert_affinities_masked, r.affinity_idx, 0);
   return r;
+}
+
+void TransposeToPartitionTiles(const Tensor& dst_T, const Tensor& src,
+                               const char* psum_name) {
+  const int64_t b = src.dim(0);
+  for (const Tile k : TiledRange(src.dim(1), Partitions())) {
+    Scope chunk("h_chunk");
+    Tensor psum =
+        builder::ndarray({k.size, b}, src.dtype(), Buffer::kPsum, psum_name);
+    isa::nc_transpose(psum, src.Slice(1, k.offset, k.size));
+    EvacuatePsum(PartitionTile(dst_T, k), psum);
+  }
 }
 
 Tensor TokenRows(const Tensor& table, const Tensor& token_ids, int64_t col,
@@ -252,6 +263,17 @@ void AccumulateIntoExpertRows(const Tensor& grad_rows, const Tensor& result) {
   isa::dma_copy(grad_rows, result);
 }
 
+void AccumulateMatmulIntoExpertRows(const Tensor& rows,
+                                    const Tensor& stationary,
+                                    const Tensor& moving,
+                                    absl::string_view name) {
+  Tensor psum =
+      builder::ndarray({stationary.dim(1), moving.dim(1)}, proto::FLOAT32,
+                       Buffer::kPsum, absl::StrCat(name, "_psum"));
+  isa::nc_matmul(psum, stationary, moving);
+  AccumulateIntoExpertRows(rows, EvacuatePsum(psum, proto::FLOAT32, name));
+}
+
 void ZeroFill(const Tensor& view) {
   if (view.rank() > 2) {
     for (int64_t i = 0; i < view.dim(0); ++i) ZeroFill(view.Select(0, i));
@@ -260,12 +282,12 @@ void ZeroFill(const Tensor& view) {
   const Tensor grid =
       view.rank() == 2 ? view : view.Reshape({1, view.num_elements()});
   Scope scope("zero_fill");
-  const int64_t rows = std::min(grid.dim(0), kPartitions);
+  const int64_t rows = std::min(grid.dim(0), Partitions());
   const int64_t cols = std::min(grid.dim(1), kZeroTileCols);
   Tensor zeros =
       builder::ndarray({rows, cols}, view.dtype(), Buffer::kSbuf, "zeros");
   isa::memset(zeros, 0.0f);
-  for (const Tile r : TiledRange(grid.dim(0), kPartitions)) {
+  for (const Tile r : TiledRange(grid.dim(0), Partitions())) {
     for (const Tile c : TiledRange(grid.dim(1), kZeroTileCols)) {
       isa::dma_copy(grid.Slice(0, r.offset, r.size).Slice(1, c.offset, c.size),
                     zeros.Slice(0, 0, r.size).Slice(1, 0, c.size));
@@ -282,34 +304,20 @@ int64_t MoeHostInputs::Token(const MoeParams& p, int64_t n, int64_t b) const {
 }
 
 absl::StatusOr<MoeHostInputs> FindMoeHostInputs(
-    const MoeParams& p, const std::vector<HostArray>& inputs) {
-  const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
-                I = p.intermediate, B = p.block_size, N = p.num_blocks;
+    const HostIo& io, const MoeParams& p,
+    const std::vector<HostArray>& inputs) {
+  const int64_t E = p.num_experts, N = p.num_blocks;
   MoeHostInputs in;
-  NKI_ASSIGN_OR_RETURN(in.hidden_states, FindHostInput(inputs, "hidden_states",
-                                                       {T, H}, proto::FLOAT32));
-  NKI_ASSIGN_OR_RETURN(in.expert_affinities_masked,
-                       FindHostInput(inputs, "expert_affinities_masked",
-                                     {T * E, 1}, proto::FLOAT32));
-  NKI_ASSIGN_OR_RETURN(in.gate_up_proj_weight,
-                       FindHostInput(inputs, "gate_up_proj_weight",
-                                     {E, H, 2, I}, proto::FLOAT32));
-  NKI_ASSIGN_OR_RETURN(
-      in.down_proj_weight,
-      FindHostInput(inputs, "down_proj_weight", {E, I, H}, proto::FLOAT32));
-  NKI_ASSIGN_OR_RETURN(
-      in.token_position_to_id,
-      FindHostInput(inputs, "token_position_to_id", {N * B}, proto::INT32));
-  NKI_ASSIGN_OR_RETURN(
-      in.block_to_expert,
-      FindHostInput(inputs, "block_to_expert", {N}, proto::INT32));
-  if (p.bias) {
-    NKI_ASSIGN_OR_RETURN(
-        in.gate_up_proj_bias,
-        FindHostInput(inputs, "gate_up_proj_bias", {E, 2, I}, proto::FLOAT32));
-    NKI_ASSIGN_OR_RETURN(
-        in.down_proj_bias,
-        FindHostInput(inputs, "down_proj_bias", {E, H}, proto::FLOAT32));
+  for (const auto& [name, array] :
+       {std::pair{"hidden_states", &in.hidden_states},
+        {"expert_affinities_masked", &in.expert_affinities_masked},
+        {"gate_up_proj_weight", &in.gate_up_proj_weight},
+        {"down_proj_weight", &in.down_proj_weight},
+        {"token_position_to_id", &in.token_position_to_id},
+        {"block_to_expert", &in.block_to_expert},
+        {"gate_up_proj_bias", &in.gate_up_proj_bias},
+        {"down_proj_bias", &in.down_proj_bias}}) {
+    NKI_ASSIGN_OR_RETURN(*array, io.Find(inputs, name));
   }
   for (int64_t n = 0; n < N; ++n) {
     const int64_t e = in.block_to_expert->i32[n];
@@ -321,15 +329,6 @@ absl::StatusOr<MoeHostInputs> FindMoeHostInputs(
   return in;
 }
 
-HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape) {
-  HostArray array;
-  array.name = name;
-  array.dtype = proto::FLOAT32;
-  array.shape = std::move(shape);
-  array.f32.assign(array.num_elements(), 0.0f);
-  return array;
-}
-
 namespace {
 
 // Portable draws (std distributions differ between libraries).
@@ -339,16 +338,6 @@ int64_t Below(std::mt19937_64& rng, int64_t n) {
 
 double Uniform(std::mt19937_64& rng, double lo, double hi) {
   return lo + (hi - lo) * (static_cast<double>(rng() >> 11) * 0x1p-53);
-}
-
-HostArray Int32HostArray(const std::string& name, std::vector<int64_t> shape,
-                         std::vector<int32_t> values) {
-  HostArray array;
-  array.name = name;
-  array.dtype = proto::INT32;
-  array.shape = std::move(shape);
-  array.i32 = std::move(values);
-  return array;
 }
 
 // MakeMoeInputs' random routing (no affinities): each block's expert is
@@ -384,39 +373,43 @@ MoeRouting RandomRouting(const MoeParams& p, std::mt19937_64& rng) {
 std::vector<HostArray> InputsWithRouting(const MoeParams& p,
                                          std::mt19937_64& rng,
                                          MoeRouting routing) {
-  const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
-                I = p.intermediate, B = p.block_size, N = p.num_blocks;
-  const auto floats = [&](const char* name, std::vector<int64_t> shape,
-                          double lo, double hi) {
-    HostArray array = ZeroHostArray(name, std::move(shape));
+  std::vector<IoDecl> decls;
+  for (const IoEntry<MoeParams>& row : MoeInputRows()) {
+    decls.push_back(row.Resolve(p));
+  }
+  const HostIo io(std::move(decls), /*num_ranks=*/1);
+  const auto floats = [&](const char* name, double lo, double hi) {
+    HostArray array = io.Zeros(name);
     for (float& v : array.f32) {
-      v = RoundTo(p.dtype, static_cast<float>(Uniform(rng, lo, hi)), 240.0f);
+      v = RoundLikeDevice(p.dtype, static_cast<float>(Uniform(rng, lo, hi)));
     }
     return array;
   };
-  const double w_gate_up = std::sqrt(3.0 / static_cast<double>(H));
-  const double w_down = std::sqrt(3.0 / static_cast<double>(I));
+  const auto ints = [&](const char* name, std::vector<int32_t> values) {
+    HostArray array = io.Zeros(name);
+    array.i32 = std::move(values);
+    return array;
+  };
+  const double w_gate_up = std::sqrt(3.0 / static_cast<double>(p.hidden));
+  const double w_down = std::sqrt(3.0 / static_cast<double>(p.intermediate));
   std::vector<HostArray> inputs;
-  inputs.push_back(floats("hidden_states", {T, H}, -1.0, 1.0));
+  inputs.push_back(floats("hidden_states", -1.0, 1.0));
   if (routing.expert_affinities_masked.empty()) {
-    inputs.push_back(floats("expert_affinities_masked", {T * E, 1}, 0.0, 1.0));
+    inputs.push_back(floats("expert_affinities_masked", 0.0, 1.0));
   } else {
-    HostArray affinities =
-        ZeroHostArray("expert_affinities_masked", {T * E, 1});
+    HostArray affinities = io.Zeros("expert_affinities_masked");
     affinities.f32 = std::move(routing.expert_affinities_masked);
-    for (float& v : affinities.f32) v = RoundTo(p.dtype, v, 240.0f);
+    for (float& v : affinities.f32) v = RoundLikeDevice(p.dtype, v);
     inputs.push_back(std::move(affinities));
   }
+  inputs.push_back(floats("gate_up_proj_weight", -w_gate_up, w_gate_up));
+  inputs.push_back(floats("down_proj_weight", -w_down, w_down));
   inputs.push_back(
-      floats("gate_up_proj_weight", {E, H, 2, I}, -w_gate_up, w_gate_up));
-  inputs.push_back(floats("down_proj_weight", {E, I, H}, -w_down, w_down));
-  inputs.push_back(Int32HostArray("token_position_to_id", {N * B},
-                                  std::move(routing.token_position_to_id)));
-  inputs.push_back(Int32HostArray("block_to_expert", {N},
-                                  std::move(routing.block_to_expert)));
+      ints("token_position_to_id", std::move(routing.token_position_to_id)));
+  inputs.push_back(ints("block_to_expert", std::move(routing.block_to_expert)));
   if (p.bias) {
-    inputs.push_back(floats("gate_up_proj_bias", {E, 2, I}, -0.5, 0.5));
-    inputs.push_back(floats("down_proj_bias", {E, H}, -0.5, 0.5));
+    inputs.push_back(floats("gate_up_proj_bias", -0.5, 0.5));
+    inputs.push_back(floats("down_proj_bias", -0.5, 0.5));
   }
   return inputs;
 }

@@ -15,10 +15,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "builder/tensor.h"
 #include "builder/tiling.h"
 #include "builder/tracer.h"
-#include "kernels/registry.h"
+#include "kernels/device.h"
+#include "kernels/kernel_spec.h"
 #include "ops/activation_functions.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
@@ -53,17 +55,18 @@ inline constexpr int64_t kMoeMaxBlockSize = 4096;
 inline constexpr int64_t kMoeMaxBlocks = 4096;
 
 // num_tokens, hidden, num_experts, intermediate, block_size, num_blocks,
-// activation, bias, dtype — the family's parameter table.
-std::vector<ParamSpec> MoeParamSpecs();
-absl::StatusOr<MoeParams> MoeParamsFrom(const ParamValues& values);
-// Messages name the parameter and the limit.
+// activation, bias, dtype — the family's parameter table, with the limits
+// above.
+std::vector<ParamField<MoeParams>> MoeFields();
+// What the limits cannot say (hidden must be even); messages name the
+// parameter and the limit.
 absl::Status ValidateMoeParams(const MoeParams& params);
 // One rank, two logical cores (LNC 2).
-builder::WorldConfig MoeWorld();
+builder::WorldConfig MoeWorld(const MoeParams& params);
 // The tolerance of the family's references: float32 1e-4, bfloat16 3e-2,
 // relative to an output's scale (the family's kernels compare with
 // Comparison::kScale).
-double MoeTolerance(const ParamValues& values);
+double MoeTolerance(const MoeParams& params);
 
 // The scalar-engine activation and its derivative: silu / silu_dx, or
 // gelu_apprx_sigmoid / gelu_apprx_sigmoid_dx (get_activation_ops).
@@ -76,12 +79,6 @@ double MoeReferenceActDerivative(MoeActivation activation, double x);
 // --- Device side
 // --------------------------------------------------------------
 
-inline constexpr int64_t kPartitions = 128;      // SBUF / PSUM partitions
-inline constexpr int64_t kMovingFree = 512;      // matmul moving free size
-inline constexpr int64_t kStationaryFree = 128;  // matmul stationary free
-// Slots of a block processed together: they sit on the partitions.
-inline constexpr int64_t kSlotTile = 128;
-
 // The forward's inputs, as both kernels declare them.
 struct MoeInputs {
   builder::Tensor hidden_states;             // [T, H]
@@ -93,9 +90,10 @@ struct MoeInputs {
   builder::Tensor gate_up_proj_bias;         // [E, 2, I], bias only
   builder::Tensor down_proj_bias;            // [E, H], bias only
 };
-MoeInputs DeclareMoeInputs(builder::Tracer& tracer, const MoeParams& params);
-// Their `list` rows.
-std::vector<IoSpec> MoeInputSpecs();
+// Their rows of the I/O table, routing values declared: token ids in
+// [−1, T) (−1: an empty slot), expert ids in [0, E).
+std::vector<IoEntry<MoeParams>> MoeInputRows();
+MoeInputs DeclareMoeInputs(KernelIo& io);
 
 // This core's part of a dim split across the two cores: [offset,
 // offset + size), the first core taking the larger half (size may be 0).
@@ -104,6 +102,16 @@ struct CoreShard {
   int64_t size;
 };
 CoreShard ShardOf(int64_t extent, int core);
+// The tiles of a shard: offsets into the whole dim, indexes from 0 within
+// the shard.
+std::vector<builder::Tile> ShardTiles(const CoreShard& shard, int64_t tile);
+
+// What one core owns: columns of H (halves: H is even) and rows of I.
+struct MoeCoreShards {
+  CoreShard hidden;
+  CoreShard intermediate;
+};
+MoeCoreShards CoreShardsOf(const MoeParams& params, int core);
 
 // What the kernels know about one tile of slots of block n, all on chip.
 struct BlockRouting {
@@ -117,6 +125,28 @@ struct BlockRouting {
 // Loads the routing of `slots` of block `block` into the current scope.
 BlockRouting LoadBlockRouting(const MoeInputs& inputs, const MoeParams& params,
                               int64_t block, const builder::Tile& slots);
+
+// One tile of slots of one block, as every stage of a MoE kernel sees it:
+// the kernel's inputs and outputs, the parameters, this core's shards and
+// the block's routing.
+template <typename Inputs, typename Outputs>
+struct MoeBlock {
+  const Inputs& in;
+  const Outputs& out;
+  const MoeParams& p;
+  const MoeCoreShards& shards;
+  const BlockRouting& routing;
+
+  // b: the slots of the tile.
+  int64_t slots() const { return routing.slots.size; }
+};
+
+// dst_T = src^T 128 columns at a time on the tensor engine: for src
+// [b, K], the partition-tiled dst_T [min(K, 128), KT, b] (PSUM tiles named
+// `psum_name`).
+void TransposeToPartitionTiles(const builder::Tensor& dst_T,
+                               const builder::Tensor& src,
+                               const char* psum_name);
 
 // The view of `table`[token_ids[p], col : col + size] for each partition
 // p: a vector dynamic offset along dim 0 whose out-of-range rows (empty
@@ -143,6 +173,14 @@ builder::Tensor ExpertSlice(const builder::Tensor& weight,
 void AccumulateIntoExpertRows(const builder::Tensor& grad_rows,
                               const builder::Tensor& result);
 
+// rows += stationary^T · moving, one matmul tile: the product in PSUM
+// (`name`_psum), staged into a float32 SBUF tile `name`, then added into
+// the expert's rows (AccumulateIntoExpertRows).
+void AccumulateMatmulIntoExpertRows(const builder::Tensor& rows,
+                                    const builder::Tensor& stationary,
+                                    const builder::Tensor& moving,
+                                    absl::string_view name);
+
 // Writes zeros over a view of an HBM tensor (any rank), from a zero tile.
 void ZeroFill(const builder::Tensor& view);
 
@@ -163,10 +201,11 @@ struct MoeHostInputs {
   // Token of slot b of block n, or −1 for an empty (or out-of-range) slot.
   int64_t Token(const MoeParams& params, int64_t n, int64_t b) const;
 };
-// Also checks every block_to_expert entry lies in [0, E).
+// Found through the kernel's I/O table `io`; also checks every
+// block_to_expert entry lies in [0, E).
 absl::StatusOr<MoeHostInputs> FindMoeHostInputs(
-    const MoeParams& params, const std::vector<HostArray>& inputs);
-HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape);
+    const HostIo& io, const MoeParams& params,
+    const std::vector<HostArray>& inputs);
 
 // Valid forward inputs, deterministic in `seed` (float32 values already
 // rounded to params.dtype): routing where each block's expert is random (so

@@ -1,68 +1,77 @@
 #include "kernels/params.h"
 
-#include <utility>
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "util/dtype.h"
 
 namespace nkigraph::kernels {
+namespace {
 
-ParamSpec IntParam(std::string name, int64_t default_value, std::string help) {
-  ParamSpec spec;
-  spec.name = std::move(name);
-  spec.type = ParamType::kInt;
-  spec.default_value = absl::StrCat(default_value);
-  spec.help = std::move(help);
-  return spec;
+bool HasSpace(absl::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    return std::isspace(static_cast<unsigned char>(c)) != 0;
+  });
 }
 
-ParamSpec RequiredIntParam(std::string name, std::string help) {
-  ParamSpec spec;
-  spec.name = std::move(name);
-  spec.type = ParamType::kInt;
-  spec.help = std::move(help);
-  spec.required = true;
-  return spec;
+absl::Status OutOfRange(absl::string_view name, absl::string_view value,
+                        absl::string_view lo, absl::string_view hi,
+                        absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "parameter '", name, "' is ", value, "; it must be between ", lo, " and ",
+      hi, why.empty() ? "" : " (", why, why.empty() ? "" : ")"));
 }
 
-ParamSpec ChoiceParam(std::string name, std::string default_value,
-                      std::vector<std::string> choices, std::string help) {
-  ParamSpec spec;
-  spec.name = std::move(name);
-  spec.type = ParamType::kString;
-  spec.default_value = std::move(default_value);
-  spec.help = std::move(help);
-  spec.choices = std::move(choices);
-  return spec;
-}
+}  // namespace
 
-ParamSpec DTypeParam() {
-  return ChoiceParam("dtype", "bfloat16", {"float32", "bfloat16"},
-                     "dtype of the floating inputs and outputs; matmuls "
-                     "accumulate in float32");
-}
-
-absl::StatusOr<proto::DType> DTypeParamValue(const ParamValues& values) {
-  absl::StatusOr<proto::DType> dtype = ParseDType(values.Str("dtype"));
-  if (!dtype.ok() || (*dtype != proto::FLOAT32 && *dtype != proto::BFLOAT16)) {
+absl::StatusOr<int64_t> ParseIntText(absl::string_view text) {
+  int64_t value = 0;
+  if (text.empty() || HasSpace(text) || !absl::SimpleAtoi(text, &value)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("parameter 'dtype' is '", values.Str("dtype"),
-                     "'; it must be float32 or bfloat16"));
+        absl::StrCat("'", text, "' is not an integer"));
   }
-  return *dtype;
+  return value;
 }
 
-absl::Status CheckIntRange(const ParamValues& values, const std::string& name,
-                           int64_t lo, int64_t hi) {
-  return CheckRange(name, values.Int(name), lo, hi);
+absl::StatusOr<double> ParseFloatText(absl::string_view text) {
+  double value = 0.0;
+  if (text.empty() || HasSpace(text) || !absl::SimpleAtod(text, &value) ||
+      !std::isfinite(value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a finite number"));
+  }
+  return value;
+}
+
+absl::StatusOr<bool> ParseBoolText(absl::string_view text) {
+  if (text == "1" || text == "true") return true;
+  if (text == "0" || text == "false") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", text, "' is not a boolean (0, 1, true or false)"));
+}
+
+std::string FormatFloat(double value) {
+  char buffer[32];
+  const std::to_chars_result result =
+      std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, result.ptr);
 }
 
 absl::Status CheckRange(absl::string_view name, int64_t value, int64_t lo,
                         int64_t hi, absl::string_view why) {
   if (value >= lo && value <= hi) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "parameter '", name, "' is ", value, "; it must be between ", lo, " and ",
-      hi, why.empty() ? "" : " (", why, why.empty() ? "" : ")"));
+  return OutOfRange(name, absl::StrCat(value), absl::StrCat(lo),
+                    absl::StrCat(hi), why);
+}
+
+absl::Status CheckFloatRange(absl::string_view name, double value, double lo,
+                             double hi, absl::string_view why) {
+  if (value >= lo && value <= hi) return absl::OkStatus();
+  return OutOfRange(name, FormatFloat(value), FormatFloat(lo), FormatFloat(hi),
+                    why);
 }
 
 }  // namespace nkigraph::kernels

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "kernels/all_kernels.h"
+#include "kernels/params.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
@@ -23,54 +24,23 @@ const ParamSpec* FindSpec(const std::vector<ParamSpec>& specs,
   return nullptr;
 }
 
-bool HasSpace(absl::string_view text) {
-  return std::any_of(text.begin(), text.end(), [](char c) {
-    return std::isspace(static_cast<unsigned char>(c)) != 0;
-  });
-}
-
-absl::StatusOr<int64_t> ParseInt(absl::string_view text) {
-  int64_t value = 0;
-  if (text.empty() || HasSpace(text) || !absl::SimpleAtoi(text, &value)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is not an integer"));
-  }
-  return value;
-}
-
-absl::StatusOr<double> ParseFloat(absl::string_view text) {
-  double value = 0.0;
-  if (text.empty() || HasSpace(text) || !absl::SimpleAtod(text, &value) ||
-      !std::isfinite(value)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is not a finite number"));
-  }
-  return value;
-}
-
-absl::StatusOr<bool> ParseBool(absl::string_view text) {
-  if (text == "1" || text == "true") return true;
-  if (text == "0" || text == "false") return false;
-  return absl::InvalidArgumentError(
-      absl::StrCat("'", text, "' is not a boolean (0, 1, true or false)"));
-}
-
 // Checks `text` against the spec and returns the value as recorded in the
-// graph: integers and booleans in canonical spelling, so `m=0256` and
-// `m=256` trace the same graph.
+// graph: numbers and booleans in canonical spelling (floats as the
+// shortest text that reads back the same double), so `m=0256` and `m=256`,
+// or `eps=1e-6` and `eps=0.000001`, trace the same graph.
 absl::StatusOr<std::string> Canonicalize(const ParamSpec& spec,
                                          const std::string& text) {
   switch (spec.type) {
     case ParamType::kInt: {
-      NKI_ASSIGN_OR_RETURN(int64_t value, ParseInt(text));
+      NKI_ASSIGN_OR_RETURN(int64_t value, ParseIntText(text));
       return absl::StrCat(value);
     }
     case ParamType::kFloat: {
-      NKI_RETURN_IF_ERROR(ParseFloat(text).status());
-      return text;
+      NKI_ASSIGN_OR_RETURN(double value, ParseFloatText(text));
+      return FormatFloat(value);
     }
     case ParamType::kBool: {
-      NKI_ASSIGN_OR_RETURN(bool value, ParseBool(text));
+      NKI_ASSIGN_OR_RETURN(bool value, ParseBoolText(text));
       return std::string(value ? "1" : "0");
     }
     case ParamType::kString:
@@ -98,21 +68,21 @@ std::string KernelNames(const std::vector<KernelDef>& kernels) {
 int64_t ParamValues::Int(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return 0;
-  absl::StatusOr<int64_t> value = ParseInt(it->second);
+  absl::StatusOr<int64_t> value = ParseIntText(it->second);
   return value.ok() ? *value : 0;
 }
 
 double ParamValues::Float(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return 0.0;
-  absl::StatusOr<double> value = ParseFloat(it->second);
+  absl::StatusOr<double> value = ParseFloatText(it->second);
   return value.ok() ? *value : 0.0;
 }
 
 bool ParamValues::Bool(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return false;
-  absl::StatusOr<bool> value = ParseBool(it->second);
+  absl::StatusOr<bool> value = ParseBoolText(it->second);
   return value.ok() && *value;
 }
 
@@ -120,6 +90,10 @@ const std::string& ParamValues::Str(const std::string& name) const {
   static const std::string* const kEmpty = new std::string;
   auto it = values_.find(name);
   return it == values_.end() ? *kEmpty : it->second;
+}
+
+bool ParamValues::Has(const std::string& name) const {
+  return values_.count(name) > 0;
 }
 
 bool ParamValues::Given(const std::string& name) const {
@@ -206,6 +180,9 @@ absl::StatusOr<ParamValues> KernelRegistry::ParseParams(
                        spec.name, "': ", value.status().message()));
     }
     values.values_[spec.name] = *std::move(value);
+  }
+  if (def.read_params) {
+    NKI_ASSIGN_OR_RETURN(values.typed_, def.read_params(values));
   }
   return values;
 }

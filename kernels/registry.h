@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -16,6 +18,14 @@
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
+
+struct KernelDef;
+template <typename P>
+struct KernelSpec;
+template <typename P>
+KernelDef ToKernelDef(const KernelSpec<P>& spec);
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
 
 enum class ParamType { kInt, kFloat, kString, kBool };
 
@@ -29,6 +39,32 @@ struct ParamSpec {
   std::vector<std::string> choices;
 };
 
+// A kernel's parameter struct, type-erased: what a KernelSpec<P> reads from
+// the parsed text (kernels/kernel_spec.h), held for its hooks.
+class TypedParams {
+ public:
+  template <typename P>
+  static TypedParams Of(P params) {
+    TypedParams typed;
+    typed.value_ = std::make_shared<const P>(std::move(params));
+    typed.type_ = &kTypeTag<P>;
+    return typed;
+  }
+  // The struct, if it is a P.
+  template <typename P>
+  const P* Get() const {
+    return type_ == &kTypeTag<P> ? static_cast<const P*>(value_.get())
+                                 : nullptr;
+  }
+
+ private:
+  template <typename P>
+  static constexpr char kTypeTag = 0;
+
+  std::shared_ptr<const void> value_;
+  const void* type_ = nullptr;
+};
+
 // Parsed parameter values of one trace, every parameter present (defaults
 // filled in). Accessors assume the spec's type; the registry has checked.
 class ParamValues {
@@ -39,6 +75,16 @@ class ParamValues {
   const std::string& Str(const std::string& name) const;
   // True if the user gave the parameter (not its default).
   bool Given(const std::string& name) const;
+  // True if the parameter has a value (given, or a default).
+  bool Has(const std::string& name) const;
+  // The kernel's parameter struct, read and validated by the kernel's
+  // KernelDef::read_params when the registry parsed these values.
+  template <typename P>
+  absl::StatusOr<const P*> Typed() const {
+    if (const P* p = typed_.Get<P>()) return p;
+    return absl::InternalError(
+        "the parameters were not parsed by the kernel's registry entry");
+  }
   // name=value pairs in spec order, recorded in the graph.
   std::vector<std::pair<std::string, std::string>> AsPairs() const;
 
@@ -47,6 +93,7 @@ class ParamValues {
   std::vector<ParamSpec> specs_;
   std::map<std::string, std::string> values_;
   std::map<std::string, bool> given_;
+  TypedParams typed_;
 };
 
 // One tensor of a kernel's signature, as `list` shows it.
@@ -56,12 +103,19 @@ struct IoSpec {
   std::string dtype;  // e.g. "dtype", "float32", "int32"
 };
 
+// A registered kernel, as its consumers (tools, tests, benchmarks) see it.
+// Kernels define a KernelSpec<Params> (kernels/kernel_spec.h), which
+// fills in all of this from one parameter table and one I/O table.
 struct KernelDef {
   std::string name;
   std::string summary;
   std::vector<ParamSpec> params;
   std::vector<IoSpec> inputs;
   std::vector<IoSpec> outputs;
+  // Reads the kernel's parameter struct from the parsed values and
+  // validates it; ParseParams keeps it in the ParamValues. Optional.
+  std::function<absl::StatusOr<TypedParams>(const ParamValues&)> read_params =
+      nullptr;
   // Validates the parameters (messages name the parameter and the limit)
   // and returns the world and trace configuration.
   std::function<absl::StatusOr<builder::WorldConfig>(const ParamValues&)> world;
@@ -100,11 +154,17 @@ class KernelRegistry {
   static const KernelRegistry& Global();
 
   void Register(KernelDef def);
+  template <typename P>
+  void Register(const KernelSpec<P>& spec) {
+    Register(ToKernelDef(spec));
+  }
   const KernelDef* Find(const std::string& name) const;
   const std::vector<KernelDef>& kernels() const { return kernels_; }
 
   // Parses `name=value` settings against the kernel's specs: unknown names,
-  // bad values and missing required parameters are errors naming them.
+  // bad values and missing required parameters are errors naming them;
+  // then reads and validates the kernel's parameter struct (read_params),
+  // whose errors name the parameter and the limit.
   absl::StatusOr<ParamValues> ParseParams(
       const KernelDef& def,
       const std::vector<std::pair<std::string, std::string>>& settings) const;

@@ -10,36 +10,18 @@
 #include "kernels/sb2sb_allgather.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
 #include "kernels/collective_ring.h"
-#include "kernels/params.h"
+#include "kernels/dsl.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
 
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
-
-constexpr int64_t kMaxRanks = 4096;
 constexpr int64_t kMaxRows = 65536;
 constexpr int64_t kMaxWidth = 65536;
-// The input and gathered tiles share one SBUF partition; give them the
-// 24 MiB budget's share of it, as the ring kernels do.
-constexpr int64_t kPartitionBudgetBytes =
-    kRingSbufBudgetBytes / kSbufBudgetPartitions;
 
 // Rows `rows` of inp gathered from every rank of the group into the same
 // rows of out.
@@ -57,145 +39,93 @@ void GatherRowTile(const Tensor& inp, const Tensor& out, const Tile& rows,
 }
 
 builder::WorldConfig Sb2sbWorld(const Sb2sbAllgatherParams& params) {
-  builder::WorldConfig world;
-  world.num_ranks = static_cast<int>(params.tp_degree * params.num_groups);
-  world.num_cores = static_cast<int>(params.lnc);
-  world.replica_groups =
-      GenerateReplicaGroups(params.tp_degree, params.num_groups);
-  return world;
+  return GroupedWorld(params.tp_degree, params.num_groups, params.lnc);
 }
 
-void TraceSb2sb(builder::Tracer& tracer, const ParamValues& values,
-                bool tiled) {
-  absl::StatusOr<Sb2sbAllgatherParams> params =
-      Sb2sbAllgatherParamsFrom(values, tiled);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
-  }
-  const Sb2sbAllgatherParams& p = *params;
-  Tensor inp = tracer.Input("inp", {p.rows, p.width}, p.dtype);
-  Tensor out = builder::ndarray({p.rows, p.width * p.tp_degree}, p.dtype,
-                                Buffer::kSharedHbm, "out");
-  if (tiled) {
-    builder::jit("sb2sb_allgather_tiled", AllgatherSb2sbTiled)(inp, out, p);
-  } else {
-    builder::jit("sb2sb_allgather", AllgatherSb2sb)(inp, out, p);
-  }
-  tracer.Output("out", out);
-}
-
-KernelDef Sb2sbKernelDef(bool tiled) {
-  std::vector<ParamSpec> params = {
-      IntParam("tp_degree", 4, "ranks per replica group"),
-      IntParam("num_groups", 1,
-               "replica groups; num_ranks = tp_degree x num_groups"),
-      IntParam("rows", tiled ? 256 : 128,
-               tiled ? "rows M of inp, tiled by min(M, 128)"
-                     : "rows M of inp: the SBUF partitions (at most 128)"),
-      IntParam("width", 256, "columns W of inp"),
-  };
-  if (tiled) {
-    params.push_back(IntParam(
-        "lnc", 2, "logical cores per rank (1 or 2); they split the tiles"));
-  }
-  params.push_back(DTypeParam());
-  KernelDef def;
-  def.name = tiled ? "sb2sb_allgather_tiled" : "sb2sb_allgather";
-  def.summary = tiled ? "allgather_sb2sb_tiled: per row tile of min(M, 128), "
-                        "one SBUF -> SBUF all_gather along dim 1; the tiles "
-                        "split across the cores"
-                      : "allgather_sb2sb: one SBUF -> SBUF all_gather along "
-                        "dim 1 (M <= 128)";
-  def.params = std::move(params);
-  def.inputs = {{"inp", "[rows, width] per rank", "dtype"}};
-  def.outputs = {{"out", "[rows, width*tp_degree] per rank", "dtype"}};
-  def.world =
-      [tiled](
-          const ParamValues& values) -> absl::StatusOr<builder::WorldConfig> {
-    NKI_ASSIGN_OR_RETURN(Sb2sbAllgatherParams p,
-                         Sb2sbAllgatherParamsFrom(values, tiled));
-    return Sb2sbWorld(p);
-  };
-  def.body = [tiled](builder::Tracer& tracer, const ParamValues& values) {
-    TraceSb2sb(tracer, values, tiled);
-  };
-  def.reference = [tiled](const ParamValues& values,
-                          const std::vector<HostArray>& inputs)
-      -> absl::StatusOr<std::vector<HostArray>> {
-    NKI_ASSIGN_OR_RETURN(Sb2sbAllgatherParams p,
-                         Sb2sbAllgatherParamsFrom(values, tiled));
-    return Sb2sbAllgatherReference(p, inputs);
-  };
-  def.tolerance = [](const ParamValues& values) -> double {
-    return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
-  };
-  return def;
-}
-
-}  // namespace
-
+// What the fields' limits cannot say: at most 4096 ranks in all, and the
+// input and gathered tiles within a partition's share of the budget.
 absl::Status ValidateSb2sbAllgatherParams(const Sb2sbAllgatherParams& params) {
-  if (params.tp_degree < 1 || params.tp_degree > kMaxRanks) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter 'tp_degree' is ", params.tp_degree,
-                     "; it must be between 1 and ", kMaxRanks));
-  }
-  if (params.num_groups < 1 ||
-      params.num_groups > kMaxRanks / params.tp_degree) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'num_groups' is ", params.num_groups,
-        "; it must be between 1 and ", kMaxRanks / params.tp_degree,
-        " (tp_degree × num_groups ranks, at most ", kMaxRanks, ")"));
-  }
-  const int64_t max_rows = params.tiled ? kMaxRows : kPartitionTile;
-  if (params.rows < 1 || params.rows > max_rows) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter 'rows' is ", params.rows, "; it must be between 1 and ",
-        max_rows,
-        params.tiled ? ""
-                     : " (the rows are the SBUF partition dim; "
-                       "sb2sb_allgather_tiled tiles larger inputs)"));
-  }
-  if (params.width < 1 || params.width > kMaxWidth) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter 'width' is ", params.width,
-                     "; it must be between 1 and ", kMaxWidth));
-  }
-  if (params.lnc < 1 || params.lnc > (params.tiled ? 2 : 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter 'lnc' is ", params.lnc,
-                     "; it must be between 1 and ", params.tiled ? 2 : 1));
-  }
-  if (params.dtype != proto::FLOAT32 && params.dtype != proto::BFLOAT16) {
-    return absl::InvalidArgumentError(
-        "parameter 'dtype' must be float32 or bfloat16");
-  }
+  NKI_RETURN_IF_ERROR(CheckRankCount(params.tp_degree, params.num_groups));
   const int64_t partition_bytes =
       params.width * (1 + params.tp_degree) * DTypeSize(params.dtype);
-  if (partition_bytes > kPartitionBudgetBytes) {
+  // The input and gathered tiles share one SBUF partition; give them the
+  // 24 MiB budget's share of it, as the ring kernels do.
+  const int64_t budget = kRingSbufBudgetBytes / Partitions();
+  if (partition_bytes > budget) {
     return absl::InvalidArgumentError(absl::StrCat(
         "parameters width=", params.width, " and tp_degree=", params.tp_degree,
         " need ", partition_bytes,
         " bytes per SBUF partition for the input and gathered tiles; at most ",
-        kPartitionBudgetBytes, " (the 24 MiB budget's share; reduce 'width')"));
+        budget, " (the 24 MiB budget's share; reduce 'width')"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<Sb2sbAllgatherParams> Sb2sbAllgatherParamsFrom(
-    const ParamValues& values, bool tiled) {
-  Sb2sbAllgatherParams params;
-  params.tp_degree = values.Int("tp_degree");
-  params.num_groups = values.Int("num_groups");
-  params.rows = values.Int("rows");
-  params.width = values.Int("width");
-  params.tiled = tiled;
-  params.lnc = tiled ? values.Int("lnc") : 1;
-  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
-  NKI_RETURN_IF_ERROR(ValidateSb2sbAllgatherParams(params));
-  return params;
+// The table of either kernel; the tiled one tiles rows and adds lnc.
+template <typename P>
+KernelSpec<P> Sb2sbSpec(bool tiled) {
+  using F = ParamTable<P>;
+  using Io = IoTable<P>;
+  std::vector<ParamField<P>> fields = {
+      F::Int("tp_degree", &P::tp_degree, {1, kRingMaxRanks},
+             "ranks per replica group"),
+      F::Int("num_groups", &P::num_groups, {1, kRingMaxRanks},
+             "replica groups; num_ranks = tp_degree x num_groups"),
+      tiled ? F::Int("rows", &P::rows, {1, kMaxRows},
+                     "rows M of inp, tiled by min(M, 128)")
+            : F::Int("rows", &P::rows,
+                     {1, Partitions(),
+                      "the rows are the SBUF partition dim; "
+                      "sb2sb_allgather_tiled tiles larger inputs"},
+                     "rows M of inp: the SBUF partitions (at most 128)"),
+      F::Int("width", &P::width, {1, kMaxWidth}, "columns W of inp"),
+  };
+  if (tiled) {
+    fields.push_back(
+        F::Int("lnc", &P::lnc, {1, 2},
+               "logical cores per rank (1 or 2); they split the tiles"));
+  }
+  fields.push_back(F::DType());
+  return KernelSpec<P>{
+      .name = tiled ? "sb2sb_allgather_tiled" : "sb2sb_allgather",
+      .summary = tiled ? "allgather_sb2sb_tiled: per row tile of min(M, 128), "
+                         "one SBUF -> SBUF all_gather along dim 1; the tiles "
+                         "split across the cores"
+                       : "allgather_sb2sb: one SBUF -> SBUF all_gather along "
+                         "dim 1 (M <= 128)",
+      .params = std::move(fields),
+      .validate = ValidateSb2sbAllgatherParams,
+      .io =
+          {
+              Io::Input("inp", "[rows, width]",
+                        [](const P& p) {
+                          return Shape{p.rows, p.width};
+                        })
+                  .PerRank(),
+              Io::Output("out", "[rows, width*tp_degree]",
+                         [](const P& p) {
+                           return Shape{p.rows, p.width * p.tp_degree};
+                         })
+                  .PerRank(),
+          },
+      .world = Sb2sbWorld,
+      .body =
+          [tiled](KernelIo& io, const P& p) {
+            const Tensor inp = io.Input("inp");
+            const Tensor out = io.Output("out");
+            if (tiled) {
+              builder::jit("sb2sb_allgather_tiled", AllgatherSb2sbTiled)(
+                  inp, out, p);
+            } else {
+              builder::jit("sb2sb_allgather", AllgatherSb2sb)(inp, out, p);
+            }
+          },
+      .reference = Sb2sbAllgatherReference,
+      .tolerance = ToleranceByDType(1e-4, 2e-2),
+  };
 }
+
+}  // namespace
 
 void AllgatherSb2sb(const Tensor& inp, const Tensor& out,
                     const Sb2sbAllgatherParams& params) {
@@ -204,7 +134,7 @@ void AllgatherSb2sb(const Tensor& inp, const Tensor& out,
 
 void AllgatherSb2sbTiled(const Tensor& inp, const Tensor& out,
                          const Sb2sbAllgatherParams& params) {
-  const TiledRange tiles(params.rows, std::min(params.rows, kPartitionTile));
+  const TiledRange tiles(params.rows, std::min(params.rows, Partitions()));
   const int64_t tiles_per_core = CeilDiv(tiles.size(), params.lnc);
   const int64_t first = builder::program_id() * tiles_per_core;
   for (const Tile tile : tiles) {
@@ -213,12 +143,23 @@ void AllgatherSb2sbTiled(const Tensor& inp, const Tensor& out,
   }
 }
 
-void RegisterSb2sbAllgather(KernelRegistry& registry) {
-  registry.Register(Sb2sbKernelDef(/*tiled=*/false));
+const KernelSpec<Sb2sbAllgatherParams>& Sb2sbAllgatherSpec() {
+  static const auto* const spec = new KernelSpec<Sb2sbAllgatherParams>(
+      Sb2sbSpec<Sb2sbAllgatherParams>(/*tiled=*/false));
+  return *spec;
 }
 
-void RegisterSb2sbAllgatherTiled(KernelRegistry& registry) {
-  registry.Register(Sb2sbKernelDef(/*tiled=*/true));
+const KernelSpec<Sb2sbAllgatherTiledParams>& Sb2sbAllgatherTiledSpec() {
+  static const auto* const spec = new KernelSpec<Sb2sbAllgatherTiledParams>(
+      Sb2sbSpec<Sb2sbAllgatherTiledParams>(/*tiled=*/true));
+  return *spec;
+}
+
+absl::StatusOr<HostIo> Sb2sbHostIo(const Sb2sbAllgatherParams& params) {
+  if (!params.tiled) return Sb2sbAllgatherSpec().Host(params);
+  Sb2sbAllgatherTiledParams tiled;
+  static_cast<Sb2sbAllgatherParams&>(tiled) = params;
+  return Sb2sbAllgatherTiledSpec().Host(tiled);
 }
 
 }  // namespace nkigraph::kernels

@@ -14,10 +14,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
-#include "kernels/registry.h"
+#include "kernels/kernel_spec.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
@@ -33,12 +32,22 @@ struct Sb2sbAllgatherParams {
   proto::DType dtype = proto::BFLOAT16;
 };
 
-// Reads and validates the parameters of the untiled (`tiled` false: rows
-// at most 128, one core) or tiled kernel; messages name the parameter and
-// the limit.
-absl::StatusOr<Sb2sbAllgatherParams> Sb2sbAllgatherParamsFrom(
-    const ParamValues& values, bool tiled);
-absl::Status ValidateSb2sbAllgatherParams(const Sb2sbAllgatherParams& params);
+// The tiled kernel's parameters: the same, with its defaults.
+struct Sb2sbAllgatherTiledParams : Sb2sbAllgatherParams {
+  Sb2sbAllgatherTiledParams() {
+    rows = 256;
+    lnc = 2;
+    tiled = true;
+  }
+};
+
+// The registered kernels: the untiled one takes rows at most 128 on one
+// core, the tiled one up to 65536 rows on 1 or 2 cores; both bound the
+// SBUF bytes per partition. Messages name the parameter and the limit.
+const KernelSpec<Sb2sbAllgatherParams>& Sb2sbAllgatherSpec();
+const KernelSpec<Sb2sbAllgatherTiledParams>& Sb2sbAllgatherTiledSpec();
+// The host side of the I/O table of the kernel `params` is for.
+absl::StatusOr<HostIo> Sb2sbHostIo(const Sb2sbAllgatherParams& params);
 
 // The device kernels, for use inside a trace: inp [M, W] in HBM, out
 // [M, W·tp] in shared HBM. The untiled one gathers all M rows (≤ 128) with
@@ -54,9 +63,6 @@ void AllgatherSb2sbTiled(const builder::Tensor& inp, const builder::Tensor& out,
 // [j·W, (j+1)·W).
 absl::StatusOr<std::vector<HostArray>> Sb2sbAllgatherReference(
     const Sb2sbAllgatherParams& params, const std::vector<HostArray>& inputs);
-
-void RegisterSb2sbAllgather(KernelRegistry& registry);
-void RegisterSb2sbAllgatherTiled(KernelRegistry& registry);
 
 }  // namespace nkigraph::kernels
 

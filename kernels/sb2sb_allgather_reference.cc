@@ -11,12 +11,11 @@ namespace nkigraph::kernels {
 
 absl::StatusOr<std::vector<HostArray>> Sb2sbAllgatherReference(
     const Sb2sbAllgatherParams& params, const std::vector<HostArray>& inputs) {
-  NKI_RETURN_IF_ERROR(ValidateSb2sbAllgatherParams(params));
+  NKI_ASSIGN_OR_RETURN(const HostIo io, Sb2sbHostIo(params));
+  NKI_ASSIGN_OR_RETURN(const std::vector<std::vector<float>> inp,
+                       PerRankInput(io, inputs, "inp", params.dtype));
   const int64_t tp = params.tp_degree, rows = params.rows, w = params.width;
-  const int64_t ranks = tp * params.num_groups;
-  NKI_ASSIGN_OR_RETURN(
-      const std::vector<std::vector<float>> inp,
-      PerRankInput(inputs, "inp", ranks, {rows, w}, params.dtype));
+  const int64_t ranks = io.num_ranks();
   std::vector<std::vector<float>> out(ranks, std::vector<float>(rows * w * tp));
   for (int64_t r = 0; r < ranks; ++r) {
     const std::vector<int64_t> group = GroupRanks(r, tp);
@@ -29,7 +28,7 @@ absl::StatusOr<std::vector<HostArray>> Sb2sbAllgatherReference(
     }
   }
   std::vector<HostArray> outputs;
-  outputs.push_back(PerRankOutput("out", {rows, w * tp}, out));
+  outputs.push_back(PerRankOutput(io, "out", out));
   return outputs;
 }
 

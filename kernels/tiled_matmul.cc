@@ -11,27 +11,14 @@
 #include "kernels/tiled_matmul.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "builder/isa.h"
-#include "builder/jit.h"
-#include "builder/tiling.h"
-#include "builder/tracer.h"
-#include "kernels/params.h"
+#include "kernels/device.h"
+#include "kernels/dsl.h"
 #include "util/dtype.h"
-#include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
-
-namespace isa = builder::isa;
-using builder::Buffer;
-using builder::CeilDiv;
-using builder::Scope;
-using builder::Tensor;
-using builder::Tile;
-using builder::TiledRange;
 
 constexpr int64_t kMaxDim = 65536;
 // A trace holds about 3 instructions and 2 tensors per matmul tile; 2^19
@@ -39,11 +26,9 @@ constexpr int64_t kMaxDim = 65536;
 // 150 MB. Larger problems are refused rather than exhausting memory.
 constexpr int64_t kMaxMatmulTiles = int64_t{1} << 19;
 
-// Tile sizes. The kernel computes out^T: n on the PSUM partitions, m on the
-// moving free axis, k on the SBUF partitions it contracts over.
-constexpr int64_t kNTile = 128;  // stationary free size = PSUM partitions
-constexpr int64_t kMTile = 512;  // moving free size = one 2 KiB fp32 bank
-constexpr int64_t kKTile = 128;  // contraction (partition) dim
+// Tile sizes (kernels/device.h). The kernel computes out^T: n on the PSUM
+// partitions (the stationary free size), m on the moving free axis (one
+// fp32 PSUM bank), k on the SBUF partitions it contracts over.
 // SBUF bytes per partition given to the transposed lhs tiles of one m tile;
 // the rest is left for the rhs, bias and output tiles.
 constexpr int64_t kLhsTBudgetBytes = 128 * 1024;
@@ -52,9 +37,9 @@ constexpr int64_t kLhsTBudgetBytes = 128 * 1024;
 // k tiles of lhs^T would not fit the budget.
 int64_t MTileSize(const TiledMatmulParams& params) {
   const int64_t bytes_per_column =
-      CeilDiv(params.k, kKTile) * DTypeSize(params.dtype);
+      CeilDiv(params.k, Partitions()) * DTypeSize(params.dtype);
   return std::max<int64_t>(
-      1, std::min(kMTile, kLhsTBudgetBytes / bytes_per_column));
+      1, std::min(MovingFree(), kLhsTBudgetBytes / bytes_per_column));
 }
 
 // bias[n tile] as an SBUF [n_t, 1] float32 column: one bias per output
@@ -73,12 +58,11 @@ Tensor LoadBiasColumn(const Tensor& bias, const Tile& n_tile) {
 // tile, so the transposing DMA reads each lhs element once per kernel.
 Tensor LoadLhsTransposed(const Tensor& lhs, const Tile& m_tile,
                          const TiledMatmulParams& params) {
-  const int64_t k_tiles = CeilDiv(params.k, kKTile);
-  Tensor lhs_t =
-      builder::ndarray({std::min(params.k, kKTile), k_tiles, m_tile.size},
-                       params.dtype, Buffer::kSbuf, "lhs_T_tiles");
-  for (const Tile k_tile : TiledRange(params.k, kKTile)) {
-    isa::dma_copy(lhs_t.Slice(0, 0, k_tile.size).Select(1, k_tile.index),
+  Tensor lhs_t = builder::ndarray(
+      PartitionTiledShape(params.k, Partitions(), {m_tile.size}), params.dtype,
+      Buffer::kSbuf, "lhs_T_tiles");
+  for (const Tile k_tile : TiledRange(params.k, Partitions())) {
+    isa::dma_copy(PartitionTile(lhs_t, k_tile),
                   lhs.Slice(0, m_tile.offset, m_tile.size)
                       .Slice(1, k_tile.offset, k_tile.size)
                       .Permute({1, 0}));
@@ -90,14 +74,13 @@ Tensor LoadLhsTransposed(const Tensor& lhs, const Tile& m_tile,
 // k tiles: stationary = rhs tile [k_t, n_t], moving = lhs^T tile [k_t, m_t].
 void AccumulateOutTransposed(const Tensor& psum, const Tensor& lhs_t,
                              const Tensor& rhs, const Tile& n_tile) {
-  for (const Tile k_tile : TiledRange(rhs.dim(0), kKTile)) {
+  for (const Tile k_tile : TiledRange(rhs.dim(0), Partitions())) {
     Scope scope("k_tile");
     Tensor stationary = builder::ndarray(
         {k_tile.size, n_tile.size}, rhs.dtype(), Buffer::kSbuf, "rhs_tile");
     isa::dma_copy(stationary, rhs.Slice(0, k_tile.offset, k_tile.size)
                                   .Slice(1, n_tile.offset, n_tile.size));
-    isa::nc_matmul(psum, stationary,
-                   lhs_t.Slice(0, 0, k_tile.size).Select(1, k_tile.index),
+    isa::nc_matmul(psum, stationary, PartitionTile(lhs_t, k_tile),
                    /*accumulate=*/k_tile.index > 0);
   }
 }
@@ -111,49 +94,11 @@ void StoreOutTransposed(const Tensor& out, const Tensor& out_t,
                 out_t);
 }
 
-builder::WorldConfig TiledMatmulWorld() {
-  builder::WorldConfig world;
-  world.num_ranks = 1;
-  world.num_cores = 1;
-  return world;
-}
-
-void TraceTiledMatmul(builder::Tracer& tracer, const ParamValues& values) {
-  absl::StatusOr<TiledMatmulParams> params = TiledMatmulParamsFrom(values);
-  if (!params.ok()) {
-    tracer.RecordError(params.status().message(), builder::Loc::current());
-    return;
-  }
-  const TiledMatmulParams& p = *params;
-  Tensor lhs = tracer.Input("lhs", {p.m, p.k}, p.dtype);
-  Tensor rhs = tracer.Input("rhs", {p.k, p.n}, p.dtype);
-  Tensor bias;
-  if (p.bias) bias = tracer.Input("bias", {p.n}, proto::FLOAT32);
-  Tensor out = builder::ndarray({p.m, p.n}, p.dtype, Buffer::kSharedHbm, "out");
-  builder::jit("tiled_matmul", TiledMatmul)(lhs, rhs, bias, out, p);
-  tracer.Output("out", out);
-}
-
-}  // namespace
-
-absl::Status ValidateTiledMatmulParams(const TiledMatmulParams& params) {
-  for (const auto& [name, value] :
-       {std::pair<const char*, int64_t>{"m", params.m},
-        {"k", params.k},
-        {"n", params.n}}) {
-    if (value < 1 || value > kMaxDim) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("parameter '", name, "' is ", value,
-                       "; it must be between 1 and ", kMaxDim));
-    }
-  }
-  if (params.dtype != proto::FLOAT32 && params.dtype != proto::BFLOAT16) {
-    return absl::InvalidArgumentError(
-        "parameter 'dtype' must be float32 or bfloat16");
-  }
-  const int64_t tiles = CeilDiv(params.n, kNTile) *
+// A trace too big to hold is refused (the sizes have their own limits).
+absl::Status CheckTileCount(const TiledMatmulParams& params) {
+  const int64_t tiles = CeilDiv(params.n, StationaryFree()) *
                         CeilDiv(params.m, MTileSize(params)) *
-                        CeilDiv(params.k, kKTile);
+                        CeilDiv(params.k, Partitions());
   if (tiles > kMaxMatmulTiles) {
     return absl::InvalidArgumentError(absl::StrCat(
         "parameters m=", params.m, ", k=", params.k, ", n=", params.n, " need ",
@@ -163,27 +108,22 @@ absl::Status ValidateTiledMatmulParams(const TiledMatmulParams& params) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<TiledMatmulParams> TiledMatmulParamsFrom(
-    const ParamValues& values) {
-  TiledMatmulParams params;
-  params.m = values.Int("m");
-  params.k = values.Int("k");
-  params.n = values.Int("n");
-  NKI_RETURN_IF_ERROR(CheckIntRange(values, "bias", 0, 1));
-  params.bias = values.Int("bias") == 1;
-  NKI_ASSIGN_OR_RETURN(params.activation,
-                       ParseActivation(values.Str("activation")));
-  NKI_ASSIGN_OR_RETURN(params.dtype, DTypeParamValue(values));
-  NKI_RETURN_IF_ERROR(ValidateTiledMatmulParams(params));
-  return params;
+void TraceTiledMatmul(KernelIo& io, const TiledMatmulParams& p) {
+  const Tensor lhs = io.Input("lhs");
+  const Tensor rhs = io.Input("rhs");
+  const Tensor bias = io.Input("bias");  // invalid when bias=0
+  const Tensor out = io.Output("out");
+  builder::jit("tiled_matmul", TiledMatmul)(lhs, rhs, bias, out, p);
 }
+
+}  // namespace
 
 void TiledMatmul(const Tensor& lhs, const Tensor& rhs, const Tensor& bias,
                  const Tensor& out, const TiledMatmulParams& params) {
   for (const Tile m_tile : TiledRange(params.m, MTileSize(params))) {
     Scope m_scope("m_tile");
     Tensor lhs_t = LoadLhsTransposed(lhs, m_tile, params);
-    for (const Tile n_tile : TiledRange(params.n, kNTile)) {
+    for (const Tile n_tile : TiledRange(params.n, StationaryFree())) {
       Scope n_scope("n_tile");
       Tensor bias_col;
       if (params.bias) bias_col = LoadBiasColumn(bias, n_tile);
@@ -198,45 +138,50 @@ void TiledMatmul(const Tensor& lhs, const Tensor& rhs, const Tensor& bias,
   }
 }
 
-void RegisterTiledMatmul(KernelRegistry& registry) {
-  registry.Register(KernelDef{
+const KernelSpec<TiledMatmulParams>& TiledMatmulSpec() {
+  using P = TiledMatmulParams;
+  using F = ParamTable<P>;
+  using Io = IoTable<P>;
+  static const auto* const spec = new KernelSpec<P>{
       .name = "tiled_matmul",
-      .summary = "out = act(lhs @ rhs + bias), tiled 128 (n) x 512 (m) x 128 "
-                 "(k), bias and activation fused into the PSUM evacuation",
+      .summary =
+          "out = act(lhs @ rhs + bias), tiled 128 (n) x 512 (m) x 128 "
+          "(k), bias and activation fused into the PSUM evacuation",
       .params =
           {
-              IntParam("m", 256, "rows of lhs and out"),
-              IntParam("k", 256,
-                       "contraction size: columns of lhs, rows of rhs"),
-              IntParam("n", 256, "columns of rhs and out"),
-              IntParam("bias", 1, "1: add the float32 bias [n]; 0: no bias"),
-              ActivationParam(),
-              DTypeParam(),
+              F::Int("m", &P::m, {1, kMaxDim}, "rows of lhs and out"),
+              F::Int("k", &P::k, {1, kMaxDim},
+                     "contraction size: columns of lhs, rows of rhs"),
+              F::Int("n", &P::n, {1, kMaxDim}, "columns of rhs and out"),
+              F::Flag("bias", &P::bias,
+                      "1: add the float32 bias [n]; 0: no bias"),
+              ActivationField<P>(),
+              F::DType(),
           },
-      .inputs =
+      .validate = CheckTileCount,
+      .io =
           {
-              {"lhs", "[m, k]", "dtype"},
-              {"rhs", "[k, n]", "dtype"},
-              {"bias", "[n]", "float32 (only when bias=1)"},
+              Io::Input("lhs", "[m, k]",
+                        [](const P& p) {
+                          return Shape{p.m, p.k};
+                        }),
+              Io::Input("rhs", "[k, n]",
+                        [](const P& p) {
+                          return Shape{p.k, p.n};
+                        }),
+              Io::Input("bias", "[n]", [](const P& p) { return Shape{p.n}; })
+                  .Float32()
+                  .When("bias=1", &P::bias),
+              Io::Output("out", "[m, n]",
+                         [](const P& p) {
+                           return Shape{p.m, p.n};
+                         }),
           },
-      .outputs = {{"out", "[m, n]", "dtype"}},
-      .world = [](const ParamValues& values)
-          -> absl::StatusOr<builder::WorldConfig> {
-        NKI_RETURN_IF_ERROR(TiledMatmulParamsFrom(values).status());
-        return TiledMatmulWorld();
-      },
       .body = TraceTiledMatmul,
-      .reference = [](const ParamValues& values,
-                      const std::vector<HostArray>& inputs)
-          -> absl::StatusOr<std::vector<HostArray>> {
-        NKI_ASSIGN_OR_RETURN(TiledMatmulParams params,
-                             TiledMatmulParamsFrom(values));
-        return TiledMatmulReference(params, inputs);
-      },
-      .tolerance = [](const ParamValues& values) -> double {
-        return values.Str("dtype") == "float32" ? 1e-4 : 2e-2;
-      },
-  });
+      .reference = TiledMatmulReference,
+      .tolerance = ToleranceByDType(1e-4, 2e-2),
+  };
+  return *spec;
 }
 
 }  // namespace nkigraph::kernels

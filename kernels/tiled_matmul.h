@@ -15,11 +15,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "kernels/epilogue.h"
-#include "kernels/registry.h"
+#include "kernels/kernel_spec.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
@@ -34,11 +33,9 @@ struct TiledMatmulParams {
   proto::DType dtype = proto::BFLOAT16;
 };
 
-// Reads and validates the parameters (sizes in [1, 65536], bias 0 or 1, a
-// bounded number of matmul tiles); messages name the parameter and limit.
-absl::StatusOr<TiledMatmulParams> TiledMatmulParamsFrom(
-    const ParamValues& values);
-absl::Status ValidateTiledMatmulParams(const TiledMatmulParams& params);
+// The registered kernel: sizes in [1, 65536] and a bounded number of
+// matmul tiles; messages name the parameter and the limit.
+const KernelSpec<TiledMatmulParams>& TiledMatmulSpec();
 
 // The device kernel, for use inside a trace (directly, or wrapped by
 // builder::jit into a composer). lhs [m, k] and rhs [k, n] in HBM of
@@ -52,8 +49,6 @@ void TiledMatmul(const builder::Tensor& lhs, const builder::Tensor& rhs,
 // rounded to params.dtype; computed in double, returned as float32 `out`.
 absl::StatusOr<std::vector<HostArray>> TiledMatmulReference(
     const TiledMatmulParams& params, const std::vector<HostArray>& inputs);
-
-void RegisterTiledMatmul(KernelRegistry& registry);
 
 }  // namespace nkigraph::kernels
 

@@ -1,10 +1,7 @@
 // The oracle of tiled_matmul: a plain triple loop in double.
 #include <cstdint>
-#include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "kernels/tiled_matmul.h"
 #include "util/status_macros.h"
 
@@ -12,22 +9,13 @@ namespace nkigraph::kernels {
 
 absl::StatusOr<std::vector<HostArray>> TiledMatmulReference(
     const TiledMatmulParams& params, const std::vector<HostArray>& inputs) {
-  NKI_RETURN_IF_ERROR(ValidateTiledMatmulParams(params));
+  NKI_ASSIGN_OR_RETURN(const HostIo io, TiledMatmulSpec().Host(params));
+  NKI_ASSIGN_OR_RETURN(const HostArray* lhs, io.Find(inputs, "lhs"));
+  NKI_ASSIGN_OR_RETURN(const HostArray* rhs, io.Find(inputs, "rhs"));
+  // nullptr without bias.
+  NKI_ASSIGN_OR_RETURN(const HostArray* bias, io.Find(inputs, "bias"));
   const int64_t m = params.m, k = params.k, n = params.n;
-  NKI_ASSIGN_OR_RETURN(const HostArray* lhs,
-                       FindHostInput(inputs, "lhs", {m, k}));
-  NKI_ASSIGN_OR_RETURN(const HostArray* rhs,
-                       FindHostInput(inputs, "rhs", {k, n}));
-  const HostArray* bias = nullptr;
-  if (params.bias) {
-    NKI_ASSIGN_OR_RETURN(bias, FindHostInput(inputs, "bias", {n}));
-  }
-
-  HostArray out;
-  out.name = "out";
-  out.dtype = proto::FLOAT32;
-  out.shape = {m, n};
-  out.f32.resize(m * n);
+  HostArray out = io.Zeros("out");
   std::vector<double> row(n);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) row[j] = bias ? bias->f32[j] : 0.0;

@@ -239,6 +239,18 @@ TEST_F(CliRunTest, RandomInputsFillTheInputsNotGivenDeterministically) {
   EXPECT_NE(out->f32[0], 0.0f);
 }
 
+// The MoE forward at its defaults indexes 4 experts and 64 tokens: random
+// inputs draw its routing from the ranges the graph declares.
+TEST_F(CliRunTest, RandomInputsRunTheMoeForwardAtItsDefaults) {
+  const std::string graph = Path("moe.pb");
+  Result r = Run(absl::StrCat("trace bwmm_shard_on_H -o '", graph, "'"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Run(absl::StrCat("run '", graph, "' --random-inputs 7 -o '", Path("out"),
+                       "'"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Exists(Path("out/output.npy")));
+}
+
 TEST_F(CliRunTest, DumpWritesEveryWriteOfTheFilteredTensorInOrder) {
   // k = 300: three k tiles, three matmuls accumulating into out_T_psum.
   const std::string graph = TraceMatmul(

@@ -566,22 +566,22 @@ TEST(FgccPathTest, RingInSbufWhileTheDoubleBufferFitsTheBudget) {
 
 TEST(FgccPathTest, RingPathFunctionAgreesWithTheBudget) {
   FgccParams params;
-  params.ring.tp_degree = 2;
-  params.ring.lnc = 1;
-  params.ring.k = 128;
+  params.tp_degree = 2;
+  params.lnc = 1;
+  params.k = 128;
   params.n = 128;
-  params.ring.dtype = proto::FLOAT32;
-  params.ring.m = 24512;
+  params.dtype = proto::FLOAT32;
+  params.m = 24512;
   EXPECT_EQ(FgccRingPath(params), RingPath::kSbuf);
-  params.ring.m = 24513;
+  params.m = 24513;
   EXPECT_EQ(FgccRingPath(params), RingPath::kHbm);
   // A narrow k packs many rows into each partition of lhs^T: 2 buffers x
   // 32768 rows x 4 bytes exceed the 192 KiB per-partition share even though
   // 2 x lhs bytes (2 MiB) fit the budget.
-  params.ring.k = 8;
-  params.ring.m = 32768;
+  params.k = 8;
+  params.m = 32768;
   EXPECT_EQ(FgccRingPath(params), RingPath::kHbm);
-  params.ring.lnc = 2;  // half the rows per core: fits
+  params.lnc = 2;  // half the rows per core: fits
   EXPECT_EQ(FgccRingPath(params), RingPath::kSbuf);
 }
 
@@ -695,12 +695,12 @@ TEST(FgccInterfaceTest, WorldInputsAndOutputMatchTheContract) {
 
 TEST(FgccReferenceTest, GathersGroupRowsInRankOrderTimesOwnRhs) {
   FgccParams params;
-  params.ring.tp_degree = 2;
-  params.ring.num_groups = 1;
-  params.ring.m = 1;
-  params.ring.k = 1;
+  params.tp_degree = 2;
+  params.num_groups = 1;
+  params.m = 1;
+  params.k = 1;
   params.n = 2;
-  params.ring.dtype = proto::FLOAT32;
+  params.dtype = proto::FLOAT32;
   // lhs: rank 0 = [2], rank 1 = [3]; rhs: rank 0 = [1, 10], rank 1 =
   // [-1, 0.5].
   HostArray lhs{"lhs", proto::FLOAT32, {2, 1, 1}, {2, 3}, {}};

@@ -271,7 +271,7 @@ TEST(CrossEntropyChainTest, BackwardFromTheForwardsLseMatchesReference) {
       RunOk(TraceOk(kBackward, BackwardSettings(c)), inputs);
   // The reference rebuilds lse itself rather than trusting the device's.
   const std::vector<HostArray> ref_inputs =
-      MakeCrossEntropyInputs(*CrossEntropyParamsFrom(fwd_values),
+      MakeCrossEntropyInputs(**fwd_values.Typed<CrossEntropyParams>(),
                              /*seed=*/c.p * 1000 + c.v, true);
   std::vector<HostArray> want_inputs = {inputs[0], inputs[1], ref_inputs[2]};
   absl::StatusOr<std::vector<HostArray>> want =

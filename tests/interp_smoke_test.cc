@@ -1,4 +1,6 @@
 #include <cmath>
+#include <memory>
+#include <set>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -66,6 +68,59 @@ TEST(InterpSmokeTest,
   EXPECT_THAT(out.status().message(), HasSubstr("interp_smoke_test.cc:"));
   EXPECT_THAT(out.status().message(),
               HasSubstr("reads never-written sbuf tensor 'a' element [0, 0]"));
+}
+
+}  // namespace
+}  // namespace nkigraph
+
+namespace nkigraph {
+namespace {
+
+// Random inputs respect declared value ranges (whole numbers in [lo, hi],
+// in any dtype) and keep the old draws for the others.
+TEST(InterpRandomInputsTest, DeclaredValueRangesAreRespected) {
+  absl::StatusOr<proto::Graph> graph = testing::Trace1([](builder::Tracer& t) {
+    t.Input("index", {64}, proto::INT32, true, builder::ValueRange{3, 5});
+    t.Input("mask", {64}, proto::BFLOAT16, true, builder::ValueRange{0, 1});
+    t.Input("x", {64}, proto::FLOAT32);
+    t.Input("n", {64}, proto::INT32);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
+      interp::Interpreter::Create(*graph);
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  ASSERT_TRUE((*interp)->FillRandomInputs(7).ok());
+  EXPECT_TRUE((*interp)->MissingInputs().empty());
+  const auto read = [&](uint32_t id) {
+    absl::StatusOr<HostArray> a = (*interp)->ReadTensor(id, 0, 0);
+    EXPECT_TRUE(a.ok()) << a.status();
+    return a.ok() ? *a : HostArray();
+  };
+  const HostArray index = read(1), mask = read(2), x = read(3), n = read(4);
+  EXPECT_EQ(std::set<int32_t>(index.i32.begin(), index.i32.end()),
+            (std::set<int32_t>{3, 4, 5}));
+  EXPECT_EQ(std::set<float>(mask.f32.begin(), mask.f32.end()),
+            (std::set<float>{0.0f, 1.0f}));
+  ASSERT_EQ(x.f32.size(), 64u);
+  for (float v : x.f32) {
+    EXPECT_GE(v, -1.0f);
+    EXPECT_LT(v, 1.0f);
+  }
+  ASSERT_EQ(n.i32.size(), 64u);
+  for (int32_t v : n.i32) {
+    EXPECT_GE(v, 0);
+    EXPECT_LT(v, 8);
+  }
+}
+
+TEST(InterpRandomInputsTest, AnEmptyValueRangeIsATraceError) {
+  absl::StatusOr<proto::Graph> graph = testing::Trace1([](builder::Tracer& t) {
+    t.Input("index", {4}, proto::INT32, true, builder::ValueRange{2, 1});
+  });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_THAT(graph.status().message(),
+              ::testing::HasSubstr("input 'index': its value range [2, 1] is "
+                                   "empty"));
 }
 
 }  // namespace

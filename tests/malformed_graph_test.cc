@@ -131,7 +131,7 @@ TEST(MalformedFileTest, TruncatedBinaryGraphIsAnError) {
       ++refused;
       continue;
     }
-    (*interp)->FillRandomInputs(size);
+    EXPECT_TRUE((*interp)->FillRandomInputs(size).ok());
     (void)(*interp)->Run();
   }
   EXPECT_GT(refused, static_cast<int>(bytes.size()) * 9 / 10);
@@ -192,7 +192,7 @@ TEST(MalformedFileTest, BitFlippedGraphsNeverCrash) {
       EXPECT_FALSE(interp.status().message().empty());
       continue;
     }
-    (*interp)->FillRandomInputs(trial);
+    EXPECT_TRUE((*interp)->FillRandomInputs(trial).ok());
     absl::Status status = (*interp)->Run();
     if (status.ok()) ++ran;
   }
@@ -584,6 +584,20 @@ TEST(MalformedTensorTest, IdsCoresAndAddresses) {
   graph = BaseGraph();
   graph.mutable_tensors(2)->set_role(proto::ROLE_OUTPUT);
   ExpectRefused(graph, "tensor 3 ('s'): an input or output must live in HBM");
+}
+
+TEST(MalformedTensorTest, ValueRangeOnlyOnInputsAndNotEmpty) {
+  proto::Graph graph = BaseGraph();
+  graph.mutable_tensors(1)->mutable_value_range()->set_lo(0);
+  graph.mutable_tensors(1)->mutable_value_range()->set_hi(1);
+  EXPECT_EQ(Problems(graph), "");
+  graph.mutable_tensors(1)->mutable_value_range()->set_lo(2);
+  ExpectRefused(graph, "tensor 2 ('e'): value range [2, 1] is empty");
+  graph = BaseGraph();
+  graph.mutable_tensors(4)->mutable_value_range()->set_hi(3);
+  ExpectRefused(graph,
+                "tensor 5 ('out'): declares a value range but is not an "
+                "input");
 }
 
 TEST(MalformedTensorTest, MisalignedAddressIsRefused) {

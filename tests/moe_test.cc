@@ -1087,10 +1087,9 @@ TEST(BlockwiseMmBwdTest, TracingIsDeterministic) {
 
 absl::StatusOr<proto::Graph> TraceWithFences(const MoeParams& p,
                                              BlockwiseMmBwdFences fences) {
-  builder::Tracer tracer(
-      builder::TraceConfig{kBackward, SettingsOf(p), MoeWorld()});
-  return tracer.Trace(
-      [&](builder::Tracer& t) { TraceBlockwiseMmBwd(t, p, fences); });
+  return BlockwiseMmBwdSpec().Trace(p, [&](KernelIo& io, const MoeParams& q) {
+    TraceBlockwiseMmBwd(io, q, fences);
+  });
 }
 
 // Without the write-after-read fence, a core overwrites its half of the

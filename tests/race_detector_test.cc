@@ -445,7 +445,7 @@ TEST(RaceGraphTest, ALargeSharedTensorNeedsLittleRaceState) {
   absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
       interp::Interpreter::Create(*graph, options);
   ASSERT_TRUE(interp.ok()) << interp.status();
-  (*interp)->FillRandomInputs(1);
+  ASSERT_TRUE((*interp)->FillRandomInputs(1).ok());
   const absl::Status status = (*interp)->Run();
   EXPECT_TRUE(status.ok()) << status;
 }
@@ -470,7 +470,7 @@ TEST(RaceGraphTest, RaceStateBeyondTheMemoryLimitIsAnError) {
   absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
       interp::Interpreter::Create(*graph, options);
   ASSERT_TRUE(interp.ok()) << interp.status();
-  (*interp)->FillRandomInputs(1);
+  ASSERT_TRUE((*interp)->FillRandomInputs(1).ok());
   const absl::Status status = (*interp)->Run();
   EXPECT_THAT(status.message(), AllOf(HasSubstr("race-detection state"),
                                       HasSubstr("raise --memory-limit")));
@@ -478,7 +478,7 @@ TEST(RaceGraphTest, RaceStateBeyondTheMemoryLimitIsAnError) {
   options.memory_limit_bytes = *device + (64 << 20);
   interp = interp::Interpreter::Create(*graph, options);
   ASSERT_TRUE(interp.ok()) << interp.status();
-  (*interp)->FillRandomInputs(1);
+  ASSERT_TRUE((*interp)->FillRandomInputs(1).ok());
   EXPECT_TRUE((*interp)->Run().ok());
 }
 

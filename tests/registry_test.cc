@@ -244,6 +244,44 @@ TEST(GlobalRegistryTest, EveryKernelWithoutRequiredParamsTracesWithDefaults) {
   }
 }
 
+// Every kernel, traced at its example (or default) parameters, runs on
+// random inputs: the inputs whose values matter (routing tables, targets)
+// declare their valid values, and the random ones respect them.
+TEST(GlobalRegistryTest, EveryKernelRunsOnRandomInputs) {
+  const KernelRegistry& registry = KernelRegistry::Global();
+  for (const KernelDef& def : registry.kernels()) {
+    SCOPED_TRACE(def.name);
+    absl::StatusOr<proto::Graph> graph = registry.Trace(def.name, def.example);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
+        interp::Interpreter::Create(*graph);
+    ASSERT_TRUE(interp.ok()) << interp.status();
+    absl::Status filled = (*interp)->FillRandomInputs(7);
+    ASSERT_TRUE(filled.ok()) << filled;
+    absl::Status run = (*interp)->Run();
+    EXPECT_TRUE(run.ok()) << run;
+  }
+}
+
+// The MoE routing inputs carry their valid values into the graph.
+TEST(GlobalRegistryTest, RoutingInputsDeclareTheirValueRanges) {
+  absl::StatusOr<proto::Graph> graph = KernelRegistry::Global().Trace(
+      "bwmm_shard_on_H", {{"num_tokens", "10"}, {"num_experts", "3"}});
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  std::map<std::string, const proto::Tensor*> by_name;
+  for (const proto::Tensor& t : graph->tensors()) by_name[t.name()] = &t;
+  const proto::Tensor& experts = *by_name.at("block_to_expert");
+  ASSERT_TRUE(experts.has_value_range());
+  EXPECT_EQ(experts.value_range().lo(), 0);
+  EXPECT_EQ(experts.value_range().hi(), 2);
+  const proto::Tensor& tokens = *by_name.at("token_position_to_id");
+  ASSERT_TRUE(tokens.has_value_range());
+  EXPECT_EQ(tokens.value_range().lo(), -1);
+  EXPECT_EQ(tokens.value_range().hi(), 9);
+  EXPECT_FALSE(by_name.at("hidden_states")->has_value_range());
+  EXPECT_FALSE(by_name.at("output")->has_value_range());
+}
+
 // --- tiled_matmul -----------------------------------------------------------
 
 absl::StatusOr<proto::Graph> TraceTiledMatmul(const Settings& settings) {

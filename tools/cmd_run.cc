@@ -147,7 +147,9 @@ int RunRun(const std::vector<std::string>& args) {
     absl::StatusOr<uint64_t> seed =
         ParseCount(parsed->Get("--random-inputs"), "--random-inputs");
     if (!seed.ok()) return ReportError(kVerb, seed.status());
-    interp.FillRandomInputs(*seed);
+    if (absl::Status status = interp.FillRandomInputs(*seed); !status.ok()) {
+      return ReportError(kVerb, status);
+    }
   }
   if (std::vector<std::string> missing = interp.MissingInputs();
       !missing.empty()) {

@@ -175,7 +175,11 @@ int VerifyKernel(
       }
     }
   }
-  interp.FillRandomInputs(options.seed);
+  if (absl::Status status = interp.FillRandomInputs(options.seed);
+      !status.ok()) {
+    return ReportError(kVerb,
+                       absl::StrCat("kernel '", name, "': ", status.message()));
+  }
   // The reference sees the inputs exactly as the device holds them.
   absl::StatusOr<std::vector<HostArray>> inputs = ReadInputs(interp);
   if (!inputs.ok()) return ReportError(kVerb, inputs.status());

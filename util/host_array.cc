@@ -1,10 +1,21 @@
 #include "util/host_array.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "util/dtype.h"
 
 namespace nkigraph {
+
+HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape) {
+  HostArray array;
+  array.name = name;
+  array.dtype = proto::FLOAT32;
+  array.shape = std::move(shape);
+  array.f32.assign(array.num_elements(), 0.0f);
+  return array;
+}
 
 absl::StatusOr<const HostArray*> FindHostInput(
     const std::vector<HostArray>& inputs, const std::string& name,

@@ -26,6 +26,9 @@ struct HostArray {
   }
 };
 
+// A float32 array of zeros.
+HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape);
+
 // The array called `name` among `inputs`, which must have `dtype` (FLOAT32
 // or INT32) and `shape` with as many values; an error naming the input
 // when it is missing, of another dtype or misshapen. What every kernel

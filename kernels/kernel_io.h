@@ -1,0 +1,128 @@
+#ifndef NKIGRAPH_KERNELS_KERNEL_IO_H_
+#define NKIGRAPH_KERNELS_KERNEL_IO_H_
+
+// A kernel's inputs and outputs for one parameter setting: its I/O table
+// (kernels/kernel_spec.h) evaluated, and the two things that read it — the
+// kernel body at trace time (KernelIo: declares the inputs and allocates
+// the outputs with the table's shapes and dtypes, publishes the outputs)
+// and the host side (HostIo: the references' and input makers' arrays in
+// the .npy layouts of the contract).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "builder/tensor.h"
+#include "builder/tracer.h"
+#include "proto/nkigraph.pb.h"
+#include "util/host_array.h"
+
+namespace nkigraph::kernels {
+
+enum class IoRole {
+  kInput,
+  kOutput,
+  // Declared as an input and published, written in place, as the output of
+  // the same name (a KV cache updated in place).
+  kInputOutput,
+};
+
+// Whole numbers in [lo, hi], both included: the values an input is meant
+// to hold (an expert index in [0, E − 1], a 0/1 mask in [0, 1]). Recorded
+// in the graph's tensor declaration; random inputs are drawn from it.
+using builder::ValueRange;
+
+// One row of a kernel's I/O table for one parameter setting.
+struct IoDecl {
+  std::string name;
+  IoRole role = IoRole::kInput;
+  std::vector<int64_t> shape;
+  proto::DType dtype = proto::FLOAT32;
+  // Each rank has its own values (a leading [num_ranks] axis in the .npy
+  // of a multi-rank graph); false: every rank holds the same values.
+  bool per_rank = true;
+  // False when the row's condition does not hold (`bias` with bias=0):
+  // the tensor does not exist for this setting.
+  bool present = true;
+  std::optional<ValueRange> values;  // inputs only
+};
+
+// The I/O table as the kernel body sees it while tracing one core. Every
+// present input of the table must be declared, and every present output
+// produced, by the body on every core; Finish() publishes the outputs in
+// table order. Mistakes (a name the table lacks, an input declared twice,
+// an output never produced) become the trace's error.
+class KernelIo {
+ public:
+  KernelIo(builder::Tracer& tracer, std::string kernel,
+           const std::vector<IoDecl>& decls);
+
+  // Declares the input (or input-output) `name` with the table's shape,
+  // dtype, per-rank flag and value range. An invalid Tensor when the row is
+  // absent for these parameters (or on error).
+  builder::Tensor Input(absl::string_view name,
+                        builder::Loc loc = builder::Loc::current());
+  // Allocates the output `name` in shared HBM with the table's shape and
+  // dtype; it is published by Finish(). Invalid when absent.
+  builder::Tensor Output(absl::string_view name,
+                         builder::Loc loc = builder::Loc::current());
+  // Publishes an existing tensor (an input written in place, say) as the
+  // output `name`; it must have the table's shape and dtype. Returns it.
+  builder::Tensor Output(absl::string_view name, const builder::Tensor& tensor,
+                         builder::Loc loc = builder::Loc::current());
+
+  // After the body, on each core: publishes the outputs, and records an
+  // error for a table row the body left out.
+  void Finish();
+
+ private:
+  struct Slot {
+    IoDecl decl;
+    builder::Tensor tensor;
+    bool declared = false;
+  };
+  // The row `name` of role `role` (kInput accepts kInputOutput rows); null
+  // and an error recorded when there is none.
+  Slot* Find(absl::string_view name, bool output, builder::Loc loc);
+  // The error message prefix naming the kernel.
+  std::string Where() const;
+
+  builder::Tracer& tracer_;
+  std::string kernel_;
+  std::vector<Slot> slots_;
+};
+
+// The I/O table on the host, for a kernel's reference and input maker:
+// arrays in the contract's .npy layouts (a leading [num_ranks] axis on
+// per-rank tensors of a multi-rank world), float32 for floating tensors and
+// int32 for integer ones.
+class HostIo {
+ public:
+  HostIo(std::vector<IoDecl> decls, int64_t num_ranks);
+
+  // The input `name` among `inputs`, checked for shape and dtype; nullptr
+  // when the row is absent for these parameters. An error naming the input
+  // when it is missing or misshapen, or when the table has no such input.
+  absl::StatusOr<const HostArray*> Find(const std::vector<HostArray>& inputs,
+                                        absl::string_view name) const;
+  // A zero array named `name` with the row's host shape (float32, or int32
+  // for an integer row). A name the table lacks gives an empty array.
+  HostArray Zeros(absl::string_view name) const;
+  // The host shape of row `name` (empty for a name the table lacks).
+  std::vector<int64_t> Shape(absl::string_view name) const;
+  int64_t num_ranks() const { return num_ranks_; }
+
+ private:
+  const IoDecl* Decl(absl::string_view name) const;
+
+  std::vector<IoDecl> decls_;
+  int64_t num_ranks_;
+};
+
+}  // namespace nkigraph::kernels
+
+#endif  // NKIGRAPH_KERNELS_KERNEL_IO_H_
