@@ -22,6 +22,13 @@ int64_t CoreOf(const proto::Tensor& tensor) {
              : static_cast<int64_t>(tensor.core());
 }
 
+// An input's declared values as "[lo, hi]", or "" when it declares none.
+std::string ValueRange(const proto::Tensor& tensor) {
+  if (!tensor.has_value_range()) return "";
+  return absl::StrCat("[", tensor.value_range().lo(), ", ",
+                      tensor.value_range().hi(), "]");
+}
+
 // Everything compared about a tensor except its name and live range.
 uint32_t ContentKey(const proto::Tensor& tensor, KeyTable& keys) {
   std::string key;
@@ -35,6 +42,7 @@ uint32_t ContentKey(const proto::Tensor& tensor, KeyTable& keys) {
   PutInt(&key, tensor.role());
   PutString(&key, tensor.output_name());
   PutInt(&key, tensor.per_rank() ? 1 : 0);
+  PutString(&key, ValueRange(tensor));
   return keys.Intern(key);
 }
 
@@ -84,6 +92,7 @@ std::vector<FieldChange> TensorFields(const proto::Tensor& a,
   AddField(fields, "per_rank", a.per_rank() ? "true" : "false",
            b.per_rank() ? "true" : "false");
   AddField(fields, "core", absl::StrCat(CoreOf(a)), absl::StrCat(CoreOf(b)));
+  AddField(fields, "value_range", ValueRange(a), ValueRange(b));
   return fields;
 }
 

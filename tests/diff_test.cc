@@ -519,6 +519,22 @@ TEST(DiffTest, TensorReshapeIsAChangedShape) {
   EXPECT_THAT(Text(result), HasSubstr("      shape: [600, 200] -> [600, 201]"));
 }
 
+TEST(DiffTest, ChangedInputValueRangeIsATensorChange) {
+  const proto::Graph a = Matmul();
+  proto::Graph b = a;
+  proto::ValueRange* range = FindTensorNamed(b, "lhs")->mutable_value_range();
+  range->set_lo(-1);
+  range->set_hi(6);
+  const DiffResult result = MustDiff(a, b);
+  EXPECT_EQ(result.tensor_counts.changed, 1);
+  ASSERT_EQ(result.tensors.size(), 1u);
+  EXPECT_EQ(result.tensors[0].name_a, "lhs");
+  ASSERT_EQ(result.tensors[0].fields.size(), 1u);
+  EXPECT_EQ(result.tensors[0].fields[0].field, "value_range");
+  EXPECT_EQ(result.tensors[0].fields[0].before, "");
+  EXPECT_EQ(result.tensors[0].fields[0].after, "[-1, 6]");
+}
+
 TEST(DiffTest, TensorRenameIsReportedAsARename) {
   const proto::Graph a = Matmul();
   proto::Graph b = a;
