@@ -1,7 +1,10 @@
 #include "builder/isa.h"
 
+#include <array>
+
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "ops/instr_view.h"
 #include "ops/op_def.h"
 
 namespace nkigraph::builder::isa {
@@ -22,25 +25,26 @@ class Emitter {
     if (def_ != nullptr) {
       const size_t n = def_->roles.size();
       fixed_ = n > 0 && def_->roles[n - 1].variadic ? n - 1 : n;
-      slots_.assign(fixed_, nullptr);
+      if (fixed_ > slots_.size()) def_ = nullptr;  // no op has that many
+    }
+    if (instr_ != nullptr && def_ != nullptr) {
+      instr_->mutable_operands()->Reserve(static_cast<int>(fixed_));
     }
   }
 
   // `t` for the role named `role`; a variadic role takes one per call.
   Emitter& Operand(absl::string_view role, const Tensor& t) {
     if (!Active()) return *this;
-    for (size_t r = 0; r < def_->roles.size(); ++r) {
-      if (def_->roles[r].name != role) continue;
-      if (r >= fixed_) {
-        variadic_.push_back(&t);
-      } else if (slots_[r] != nullptr) {
-        Fail(absl::StrCat("operand '", role, "' given twice"));
-      } else {
-        slots_[r] = &t;
-      }
-      return *this;
+    const size_t r = Find(def_->roles, role, &next_role_);
+    if (r == def_->roles.size()) {
+      Fail("no operand role '", role, "'");
+    } else if (r >= fixed_) {
+      variadic_.push_back(&t);
+    } else if (slots_[r] != nullptr) {
+      Fail("operand '", role, "' given twice");
+    } else {
+      slots_[r] = &t;
     }
-    Fail(absl::StrCat("no operand role '", role, "'"));
     return *this;
   }
   Emitter& Int(absl::string_view name, int64_t value) {
@@ -76,8 +80,9 @@ class Emitter {
     if (tracer_ == nullptr) return Instr{};
     if (Active()) {
       static const Tensor* const kAbsent = new Tensor();
-      for (const Tensor* t : slots_) {
-        tracer_->AddOperand(instr_, t != nullptr ? *t : *kAbsent, loc_);
+      for (size_t r = 0; r < fixed_; ++r) {
+        tracer_->AddOperand(instr_,
+                            slots_[r] != nullptr ? *slots_[r] : *kAbsent, loc_);
       }
       for (const Tensor* t : variadic_) tracer_->AddOperand(instr_, *t, loc_);
     }
@@ -96,24 +101,47 @@ class Emitter {
   // the op does not declare it with this type).
   const ops::AttrSpec* Spec(absl::string_view name, ops::AttrType type) {
     if (!Active()) return nullptr;
-    for (const ops::AttrSpec& spec : def_->attrs) {
-      if (spec.name != name) continue;
-      if (spec.type == type) return &spec;
-      Fail(absl::StrCat("attribute '", name, "' is ",
-                        ops::AttrTypeName(spec.type), ", not ",
-                        ops::AttrTypeName(type)));
+    const size_t k = Find(def_->attrs, name, &next_attr_);
+    if (k == def_->attrs.size()) {
+      Fail("no attribute '", name, "'");
       return nullptr;
     }
-    Fail(absl::StrCat("no attribute '", name, "'"));
+    const ops::AttrSpec& spec = def_->attrs[k];
+    if (spec.type == type) return &spec;
+    Fail("attribute '", name, "' is ", ops::AttrTypeName(spec.type), ", not ",
+         ops::AttrTypeName(type));
     return nullptr;
+  }
+  // The index of the entry named `name` (or items.size()), searched from
+  // `*next`, where the previous call left off: the DSL functions give roles
+  // and attributes in the def's order, so the first comparison hits.
+  template <typename T>
+  static size_t Find(absl::Span<const T> items, absl::string_view name,
+                     size_t* next) {
+    const size_t n = items.size();
+    for (size_t k = 0, i = *next; k < n; ++k, ++i) {
+      if (i >= n) i = 0;
+      if (ops::SameName(items[i].name, name)) {
+        *next = i + 1;
+        return i;
+      }
+    }
+    return n;
   }
   proto::Attr* NewAttr(absl::string_view name) {
     proto::Attr* attr = instr_->add_attrs();
     attr->set_name(name.data(), name.size());
     return attr;
   }
-  void Fail(absl::string_view what) {
-    tracer_->RecordError(absl::StrCat(def_->name, ": ", what), loc_);
+  // Out of line: builder bugs are rare, the hot paths stay small.
+  [[gnu::noinline, gnu::cold]] void Fail(absl::string_view a,
+                                         absl::string_view b,
+                                         absl::string_view c,
+                                         absl::string_view d = "",
+                                         absl::string_view e = "",
+                                         absl::string_view f = "") {
+    tracer_->RecordError(absl::StrCat(def_->name, ": ", a, b, c, d, e, f),
+                         loc_);
   }
 
   const ops::OpDef* def_;
@@ -121,7 +149,9 @@ class Emitter {
   proto::Instruction* instr_ = nullptr;
   Loc loc_;
   size_t fixed_ = 0;  // roles before a variadic last one
-  absl::InlinedVector<const Tensor*, 6> slots_;
+  size_t next_role_ = 0;
+  size_t next_attr_ = 0;
+  std::array<const Tensor*, ops::kMaxOperands> slots_{};  // by fixed role
   absl::InlinedVector<const Tensor*, 2> variadic_;
 };
 

@@ -374,9 +374,6 @@ proto::Instruction* Tracer::BeginInstr(proto::Opcode opcode, Loc loc) {
   proto::Instruction* instr =
       graph_->mutable_streams(core_)->add_instructions();
   instr->set_id(static_cast<uint32_t>(next_instr_id_++));
-  if (const ops::OpDef* def = ops::FindOp(opcode); def != nullptr) {
-    instr->mutable_operands()->Reserve(static_cast<int>(def->roles.size()));
-  }
   instr->set_opcode(opcode);
   instr->set_file(interner_.File(loc.file_name()));
   instr->set_line(loc.line());

@@ -18,22 +18,29 @@ constexpr float kSwishAlpha = 1.702f;
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
+const absl::flat_hash_map<absl::string_view, ActFunc>& ByName() {
+  static const auto* by_name = [] {
+    auto* map = new absl::flat_hash_map<absl::string_view, ActFunc>;
+    for (const ActFuncInfo& info : kActFuncs) {
+      map->emplace(info.name, info.value);
+    }
+    return map;
+  }();
+  return *by_name;
+}
+
 }  // namespace
 
 absl::StatusOr<ActFunc> ParseActFunc(absl::string_view name) {
-  // Checked for every traced and executed instruction: a hash lookup, not a
-  // scan of the table.
-  static const auto* by_name = [] {
-    auto* map = new absl::flat_hash_map<absl::string_view, ActFunc>;
-    for (const ActFuncInfo& info : kActFuncs)
-      map->emplace(info.name, info.value);
-    return map;
-  }();
-  auto it = by_name->find(name);
-  if (it != by_name->end()) return it->second;
+  // Read for every executed instruction: a hash lookup, not a scan of the
+  // table.
+  auto it = ByName().find(name);
+  if (it != ByName().end()) return it->second;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown activation function '", name, "'"));
 }
+
+bool IsActFuncName(absl::string_view name) { return ByName().contains(name); }
 
 float ApplyActFunc(ActFunc func, float x) {
   switch (func) {

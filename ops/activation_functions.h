@@ -88,6 +88,8 @@ inline constexpr auto kActFuncNames = [] {
   return names;
 }();
 absl::StatusOr<ActFunc> ParseActFunc(absl::string_view name);
+// Whether `name` names a function (a hash lookup).
+bool IsActFuncName(absl::string_view name);
 float ApplyActFunc(ActFunc func, float x);
 
 }  // namespace nkigraph::ops

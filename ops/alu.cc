@@ -10,19 +10,29 @@
 
 namespace nkigraph::ops {
 
-absl::StatusOr<Alu> ParseAlu(absl::string_view name) {
-  // Checked for every traced and executed instruction: a hash lookup, not a
-  // scan of the table.
+namespace {
+
+const absl::flat_hash_map<absl::string_view, Alu>& ByName() {
   static const auto* by_name = [] {
     auto* map = new absl::flat_hash_map<absl::string_view, Alu>;
     for (const AluInfo& info : kAlus) map->emplace(info.name, info.value);
     return map;
   }();
-  auto it = by_name->find(name);
-  if (it != by_name->end()) return it->second;
+  return *by_name;
+}
+
+}  // namespace
+
+absl::StatusOr<Alu> ParseAlu(absl::string_view name) {
+  // Read for every executed instruction: a hash lookup, not a scan of the
+  // table.
+  auto it = ByName().find(name);
+  if (it != ByName().end()) return it->second;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown ALU operation '", name, "'"));
 }
+
+bool IsAluName(absl::string_view name) { return ByName().contains(name); }
 
 bool IsBitwise(Alu op) {
   return op == Alu::kBitwiseAnd || op == Alu::kBitwiseOr ||

@@ -80,6 +80,8 @@ inline constexpr auto kAluNames = [] {
   return names;
 }();
 absl::StatusOr<Alu> ParseAlu(absl::string_view name);
+// Whether `name` names an operation (a hash lookup).
+bool IsAluName(absl::string_view name);
 bool IsBitwise(Alu op);
 // Identity element for reductions (add: 0, max: -inf, ...); error for ops
 // that do not reduce.

@@ -38,8 +38,9 @@ const proto::Attr* Typed(const proto::Instruction& instr,
 
 bool Allowed(const AttrSpec& spec, absl::string_view value) {
   if (spec.one_of.empty()) return true;
+  if (spec.is_one_of != nullptr) return spec.is_one_of(value);
   for (absl::string_view allowed : spec.one_of) {
-    if (allowed == value) return true;
+    if (SameName(allowed, value)) return true;
   }
   return false;
 }
@@ -90,9 +91,17 @@ absl::Status CheckAttrs(const proto::Instruction& instr,
   // Which specs the instruction sets, to find duplicates and missing
   // required ones (an op declares far fewer than 64 attributes).
   uint64_t seen = 0;
+  size_t next = 0;  // attributes mostly come in the specs' order
   for (const proto::Attr& attr : instr.attrs()) {
-    size_t k = 0;
-    while (k < specs.size() && specs[k].name != attr.name()) ++k;
+    size_t k = specs.size();
+    for (size_t n = 0, i = next; n < specs.size(); ++n, ++i) {
+      if (i == specs.size()) i = 0;
+      if (SameName(specs[i].name, attr.name())) {
+        k = i;
+        next = i + 1;
+        break;
+      }
+    }
     if (k == specs.size()) {
       std::vector<absl::string_view> names;
       for (const AttrSpec& spec : specs) names.push_back(spec.name);
@@ -122,7 +131,7 @@ absl::Status CheckAttrs(const proto::Instruction& instr,
 const proto::Attr* FindAttr(const proto::Instruction& instr,
                             absl::string_view name) {
   for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == name) return &attr;
+    if (SameName(attr.name(), name)) return &attr;
   }
   return nullptr;
 }

@@ -39,8 +39,10 @@ struct AttrSpec {
   // kInt: the values allowed, inclusive.
   int64_t min = std::numeric_limits<int64_t>::min();
   int64_t max = std::numeric_limits<int64_t>::max();
-  // kString: the values allowed; empty allows any.
+  // kString: the values allowed; empty allows any. For a long list,
+  // `is_one_of` may answer faster (a hash lookup).
   absl::Span<const absl::string_view> one_of;
+  bool (*is_one_of)(absl::string_view value) = nullptr;
   // The builder writes it even when it equals the default, as graph files
   // always have (dropping it would change their bytes).
   bool written_at_default = false;
@@ -51,9 +53,12 @@ struct AttrSpec {
     spec.max = hi;
     return spec;
   }
-  constexpr AttrSpec OneOf(absl::Span<const absl::string_view> values) const {
+  constexpr AttrSpec OneOf(
+      absl::Span<const absl::string_view> values,
+      bool (*is_one_of)(absl::string_view) = nullptr) const {
     AttrSpec spec = *this;
     spec.one_of = values;
+    spec.is_one_of = is_one_of;
     return spec;
   }
   constexpr AttrSpec Required() const {
@@ -118,6 +123,20 @@ consteval const AttrSpec& AttrOf(const AttrSpec (&specs)[N],
     }
   }
   throw std::logic_error("the op declares no attribute of that name");
+}
+
+// Whether two role, attribute or value names are equal. Every traced
+// instruction looks several up: the builder's names are string literals the
+// linker merges with the op file's, so the pointers mostly match; otherwise
+// names are a few characters long and a loop the compiler inlines beats a
+// call to memcmp.
+inline bool SameName(absl::string_view a, absl::string_view b) {
+  if (a.size() != b.size()) return false;
+  if (a.data() == b.data()) return true;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
 }
 
 // Checks an instruction's attributes against `specs`: every attribute

@@ -29,12 +29,16 @@ absl::Status CheckColumn(const InstrView& view, int operand,
 // The operand's partition count is at most the profile's (128).
 absl::Status CheckPartitions(const InstrView& view, int operand);
 
-// A required string attribute naming one of `allowed` ALU operations.
-constexpr AttrSpec AluSpec(
-    absl::string_view name, absl::string_view doc,
-    absl::Span<const absl::string_view> allowed = kAluNames) {
+// A required string attribute naming an ALU operation: any, or one of
+// `allowed`.
+constexpr AttrSpec AluSpec(absl::string_view name, absl::string_view doc) {
+  return StringSpec(name, "", doc).Required().OneOf(kAluNames, &IsAluName);
+}
+constexpr AttrSpec AluSpec(absl::string_view name, absl::string_view doc,
+                           absl::Span<const absl::string_view> allowed) {
   return StringSpec(name, "", doc).Required().OneOf(allowed);
 }
+
 // Picture labels (OpDef::label): a string attribute's value; "+=" when an
 // accumulate flag is set.
 inline std::string StringLabel(const proto::Instruction& instr,

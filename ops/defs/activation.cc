@@ -27,7 +27,7 @@ constexpr absl::string_view kReduceCmds[] = {"idle", "reset", "reduce",
 constexpr AttrSpec kAttrs[] = {
     StringSpec("func", "", "the activation function")
         .Required()
-        .OneOf(kActFuncNames),
+        .OneOf(kActFuncNames, &IsActFuncName),
     FloatSpec("scale", 1.0, "the immediate scale, without a 'scale' column"),
     FloatSpec("bias", 0.0, "the immediate bias, without a 'bias' column"),
     StringSpec("reduce_cmd", "idle",

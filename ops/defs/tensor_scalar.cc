@@ -30,7 +30,7 @@ constexpr AttrSpec kAttrs[] = {
         .WrittenAtDefault(),
     FlagSpec("reverse0", "1: operand0 op0 data"),
     StringSpec("op1", "", "the second ALU operation; absent: none")
-        .OneOf(kAluNames),
+        .OneOf(kAluNames, &IsAluName),
     FloatSpec("scalar1", 0.0, "op1's immediate, without an 'operand1' column")
         .WrittenAtDefault(),
     FlagSpec("reverse1", "1: operand1 op1 (data op0 operand0)"),
