@@ -344,7 +344,7 @@ std::vector<IoEntry<MoeParams>> BlockwiseMmBwdRows() {
     rows.push_back(std::move(row));
   }
   rows.push_back(
-      IoTable<P>::Input("output_hidden_states_grad", "[T, H]", [](const P& p) {
+      InputRow<P>("output_hidden_states_grad", "[T, H]", [](const P& p) {
         return Shape{p.num_tokens, p.hidden};
       }));
   for (IoEntry<P> row : MoeInputRows()) {
@@ -420,8 +420,8 @@ void TraceBlockwiseMmBwd(KernelIo& io, const MoeParams& p,
   builder::jit("blockwise_mm_bwd", BlockwiseMmBwd)(in, out, p, fences);
 }
 
-absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
-    const MoeParams& p, uint64_t seed, int64_t top_k) {
+HostOutputs MakeBlockwiseMmBwdInputs(const MoeParams& p, uint64_t seed,
+                                     int64_t top_k) {
   NKI_ASSIGN_OR_RETURN(std::vector<HostArray> inputs,
                        MakeMoeInputs(p, seed, top_k));
   NKI_ASSIGN_OR_RETURN(std::vector<HostArray> forward,

@@ -68,15 +68,15 @@ void TraceBlockwiseMmBwd(KernelIo& io, const MoeParams& params,
 
 // The oracle, in double: the analytic gradients, with g, u and y read from
 // the checkpoint inputs as the kernel reads them.
-absl::StatusOr<std::vector<HostArray>> BlockwiseMmBwdReference(
-    const MoeParams& params, const std::vector<HostArray>& inputs);
+HostOutputs BlockwiseMmBwdReference(const MoeParams& params,
+                                    const HostArrays& inputs);
 
 // Valid inputs from `seed`: MakeMoeInputs(params, seed, top_k) (top_k 0:
 // its random routing; k ≥ 1: top-k dropless routing), the checkpoints the
 // forward reference computes from them and an output gradient in [−1, 1),
 // all rounded to params.dtype.
-absl::StatusOr<std::vector<HostArray>> MakeBlockwiseMmBwdInputs(
-    const MoeParams& params, uint64_t seed, int64_t top_k = 0);
+HostOutputs MakeBlockwiseMmBwdInputs(const MoeParams& params, uint64_t seed,
+                                     int64_t top_k = 0);
 
 // The registered kernel (MoeFields; inputs: the forward's, its checkpoints
 // and output_hidden_states_grad; outputs: the gradients above).

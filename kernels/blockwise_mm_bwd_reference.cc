@@ -18,17 +18,13 @@
 
 namespace nkigraph::kernels {
 
-absl::StatusOr<std::vector<HostArray>> BlockwiseMmBwdReference(
-    const MoeParams& p, const std::vector<HostArray>& inputs) {
-  NKI_ASSIGN_OR_RETURN(const HostIo io, BlockwiseMmBwdSpec().Host(p));
-  NKI_ASSIGN_OR_RETURN(const MoeHostInputs in,
-                       FindMoeHostInputs(io, p, inputs));
-  NKI_ASSIGN_OR_RETURN(const HostArray* gate_up_ckpt,
-                       io.Find(inputs, "gate_up_proj_act_checkpoint_T"));
-  NKI_ASSIGN_OR_RETURN(const HostArray* down_ckpt,
-                       io.Find(inputs, "down_proj_act_checkpoint"));
-  NKI_ASSIGN_OR_RETURN(const HostArray* output_grad,
-                       io.Find(inputs, "output_hidden_states_grad"));
+HostOutputs BlockwiseMmBwdReference(const MoeParams& p,
+                                    const HostArrays& inputs) {
+  NKI_ASSIGN_OR_RETURN(const HostIo io, BlockwiseMmBwdSpec().Host(p, inputs));
+  NKI_ASSIGN_OR_RETURN(const MoeHostInputs in, MoeHostInputsOf(io, p));
+  const HostArray& gate_up_ckpt = io.In("gate_up_proj_act_checkpoint_T");
+  const HostArray& down_ckpt = io.In("down_proj_act_checkpoint");
+  const HostArray& output_grad = io.In("output_hidden_states_grad");
   const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
                 I = p.intermediate, B = p.block_size, N = p.num_blocks;
   const std::vector<float>& x_all = in.hidden_states->f32;
@@ -45,8 +41,8 @@ absl::StatusOr<std::vector<HostArray>> BlockwiseMmBwdReference(
       const int64_t t = in.Token(p, n, b);
       if (t < 0) continue;
       const double a = in.expert_affinities_masked->f32[t * E + e];
-      const float* d_out = &output_grad->f32[t * H];
-      const float* y = &down_ckpt->f32[(n * B + b) * H];
+      const float* d_out = &output_grad.f32[t * H];
+      const float* y = &down_ckpt.f32[(n * B + b) * H];
       double da = 0.0;
       for (int64_t h = 0; h < H; ++h) {
         dy[h] = a * d_out[h];
@@ -60,8 +56,8 @@ absl::StatusOr<std::vector<HostArray>> BlockwiseMmBwdReference(
         dm[i] = sum;
       }
       for (int64_t i = 0; i < I; ++i) {
-        const double g = gate_up_ckpt->f32[((n * 2 + 0) * I + i) * B + b];
-        const double u = gate_up_ckpt->f32[((n * 2 + 1) * I + i) * B + b];
+        const double g = gate_up_ckpt.f32[((n * 2 + 0) * I + i) * B + b];
+        const double u = gate_up_ckpt.f32[((n * 2 + 1) * I + i) * B + b];
         const double s = MoeReferenceAct(p.activation, g);
         m[i] = s * u;
         dgu[i] = dm[i] * u * MoeReferenceActDerivative(p.activation, g);

@@ -224,20 +224,20 @@ void BwmmShardOnH(const MoeInputs& in, const BwmmShardOnHOutputs& out,
 
 std::vector<IoEntry<MoeParams>> BwmmShardOnHOutputRows() {
   using P = MoeParams;
-  using Io = IoTable<P>;
   return {
-      Io::Output("output", "[T, H]",
-                 [](const P& p) {
-                   return Shape{p.num_tokens, p.hidden};
-                 }),
-      Io::Output("gate_up_proj_act_checkpoint_T", "[N, 2, I, B]",
-                 [](const P& p) {
-                   return Shape{p.num_blocks, 2, p.intermediate, p.block_size};
-                 }),
-      Io::Output("down_proj_act_checkpoint", "[N, B, H]",
-                 [](const P& p) {
-                   return Shape{p.num_blocks, p.block_size, p.hidden};
-                 }),
+      OutputRow<P>("output", "[T, H]",
+                   [](const P& p) {
+                     return Shape{p.num_tokens, p.hidden};
+                   }),
+      OutputRow<P>(
+          "gate_up_proj_act_checkpoint_T", "[N, 2, I, B]",
+          [](const P& p) {
+            return Shape{p.num_blocks, 2, p.intermediate, p.block_size};
+          }),
+      OutputRow<P>("down_proj_act_checkpoint", "[N, B, H]",
+                   [](const P& p) {
+                     return Shape{p.num_blocks, p.block_size, p.hidden};
+                   }),
   };
 }
 

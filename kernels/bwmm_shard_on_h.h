@@ -35,8 +35,8 @@ void BwmmShardOnH(const MoeInputs& inputs, const BwmmShardOnHOutputs& outputs,
 // The oracle, in double: inputs as the device holds them (float32 values
 // rounded to dtype, int32 routing). Checkpoint rows of empty slots are
 // those of an all-zero hidden row, as the kernel computes them.
-absl::StatusOr<std::vector<HostArray>> BwmmShardOnHReference(
-    const MoeParams& params, const std::vector<HostArray>& inputs);
+HostOutputs BwmmShardOnHReference(const MoeParams& params,
+                                  const HostArrays& inputs);
 
 // The registered kernel (MoeFields, MoeInputRows and the outputs above).
 const KernelSpec<MoeParams>& BwmmShardOnHSpec();

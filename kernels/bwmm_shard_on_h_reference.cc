@@ -14,11 +14,10 @@
 
 namespace nkigraph::kernels {
 
-absl::StatusOr<std::vector<HostArray>> BwmmShardOnHReference(
-    const MoeParams& p, const std::vector<HostArray>& inputs) {
-  NKI_ASSIGN_OR_RETURN(const HostIo io, BwmmShardOnHSpec().Host(p));
-  NKI_ASSIGN_OR_RETURN(const MoeHostInputs in,
-                       FindMoeHostInputs(io, p, inputs));
+HostOutputs BwmmShardOnHReference(const MoeParams& p,
+                                  const HostArrays& inputs) {
+  NKI_ASSIGN_OR_RETURN(const HostIo io, BwmmShardOnHSpec().Host(p, inputs));
+  NKI_ASSIGN_OR_RETURN(const MoeHostInputs in, MoeHostInputsOf(io, p));
   const int64_t T = p.num_tokens, H = p.hidden, E = p.num_experts,
                 I = p.intermediate, B = p.block_size, N = p.num_blocks;
   const std::vector<float>& x_all = in.hidden_states->f32;

@@ -6,17 +6,17 @@
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
-absl::StatusOr<std::vector<std::vector<float>>> PerRankInput(
-    const HostIo& io, const std::vector<HostArray>& inputs,
-    const std::string& name, proto::DType dtype) {
-  NKI_ASSIGN_OR_RETURN(const HostArray* array, io.Find(inputs, name));
+std::vector<std::vector<float>> PerRankInput(const HostIo& io,
+                                             const std::string& name,
+                                             proto::DType dtype) {
+  const HostArray& array = io.In(name);
   const int64_t num_ranks = io.num_ranks();
-  const int64_t per_rank = array->num_elements() / num_ranks;
+  const int64_t per_rank = array.num_elements() / num_ranks;
   std::vector<std::vector<float>> ranks(num_ranks);
   for (int64_t r = 0; r < num_ranks; ++r) {
     ranks[r].reserve(per_rank);
     for (int64_t e = 0; e < per_rank; ++e) {
-      ranks[r].push_back(RoundLikeDevice(dtype, array->f32[r * per_rank + e]));
+      ranks[r].push_back(RoundLikeDevice(dtype, array.f32[r * per_rank + e]));
     }
   }
   return ranks;

@@ -16,12 +16,12 @@
 
 namespace nkigraph::kernels {
 
-// Per-rank input `name` of the kernel's I/O table split into its
+// Bound per-rank input `name` of the kernel's I/O table split into its
 // io.num_ranks() arrays, each value rounded to `dtype` as the device
-// stores it. Errors name the input and the expected shape.
-absl::StatusOr<std::vector<std::vector<float>>> PerRankInput(
-    const HostIo& io, const std::vector<HostArray>& inputs,
-    const std::string& name, proto::DType dtype);
+// stores it.
+std::vector<std::vector<float>> PerRankInput(const HostIo& io,
+                                             const std::string& name,
+                                             proto::DType dtype);
 
 // The float32 output `name` of the I/O table stacking `per_rank`.
 HostArray PerRankOutput(const HostIo& io, const std::string& name,

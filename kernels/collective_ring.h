@@ -53,6 +53,14 @@ struct RingParams {
 inline constexpr int64_t kRingMaxRanks = 4096;
 inline constexpr int64_t kRingMaxDim = 65536;
 
+// num_groups: the replica groups of tp_degree ranks (CheckRankCount bounds
+// their product).
+template <typename P>
+ParamField<P> NumGroupsField() {
+  return IntField<P>("num_groups", &P::num_groups, {1, kRingMaxRanks},
+                     "replica groups; num_ranks = tp_degree x num_groups");
+}
+
 // The parameters of the kernels built on the ring (fgcc, fg_allgather), in
 // their contract order: tp_degree, num_groups, m, k (described by
 // `k_help`), `after_k`, force_hbm_cc, nc_version, lnc, dtype; with their
@@ -61,26 +69,35 @@ inline constexpr int64_t kRingMaxDim = 65536;
 template <typename P>
 std::vector<ParamField<P>> RingFields(std::string k_help,
                                       std::vector<ParamField<P>> after_k) {
-  using F = ParamTable<P>;
   std::vector<ParamField<P>> fields = {
-      F::Int("tp_degree", &P::tp_degree, {2, kRingMaxRanks},
-             "ranks per replica group, the ring length (even, >= 2)"),
-      F::Int("num_groups", &P::num_groups, {1, kRingMaxRanks},
-             "replica groups; num_ranks = tp_degree x num_groups"),
-      F::Int("m", &P::m, {1, kRingMaxDim}, "rows of lhs per rank"),
-      F::Int("k", &P::k, {1, kRingMaxDim}, std::move(k_help)),
+      IntField<P>("tp_degree", &P::tp_degree, {2, kRingMaxRanks},
+                  "ranks per replica group, the ring length (even, >= 2)"),
+      NumGroupsField<P>(),
+      IntField<P>("m", &P::m, {1, kRingMaxDim}, "rows of lhs per rank"),
+      IntField<P>("k", &P::k, {1, kRingMaxDim}, std::move(k_help)),
   };
   return Concat(
       Concat(std::move(fields), std::move(after_k)),
-      {F::Flag("force_hbm_cc", &P::force_hbm_cc,
-               "1: run the ring over shared-HBM buffers even when the SBUF "
-               "budget fits"),
-       F::Int("nc_version", &P::nc_version, {2, 4},
-              "NeuronCore version (2 to 4); tp_degree 32 uses 4 channels "
-              "below 3"),
-       F::Int("lnc", &P::lnc, {1, 2},
-              "logical cores per rank (1 or 2); the cores split the rows"),
-       F::DType()});
+      {FlagField<P>(
+           "force_hbm_cc", &P::force_hbm_cc,
+           "1: run the ring over shared-HBM buffers even when the SBUF "
+           "budget fits"),
+       IntField<P>("nc_version", &P::nc_version, {2, 4},
+                   "NeuronCore version (2 to 4); tp_degree 32 uses 4 channels "
+                   "below 3"),
+       IntField<P>("lnc", &P::lnc, {1, 2},
+                   "logical cores per rank (1 or 2); the cores split the rows"),
+       DTypeField<P>()});
+}
+
+// lhs [m, k] per rank: the rows the ring gathers.
+template <typename P>
+IoEntry<P> RingLhsRow() {
+  return InputRow<P>("lhs", "[m, k]",
+                     [](const P& p) {
+                       return Shape{p.m, p.k};
+                     })
+      .PerRank();
 }
 
 // What the fields' limits cannot say: tp_degree even, at most 4096 ranks

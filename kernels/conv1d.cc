@@ -37,13 +37,6 @@
 namespace nkigraph::kernels {
 namespace {
 
-constexpr int64_t kMaxBatch = 65536;
-constexpr int64_t kMaxChannels = 65536;
-constexpr int64_t kMaxLength = int64_t{1} << 24;
-constexpr int64_t kMaxKernelSize = 4096;  // also stride, dilation, padding
-// A trace holds a few instructions per matmul; larger problems are refused
-// rather than exhausting memory while tracing.
-constexpr int64_t kMaxMatmuls = int64_t{1} << 19;
 // Per-partition SBUF split: the stacked filters of a c_out block, then the
 // double-buffered input windows and output tiles; the bias columns (at
 // most 2 KiB) fit in what is left of kConvSbufBudgetBytes.
@@ -292,10 +285,7 @@ void TraceConv1d(KernelIo& io, const Conv1dParams& p) {
 
 }  // namespace
 
-int64_t Conv1dParams::l_out() const {
-  return ConvOutputLength(length, kernel_size, stride, pad_left, pad_right,
-                          dilation);
-}
+int64_t Conv1dParams::l_out() const { return OutputLength(length); }
 
 KReplication GetKReplicationParams(int64_t c_in_tile, int64_t kernel_size) {
   if (c_in_tile <= 32)
@@ -360,26 +350,21 @@ absl::StatusOr<Conv1dPlan> PlanConv1d(const Conv1dParams& params) {
 
   const int64_t matmuls = params.batch * CeilDiv(params.l_out(), plan.l_tile) *
                           CeilDiv(params.c_out, Partitions()) * groups;
-  if (matmuls > kMaxMatmuls) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameters batch=", params.batch, ", c_in=", params.c_in,
-                     ", c_out=", params.c_out, ", length=", params.length,
-                     ", kernel_size=", params.kernel_size, " need ", matmuls,
-                     " matmuls; conv1d traces at most ", kMaxMatmuls,
-                     " (reduce batch, length or the channels)"));
-  }
+  NKI_RETURN_IF_ERROR(CheckTraceSize({{"batch", params.batch},
+                                      {"c_in", params.c_in},
+                                      {"c_out", params.c_out},
+                                      {"length", params.length},
+                                      {"kernel_size", params.kernel_size}},
+                                     matmuls, "matmuls", "conv1d",
+                                     kConvMaxMatmuls,
+                                     "reduce batch, length or the channels"));
   return plan;
 }
 
 void Conv1d(const Tensor& x_in, const Tensor& filters, const Tensor& bias,
             const Tensor& out, const Conv1dParams& params) {
-  absl::StatusOr<Conv1dPlan> plan_or = PlanConv1d(params);
-  if (!plan_or.ok()) {
-    if (builder::Tracer* tracer = builder::Tracer::Current()) {
-      tracer->RecordError(plan_or.status().message(), builder::Loc::current());
-    }
-    return;
-  }
+  const absl::StatusOr<Conv1dPlan> plan_or = PlanConv1d(params);
+  if (!TraceOk(plan_or.status())) return;
   const Conv1dPlan& plan = *plan_or;
   const Tile co_slice = CoreCoutSlice(params, builder::program_id());
 
@@ -445,8 +430,6 @@ void Conv1d(const Tensor& x_in, const Tensor& filters, const Tensor& bias,
 
 const KernelSpec<Conv1dParams>& Conv1dSpec() {
   using P = Conv1dParams;
-  using F = ParamTable<P>;
-  using Io = IoTable<P>;
   static const auto* const spec = new KernelSpec<P>{
       .name = "conv1d",
       .summary =
@@ -454,53 +437,52 @@ const KernelSpec<Conv1dParams>& Conv1dSpec() {
           "contraction partitions), im2col by on-chip strided copies, bias and "
           "activation fused into the PSUM evacuation; lnc_shard splits c_out "
           "across 2 cores",
-      .params =
+      .params = Concat(
+          Concat(
+              {
+                  IntField<P>("batch", &P::batch, {1, kConvMaxBatch},
+                              "B: batch size")
+                      .Required(),
+                  IntField<P>("c_in", &P::c_in, {1, kConvMaxChannels},
+                              "input channels")
+                      .Required(),
+                  IntField<P>("c_out", &P::c_out, {1, kConvMaxChannels},
+                              "output channels")
+                      .Required(),
+                  IntField<P>("length", &P::length, {1, kConvMaxLength},
+                              "L: input length")
+                      .Required(),
+              },
+              ConvWindowFields<P>("K", "length")),
           {
-              F::Int("batch", &P::batch, {1, kMaxBatch}, "B: batch size")
-                  .Required(),
-              F::Int("c_in", &P::c_in, {1, kMaxChannels}, "input channels")
-                  .Required(),
-              F::Int("c_out", &P::c_out, {1, kMaxChannels}, "output channels")
-                  .Required(),
-              F::Int("length", &P::length, {1, kMaxLength}, "L: input length")
-                  .Required(),
-              F::Int("kernel_size", &P::kernel_size, {1, kMaxKernelSize},
-                     "K: filter taps")
-                  .Required(),
-              F::Int("stride", &P::stride, {1, kMaxKernelSize},
-                     "output step along the length"),
-              F::Int("pad_left", &P::pad_left, {0, kMaxKernelSize},
-                     "zeros before the input"),
-              F::Int("pad_right", &P::pad_right, {0, kMaxKernelSize},
-                     "zeros after the input"),
-              F::Int("dilation", &P::dilation, {1, kMaxKernelSize},
-                     "distance between taps"),
-              F::Flag("bias", &P::bias,
-                      "1: add the float32 bias [c_out]; 0: no bias"),
+              IntField<P>("dilation", &P::dilation, {1, kConvMaxKernelSize},
+                          "distance between taps"),
+              FlagField<P>("bias", &P::bias,
+                           "1: add the float32 bias [c_out]; 0: no bias"),
               ActivationField<P>(),
-              F::Flag("lnc_shard", &P::lnc_shard,
-                      "1: two cores split c_out, each writing its slice"),
-              F::DType(),
-          },
+              FlagField<P>("lnc_shard", &P::lnc_shard,
+                           "1: two cores split c_out, each writing its slice"),
+              DTypeField<P>(),
+          }),
       .validate = ValidateConv1dParams,
       .io =
           {
-              Io::Input("x_in", "[B, c_in, L]",
-                        [](const P& p) {
-                          return Shape{p.batch, p.c_in, p.length};
-                        }),
-              Io::Input("filters", "[K, c_in, c_out]",
-                        [](const P& p) {
-                          return Shape{p.kernel_size, p.c_in, p.c_out};
-                        }),
-              Io::Input("bias", "[c_out]",
-                        [](const P& p) { return Shape{p.c_out}; })
+              InputRow<P>("x_in", "[B, c_in, L]",
+                          [](const P& p) {
+                            return Shape{p.batch, p.c_in, p.length};
+                          }),
+              InputRow<P>("filters", "[K, c_in, c_out]",
+                          [](const P& p) {
+                            return Shape{p.kernel_size, p.c_in, p.c_out};
+                          }),
+              InputRow<P>("bias", "[c_out]",
+                          [](const P& p) { return Shape{p.c_out}; })
                   .Float32()
                   .When("bias=1", &P::bias),
-              Io::Output("out", "[B, c_out, L_out]",
-                         [](const P& p) {
-                           return Shape{p.batch, p.c_out, p.l_out()};
-                         }),
+              OutputRow<P>("out", "[B, c_out, L_out]",
+                           [](const P& p) {
+                             return Shape{p.batch, p.c_out, p.l_out()};
+                           }),
           },
       .world =
           [](const P& p) {

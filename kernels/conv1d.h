@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "builder/tiling.h"
+#include "kernels/conv_common.h"
 #include "kernels/epilogue.h"
 #include "kernels/kernel_spec.h"
 #include "proto/nkigraph.pb.h"
@@ -31,16 +32,11 @@
 
 namespace nkigraph::kernels {
 
-struct Conv1dParams {
+struct Conv1dParams : ConvWindow {
   int64_t batch = 1;
   int64_t c_in = 1;
   int64_t c_out = 1;
   int64_t length = 1;
-  int64_t kernel_size = 1;
-  int64_t stride = 1;
-  int64_t pad_left = 0;
-  int64_t pad_right = 0;
-  int64_t dilation = 1;
   bool bias = true;
   Activation activation = Activation::kNone;
   bool lnc_shard = false;
@@ -89,8 +85,8 @@ void Conv1d(const builder::Tensor& x_in, const builder::Tensor& filters,
 
 // The oracle: inputs x_in, filters (and bias) already rounded to
 // params.dtype; accumulated in double, returned as float32 `out`.
-absl::StatusOr<std::vector<HostArray>> Conv1dReference(
-    const Conv1dParams& params, const std::vector<HostArray>& inputs);
+HostOutputs Conv1dReference(const Conv1dParams& params,
+                            const HostArrays& inputs);
 
 }  // namespace nkigraph::kernels
 

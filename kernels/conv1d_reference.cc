@@ -13,13 +13,12 @@
 
 namespace nkigraph::kernels {
 
-absl::StatusOr<std::vector<HostArray>> Conv1dReference(
-    const Conv1dParams& params, const std::vector<HostArray>& inputs) {
-  NKI_ASSIGN_OR_RETURN(const HostIo io, Conv1dSpec().Host(params));
-  NKI_ASSIGN_OR_RETURN(const HostArray* x, io.Find(inputs, "x_in"));
-  NKI_ASSIGN_OR_RETURN(const HostArray* filters, io.Find(inputs, "filters"));
-  // nullptr without bias.
-  NKI_ASSIGN_OR_RETURN(const HostArray* bias, io.Find(inputs, "bias"));
+HostOutputs Conv1dReference(const Conv1dParams& params,
+                            const HostArrays& inputs) {
+  NKI_ASSIGN_OR_RETURN(const HostIo io, Conv1dSpec().Host(params, inputs));
+  const HostArray& x = io.In("x_in");
+  const HostArray& filters = io.In("filters");
+  const HostArray* bias = io.Optional("bias");  // nullptr without bias
   const int64_t batch = params.batch, c_in = params.c_in, c_out = params.c_out,
                 length = params.length, taps = params.kernel_size,
                 l_out = params.l_out();
@@ -33,8 +32,8 @@ absl::StatusOr<std::vector<HostArray>> Conv1dReference(
             l * params.stride + k * params.dilation - params.pad_left;
         if (pos < 0 || pos >= length) continue;
         for (int64_t i = 0; i < c_in; ++i) {
-          const double xv = x->f32[(b * c_in + i) * length + pos];
-          const float* w = &filters->f32[(k * c_in + i) * c_out];
+          const double xv = x.f32[(b * c_in + i) * length + pos];
+          const float* w = &filters.f32[(k * c_in + i) * c_out];
           for (int64_t o = 0; o < c_out; ++o) acc[o] += xv * w[o];
         }
       }

@@ -8,9 +8,7 @@
 
 namespace nkigraph::kernels {
 
-int64_t ConvOutputLength(int64_t length, int64_t kernel_size, int64_t stride,
-                         int64_t pad_left, int64_t pad_right,
-                         int64_t dilation) {
+int64_t ConvWindow::OutputLength(int64_t length) const {
   const int64_t span = length + pad_left + pad_right;
   const int64_t receptive_field = dilation * (kernel_size - 1) + 1;
   if (span < receptive_field || stride < 1) return 0;

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
 #include "kernels/device.h"
+#include "kernels/kernel_spec.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
@@ -22,10 +23,48 @@ namespace nkigraph::kernels {
 // room for the tracer's alignment.
 inline constexpr int64_t kConvSbufBudgetBytes = 160 * 1024;
 
-// (length + pad_left + pad_right - dilation * (kernel_size - 1) - 1)
-// / stride + 1, floored; below 1 when the receptive field does not fit.
-int64_t ConvOutputLength(int64_t length, int64_t kernel_size, int64_t stride,
-                         int64_t pad_left, int64_t pad_right, int64_t dilation);
+// Limits of the convolution kernels' sizes.
+inline constexpr int64_t kConvMaxBatch = 65536;
+inline constexpr int64_t kConvMaxChannels = 65536;
+inline constexpr int64_t kConvMaxLength = int64_t{1} << 24;
+inline constexpr int64_t kConvMaxKernelSize = 4096;  // also stride, padding
+// A trace holds a few instructions per matmul; larger problems are refused
+// rather than exhausting memory while tracing.
+inline constexpr int64_t kConvMaxMatmuls = int64_t{1} << 19;
+
+// kernel_size (required; `taps` names it in the help: K, S), stride,
+// pad_left, pad_right: the fields of the ConvWindow of P, sliding along
+// `axis` (length, width).
+template <typename P>
+std::vector<ParamField<P>> ConvWindowFields(const std::string& taps,
+                                            const std::string& axis) {
+  return {
+      IntField<P>("kernel_size", &P::kernel_size, {1, kConvMaxKernelSize},
+                  taps + ": filter taps")
+          .Required(),
+      IntField<P>("stride", &P::stride, {1, kConvMaxKernelSize},
+                  "output step along the " + axis),
+      IntField<P>("pad_left", &P::pad_left, {0, kConvMaxKernelSize},
+                  "zeros before the input"),
+      IntField<P>("pad_right", &P::pad_right, {0, kConvMaxKernelSize},
+                  "zeros after the input"),
+  };
+}
+
+// The sliding window of a 1-D convolution: its taps, its step along the
+// input, the zero padding either side and the spacing of the taps.
+struct ConvWindow {
+  int64_t kernel_size = 1;
+  int64_t stride = 1;
+  int64_t pad_left = 0;
+  int64_t pad_right = 0;
+  int64_t dilation = 1;
+
+  // The output positions over an input of `length`: (length + pad_left +
+  // pad_right - dilation * (kernel_size - 1) - 1) / stride + 1, floored;
+  // below 1 when the receptive field does not fit.
+  int64_t OutputLength(int64_t length) const;
+};
 
 // A run of `size` input positions from `start` (possibly negative, possibly
 // past the end) split against [0, length): leading zeros (padding), the

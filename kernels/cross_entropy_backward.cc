@@ -178,8 +178,6 @@ void CrossEntropyBackward(const Tensor& logits, const Tensor& targets,
 
 const KernelSpec<CrossEntropyBackwardParams>& CrossEntropyBackwardSpec() {
   using P = CrossEntropyBackwardParams;
-  using F = ParamTable<P>;
-  using Io = IoTable<P>;
   static const auto* const spec = new KernelSpec<P>{
       .name = "cross_entropy_backward",
       .summary =
@@ -188,25 +186,27 @@ const KernelSpec<CrossEntropyBackwardParams>& CrossEntropyBackwardSpec() {
           "optionally in place over logits",
       .params = Concat(
           CrossEntropyFields<P>(),
-          {F::Choice("reduction", &P::reduction,
-                     {{"mean", CrossEntropyReduction::kMean},
-                      {"sum", CrossEntropyReduction::kSum}},
-                     "mean: s = 1/P (1 / non-ignored positions with "
-                     "ignore_index); sum: s = 1"),
-           F::Flag("inplace", &P::inplace,
-                   "1: write the gradient over logits (grad_logits is that "
-                   "tensor); 0: allocate grad_logits"),
-           F::DType()}),
+          {ChoiceField<P>("reduction", &P::reduction,
+                          {{"mean", CrossEntropyReduction::kMean},
+                           {"sum", CrossEntropyReduction::kSum}},
+                          "mean: s = 1/P (1 / non-ignored positions with "
+                          "ignore_index); sum: s = 1"),
+           FlagField<P>(
+               "inplace", &P::inplace,
+               "1: write the gradient over logits (grad_logits is that "
+               "tensor); 0: allocate grad_logits"),
+           DTypeField<P>()}),
       .validate = ValidateCrossEntropyParams,
-      .io = Concat(CrossEntropyInputRows<P>(),
-                   {Io::Input("lse_state", "[P]",
+      .io =
+          Concat(CrossEntropyInputRows<P>(),
+                 {InputRow<P>("lse_state", "[P]",
                               [](const P& p) { return Shape{p.num_positions}; })
-                        .Float32(),
-                    Io::Output("grad_logits", "[P, V]",
+                      .Float32(),
+                  OutputRow<P>("grad_logits", "[P, V]",
                                [](const P& p) {
                                  return Shape{p.num_positions, p.vocab_size};
                                })
-                        .Note("the logits tensor itself when inplace=1")}),
+                      .Note("the logits tensor itself when inplace=1")}),
       .body = TraceCrossEntropyBackward,
       .reference = CrossEntropyBackwardReference,
       // float32: the softmax is exp of an fp32 difference (a few ulps,
@@ -221,9 +221,7 @@ const KernelSpec<CrossEntropyBackwardParams>& CrossEntropyBackwardSpec() {
           [](const P& p, uint64_t seed) {
             return MakeCrossEntropyInputs(p, seed, /*with_lse_state=*/true);
           },
-      .example = {{"num_positions", "200"},
-                  {"vocab_size", "5000"},
-                  {"ignore_index", "-100"}},
+      .example = CrossEntropyExample(),
   };
   return *spec;
 }

@@ -35,9 +35,8 @@ void CrossEntropyBackward(const builder::Tensor& logits,
 // The oracle, in double: inputs logits (float32 values already rounded to
 // params.dtype), targets (int32) and lse_state (float32); returns float32
 // grad_logits.
-absl::StatusOr<std::vector<HostArray>> CrossEntropyBackwardReference(
-    const CrossEntropyBackwardParams& params,
-    const std::vector<HostArray>& inputs);
+HostOutputs CrossEntropyBackwardReference(
+    const CrossEntropyBackwardParams& params, const HostArrays& inputs);
 
 // The registered kernel: the forward's parameters and limits, plus
 // reduction and inplace.

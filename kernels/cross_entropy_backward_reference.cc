@@ -10,22 +10,19 @@
 
 namespace nkigraph::kernels {
 
-absl::StatusOr<std::vector<HostArray>> CrossEntropyBackwardReference(
-    const CrossEntropyBackwardParams& params,
-    const std::vector<HostArray>& inputs) {
+HostOutputs CrossEntropyBackwardReference(
+    const CrossEntropyBackwardParams& params, const HostArrays& inputs) {
   NKI_ASSIGN_OR_RETURN(const HostIo io,
-                       CrossEntropyBackwardSpec().Host(params));
-  NKI_ASSIGN_OR_RETURN(const HostArray* logits, io.Find(inputs, "logits"));
-  NKI_ASSIGN_OR_RETURN(const HostArray* targets, io.Find(inputs, "targets"));
-  NKI_ASSIGN_OR_RETURN(const HostArray* lse_state,
-                       io.Find(inputs, "lse_state"));
+                       CrossEntropyBackwardSpec().Host(params, inputs));
+  const HostArray& logits = io.In("logits");
+  const HostArray& targets = io.In("targets");
+  const HostArray& lse_state = io.In("lse_state");
   const int64_t p = params.num_positions, v = params.vocab_size;
 
   std::vector<bool> ignored(p);
   int64_t counted = 0;
   for (int64_t i = 0; i < p; ++i) {
-    NKI_ASSIGN_OR_RETURN(const bool skip,
-                         ReferenceIgnored(params, *targets, i));
+    NKI_ASSIGN_OR_RETURN(const bool skip, ReferenceIgnored(params, targets, i));
     ignored[i] = skip;
     counted += skip ? 0 : 1;
   }
@@ -37,10 +34,10 @@ absl::StatusOr<std::vector<HostArray>> CrossEntropyBackwardReference(
   HostArray grad = io.Zeros("grad_logits");
   for (int64_t i = 0; i < p; ++i) {
     if (ignored[i]) continue;
-    const double lse = lse_state->f32[i];
-    const int64_t target = targets->i32[i];
+    const double lse = lse_state.f32[i];
+    const int64_t target = targets.i32[i];
     for (int64_t j = 0; j < v; ++j) {
-      const double softmax = std::exp(logits->f32[i * v + j] - lse);
+      const double softmax = std::exp(logits.f32[i * v + j] - lse);
       grad.f32[i * v + j] =
           static_cast<float>(s * (softmax - (j == target ? 1.0 : 0.0)));
     }

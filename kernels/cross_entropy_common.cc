@@ -20,15 +20,18 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 absl::Status ValidateCrossEntropyParams(const CrossEntropyParams& params) {
   const int64_t pairs =
       PositionTiles(params).size() * VocabChunks(params).size();
-  if (pairs > kCrossEntropyMaxChunkTiles) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameters num_positions=", params.num_positions,
-        ", vocab_size=", params.vocab_size, ", chunk_size=", params.chunk_size,
-        " need ", pairs, " (position tile, vocabulary chunk) steps; at most ",
-        kCrossEntropyMaxChunkTiles,
-        " are traced (raise chunk_size or reduce the sizes)"));
-  }
-  return absl::OkStatus();
+  return CheckTraceSize({{"num_positions", params.num_positions},
+                         {"vocab_size", params.vocab_size},
+                         {"chunk_size", params.chunk_size}},
+                        pairs, "(position tile, vocabulary chunk) steps",
+                        "cross-entropy", kCrossEntropyMaxChunkTiles,
+                        "raise chunk_size or reduce the sizes");
+}
+
+Settings CrossEntropyExample() {
+  return {{"num_positions", "200"},
+          {"vocab_size", "5000"},
+          {"ignore_index", "-100"}};
 }
 
 int64_t PositionRows(const CrossEntropyParams& params) {

@@ -59,20 +59,20 @@ struct CrossEntropyBackwardParams : CrossEntropyParams {
 // backward reduction and inplace). P is CrossEntropyParams or derived.
 template <typename P>
 std::vector<ParamField<P>> CrossEntropyFields() {
-  using F = ParamTable<P>;
   return {
-      F::Int("num_positions", &P::num_positions, {1, kCrossEntropyMaxPositions},
-             "P: positions (rows of logits)")
+      IntField<P>("num_positions", &P::num_positions,
+                  {1, kCrossEntropyMaxPositions},
+                  "P: positions (rows of logits)")
           .Required(),
-      F::Int("vocab_size", &P::vocab_size,
-             {1, kCrossEntropyMaxVocab, "indices are compared in float32"},
-             "V: vocabulary size (columns of logits)")
+      IntField<P>("vocab_size", &P::vocab_size,
+                  {1, kCrossEntropyMaxVocab, "indices are compared in float32"},
+                  "V: vocabulary size (columns of logits)")
           .Required(),
-      F::Int("chunk_size", &P::chunk_size,
-             {1, kCrossEntropyMaxChunkSize,
-              "three chunk-wide buffers must fit one SBUF partition"},
-             "vocabulary columns streamed through SBUF at a time"),
-      F::OptionalInt(
+      IntField<P>("chunk_size", &P::chunk_size,
+                  {1, kCrossEntropyMaxChunkSize,
+                   "three chunk-wide buffers must fit one SBUF partition"},
+                  "vocabulary columns streamed through SBUF at a time"),
+      OptionalIntField<P>(
           "ignore_index", &P::ignore_index,
           {-kCrossEntropyMaxVocab, kCrossEntropyMaxVocab,
            "targets are compared in float32"},
@@ -81,6 +81,11 @@ std::vector<ParamField<P>> CrossEntropyFields() {
   };
 }
 
+// The configuration both kernels' `verify --all` and main-job runs trace:
+// 200 positions over a 5000-word vocabulary (a tail chunk), ignore_index
+// set.
+Settings CrossEntropyExample();
+
 // A bounded trace: what the fields' own limits cannot say.
 absl::Status ValidateCrossEntropyParams(const CrossEntropyParams& params);
 
@@ -88,14 +93,13 @@ absl::Status ValidateCrossEntropyParams(const CrossEntropyParams& params);
 // first.
 template <typename P>
 std::vector<IoEntry<P>> CrossEntropyInputRows() {
-  using Io = IoTable<P>;
   return {
-      Io::Input("logits", "[P, V]",
-                [](const P& p) {
-                  return Shape{p.num_positions, p.vocab_size};
-                }),
-      Io::Input("targets", "[P]",
-                [](const P& p) { return Shape{p.num_positions}; })
+      InputRow<P>("logits", "[P, V]",
+                  [](const P& p) {
+                    return Shape{p.num_positions, p.vocab_size};
+                  }),
+      InputRow<P>("targets", "[P]",
+                  [](const P& p) { return Shape{p.num_positions}; })
           .Int32()
           .Values("[0, V)",
                   [](const P& p) {

@@ -130,7 +130,6 @@ void CrossEntropyForward(const Tensor& logits, const Tensor& targets,
 
 const KernelSpec<CrossEntropyParams>& CrossEntropyForwardSpec() {
   using P = CrossEntropyParams;
-  using Io = IoTable<P>;
   const auto per_position = [](const P& p) { return Shape{p.num_positions}; };
   static const auto* const spec = new KernelSpec<P>{
       .name = "cross_entropy_forward",
@@ -139,11 +138,11 @@ const KernelSpec<CrossEntropyParams>& CrossEntropyForwardSpec() {
           "(running max, running denominator) recurrence over "
           "vocabulary chunks, target logit gathered by an indirect "
           "DMA",
-      .params = Concat(CrossEntropyFields<P>(), {ParamTable<P>::DType()}),
+      .params = Concat(CrossEntropyFields<P>(), {DTypeField<P>()}),
       .validate = ValidateCrossEntropyParams,
       .io = Concat(CrossEntropyInputRows<P>(),
-                   {Io::Output("loss", "[P]", per_position).Float32(),
-                    Io::Output("lse_state", "[P]", per_position).Float32()}),
+                   {OutputRow<P>("loss", "[P]", per_position).Float32(),
+                    OutputRow<P>("lse_state", "[P]", per_position).Float32()}),
       .body = TraceCrossEntropyForward,
       .reference = CrossEntropyForwardReference,
       // The device does everything after the (already rounded) logits load
@@ -157,9 +156,7 @@ const KernelSpec<CrossEntropyParams>& CrossEntropyForwardSpec() {
           [](const P& p, uint64_t seed) {
             return MakeCrossEntropyInputs(p, seed, /*with_lse_state=*/false);
           },
-      .example = {{"num_positions", "200"},
-                  {"vocab_size", "5000"},
-                  {"ignore_index", "-100"}},
+      .example = CrossEntropyExample(),
   };
   return *spec;
 }

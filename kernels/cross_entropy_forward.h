@@ -31,8 +31,8 @@ void CrossEntropyForward(const builder::Tensor& logits,
 
 // The oracle, in double: inputs logits (float32 values already rounded to
 // params.dtype) and targets (int32); returns float32 loss and lse_state.
-absl::StatusOr<std::vector<HostArray>> CrossEntropyForwardReference(
-    const CrossEntropyParams& params, const std::vector<HostArray>& inputs);
+HostOutputs CrossEntropyForwardReference(const CrossEntropyParams& params,
+                                         const HostArrays& inputs);
 
 // The registered kernel: sizes bounded (CrossEntropyFields) and a bounded
 // trace; messages name the parameter and the limit.

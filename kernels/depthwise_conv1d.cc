@@ -33,11 +33,6 @@
 namespace nkigraph::kernels {
 namespace {
 
-constexpr int64_t kMaxBatch = 65536;
-constexpr int64_t kMaxChannels = 65536;
-constexpr int64_t kMaxWidth = int64_t{1} << 24;
-constexpr int64_t kMaxKernelSize = 4096;  // also stride and padding
-constexpr int64_t kMaxMatmuls = int64_t{1} << 19;
 // Per-partition SBUF bytes for the double-buffered windows and output
 // rows; the filters (at most 48 KiB for S = 4096 in float32) take the rest
 // of kConvSbufBudgetBytes.
@@ -197,8 +192,9 @@ void TraceDepthwiseConv1d(KernelIo& io, const DepthwiseConv1dParams& p) {
 }  // namespace
 
 int64_t DepthwiseConv1dParams::q_out() const {
-  return ConvOutputLength(width, kernel_size, stride, pad_left, pad_right,
-                          /*dilation=*/1);
+  ConvWindow window = *this;
+  window.dilation = 1;  // the kernel has none (any other value is refused)
+  return window.OutputLength(width);
 }
 
 absl::StatusOr<DepthwiseConv1dPlan> PlanDepthwiseConv1d(
@@ -226,25 +222,21 @@ absl::StatusOr<DepthwiseConv1dPlan> PlanDepthwiseConv1d(
   }
   const int64_t matmuls = params.batch * params.channels *
                           CeilDiv(params.q_out(), plan.q_tile) * s_tiles;
-  if (matmuls > kMaxMatmuls) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameters batch=", params.batch, ", channels=", params.channels,
-        ", width=", params.width, ", kernel_size=", params.kernel_size,
-        " need ", matmuls, " matmuls; depthwise_conv1d traces at most ",
-        kMaxMatmuls, " (reduce batch, channels or width)"));
-  }
+  NKI_RETURN_IF_ERROR(CheckTraceSize({{"batch", params.batch},
+                                      {"channels", params.channels},
+                                      {"width", params.width},
+                                      {"kernel_size", params.kernel_size}},
+                                     matmuls, "matmuls", "depthwise_conv1d",
+                                     kConvMaxMatmuls,
+                                     "reduce batch, channels or width"));
   return plan;
 }
 
 void DepthwiseConv1d(const Tensor& img, const Tensor& filter, const Tensor& out,
                      const DepthwiseConv1dParams& params) {
-  absl::StatusOr<DepthwiseConv1dPlan> plan_or = PlanDepthwiseConv1d(params);
-  if (!plan_or.ok()) {
-    if (builder::Tracer* tracer = builder::Tracer::Current()) {
-      tracer->RecordError(plan_or.status().message(), builder::Loc::current());
-    }
-    return;
-  }
+  const absl::StatusOr<DepthwiseConv1dPlan> plan_or =
+      PlanDepthwiseConv1d(params);
+  if (!TraceOk(plan_or.status())) return;
   const DepthwiseConv1dPlan& plan = *plan_or;
 
   // Filters of one channel tile: staged as loaded, and transposed per s
@@ -301,57 +293,52 @@ void DepthwiseConv1d(const Tensor& img, const Tensor& filter, const Tensor& out,
 
 const KernelSpec<DepthwiseConv1dParams>& DepthwiseConv1dSpec() {
   using P = DepthwiseConv1dParams;
-  using F = ParamTable<P>;
-  using Io = IoTable<P>;
   static const auto* const spec = new KernelSpec<P>{
       .name = "depthwise_conv1d",
       .summary =
           "depthwise 1-D convolution as an implicit GEMM per channel: (S x 1) "
           "filter column against (S x Q) windows loaded by a sliding access "
           "pattern, filters transposed on chip",
-      .params =
+      .params = Concat(
+          Concat(
+              {
+                  IntField<P>("batch", &P::batch, {1, kConvMaxBatch},
+                              "N: batch size")
+                      .Required(),
+                  IntField<P>("channels", &P::channels, {1, kConvMaxChannels},
+                              "C: channels (one filter each)")
+                      .Required(),
+                  IntField<P>("width", &P::width, {1, kConvMaxLength},
+                              "W: input width")
+                      .Required(),
+              },
+              ConvWindowFields<P>("S", "width")),
           {
-              F::Int("batch", &P::batch, {1, kMaxBatch}, "N: batch size")
-                  .Required(),
-              F::Int("channels", &P::channels, {1, kMaxChannels},
-                     "C: channels (one filter each)")
-                  .Required(),
-              F::Int("width", &P::width, {1, kMaxWidth}, "W: input width")
-                  .Required(),
-              F::Int("kernel_size", &P::kernel_size, {1, kMaxKernelSize},
-                     "S: filter taps")
-                  .Required(),
-              F::Int("stride", &P::stride, {1, kMaxKernelSize},
-                     "output step along the width"),
-              F::Int("pad_left", &P::pad_left, {0, kMaxKernelSize},
-                     "zeros before the input"),
-              F::Int("pad_right", &P::pad_right, {0, kMaxKernelSize},
-                     "zeros after the input"),
-              F::DType(),
-              F::Int("dilation", &P::dilation, kAnyValue,
-                     "must be 1 (checked: the kernel has no dilation)"),
-              F::Int("stride_h", &P::stride_h, kAnyValue,
-                     "must be 1 (checked: the kernel is 1-D)"),
-              F::OptionalInt(
+              DTypeField<P>(),
+              IntField<P>("dilation", &P::dilation, kAnyValue,
+                          "must be 1 (checked: the kernel has no dilation)"),
+              IntField<P>("stride_h", &P::stride_h, kAnyValue,
+                          "must be 1 (checked: the kernel is 1-D)"),
+              OptionalIntField<P>(
                   "feature_group_count", &P::feature_group_count, kAnyValue,
                   "must equal channels (the default); any other value is "
                   "refused"),
-          },
+          }),
       .validate = ValidateDepthwiseConv1dParams,
       .io =
           {
-              Io::Input("img", "[N, C, 1, W]",
-                        [](const P& p) {
-                          return Shape{p.batch, p.channels, 1, p.width};
-                        }),
-              Io::Input("filter", "[C, 1, 1, S]",
-                        [](const P& p) {
-                          return Shape{p.channels, 1, 1, p.kernel_size};
-                        }),
-              Io::Output("out", "[N, C, 1, Q]",
-                         [](const P& p) {
-                           return Shape{p.batch, p.channels, 1, p.q_out()};
-                         }),
+              InputRow<P>("img", "[N, C, 1, W]",
+                          [](const P& p) {
+                            return Shape{p.batch, p.channels, 1, p.width};
+                          }),
+              InputRow<P>("filter", "[C, 1, 1, S]",
+                          [](const P& p) {
+                            return Shape{p.channels, 1, 1, p.kernel_size};
+                          }),
+              OutputRow<P>("out", "[N, C, 1, Q]",
+                           [](const P& p) {
+                             return Shape{p.batch, p.channels, 1, p.q_out()};
+                           }),
           },
       .body = TraceDepthwiseConv1d,
       .reference = DepthwiseConv1dReference,

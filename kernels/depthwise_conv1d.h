@@ -24,23 +24,20 @@
 
 #include "absl/status/statusor.h"
 #include "builder/tensor.h"
+#include "kernels/conv_common.h"
 #include "kernels/kernel_spec.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
 namespace nkigraph::kernels {
 
-struct DepthwiseConv1dParams {
+struct DepthwiseConv1dParams : ConvWindow {
   int64_t batch = 1;
   int64_t channels = 1;
   int64_t width = 1;
-  int64_t kernel_size = 1;
-  int64_t stride = 1;
-  int64_t pad_left = 0;
-  int64_t pad_right = 0;
   proto::DType dtype = proto::BFLOAT16;
-  // Checked only: refused unless 1, 1 and `channels` (unset: channels).
-  int64_t dilation = 1;
+  // Checked only: refused unless 1 (also the window's dilation), 1 and
+  // `channels` (unset: channels).
   int64_t stride_h = 1;
   std::optional<int64_t> feature_group_count;
 
@@ -69,8 +66,8 @@ void DepthwiseConv1d(const builder::Tensor& img, const builder::Tensor& filter,
 
 // The oracle: inputs img and filter already rounded to params.dtype;
 // accumulated in double, returned as float32 `out`.
-absl::StatusOr<std::vector<HostArray>> DepthwiseConv1dReference(
-    const DepthwiseConv1dParams& params, const std::vector<HostArray>& inputs);
+HostOutputs DepthwiseConv1dReference(const DepthwiseConv1dParams& params,
+                                     const HostArrays& inputs);
 
 }  // namespace nkigraph::kernels
 

@@ -11,19 +11,20 @@
 
 namespace nkigraph::kernels {
 
-absl::StatusOr<std::vector<HostArray>> DepthwiseConv1dReference(
-    const DepthwiseConv1dParams& params, const std::vector<HostArray>& inputs) {
-  NKI_ASSIGN_OR_RETURN(const HostIo io, DepthwiseConv1dSpec().Host(params));
-  NKI_ASSIGN_OR_RETURN(const HostArray* img, io.Find(inputs, "img"));
-  NKI_ASSIGN_OR_RETURN(const HostArray* filter, io.Find(inputs, "filter"));
+HostOutputs DepthwiseConv1dReference(const DepthwiseConv1dParams& params,
+                                     const HostArrays& inputs) {
+  NKI_ASSIGN_OR_RETURN(const HostIo io,
+                       DepthwiseConv1dSpec().Host(params, inputs));
+  const HostArray& img = io.In("img");
+  const HostArray& filter = io.In("filter");
   const int64_t batch = params.batch, channels = params.channels,
                 width = params.width, taps = params.kernel_size,
                 q_out = params.q_out();
   HostArray out = io.Zeros("out");
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t c = 0; c < channels; ++c) {
-      const float* row = &img->f32[(n * channels + c) * width];
-      const float* f = &filter->f32[c * taps];
+      const float* row = &img.f32[(n * channels + c) * width];
+      const float* f = &filter.f32[c * taps];
       for (int64_t q = 0; q < q_out; ++q) {
         double acc = 0.0;
         for (int64_t s = 0; s < taps; ++s) {

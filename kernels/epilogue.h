@@ -22,12 +22,12 @@ enum class Activation { kNone, kRelu, kSilu, kGeluTanh };
 // struct P whose member is `activation` (default: the member's initializer).
 template <typename P>
 ParamField<P> ActivationField() {
-  return ParamTable<P>::Choice("activation", &P::activation,
-                               {{"none", Activation::kNone},
-                                {"relu", Activation::kRelu},
-                                {"silu", Activation::kSilu},
-                                {"gelu_tanh", Activation::kGeluTanh}},
-                               "activation applied after the bias");
+  return ChoiceField<P>("activation", &P::activation,
+                        {{"none", Activation::kNone},
+                         {"relu", Activation::kRelu},
+                         {"silu", Activation::kSilu},
+                         {"gelu_tanh", Activation::kGeluTanh}},
+                        "activation applied after the bias");
 }
 
 // The scalar-engine function computing `activation`: copy, relu, silu,

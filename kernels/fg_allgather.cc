@@ -66,14 +66,10 @@ absl::Status ValidateFgAllgatherParams(const RingParams& params) {
   const int64_t tiles = params.tp_degree *
                         (CeilDiv(params.m, Partitions()) + chunks) *
                         CeilDiv(params.k, Partitions());
-  if (tiles > kMaxCopyTiles) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameters tp_degree=", params.tp_degree,
-                     ", m=", params.m, ", k=", params.k, " need about ", tiles,
-                     " transpose tiles; fg_allgather traces at most ",
-                     kMaxCopyTiles, " (reduce tp_degree, m or k)"));
-  }
-  return absl::OkStatus();
+  return CheckTraceSize(
+      {{"tp_degree", params.tp_degree}, {"m", params.m}, {"k", params.k}},
+      tiles, "transpose tiles (estimated)", "fg_allgather", kMaxCopyTiles,
+      "reduce tp_degree, m or k");
 }
 
 void TraceFgAllgather(KernelIo& io, const RingParams& p) {
@@ -104,7 +100,6 @@ void FineGrainedAllgather(const Tensor& lhs, const Tensor& result,
 
 const KernelSpec<RingParams>& FgAllgatherSpec() {
   using P = RingParams;
-  using Io = IoTable<P>;
   static const auto* const spec = new KernelSpec<P>{
       .name = "fg_allgather",
       .summary =
@@ -115,15 +110,11 @@ const KernelSpec<RingParams>& FgAllgatherSpec() {
       .validate = ValidateFgAllgatherParams,
       .io =
           {
-              Io::Input("lhs", "[m, k]",
-                        [](const P& p) {
-                          return Shape{p.m, p.k};
-                        })
-                  .PerRank(),
-              Io::Output("result", "[tp_degree*m, k]",
-                         [](const P& p) {
-                           return Shape{p.tp_degree * p.m, p.k};
-                         })
+              RingLhsRow<P>(),
+              OutputRow<P>("result", "[tp_degree*m, k]",
+                           [](const P& p) {
+                             return Shape{p.tp_degree * p.m, p.k};
+                           })
                   .PerRank(),
           },
       .world = RingWorld,

@@ -37,8 +37,8 @@ void FineGrainedAllgather(const builder::Tensor& lhs,
 
 // The oracle: per-rank lhs [R, m, k] (no leading axis when R is 1), rounded
 // to the dtype; result [R, tp·m, k] concatenates each rank's group.
-absl::StatusOr<std::vector<HostArray>> FgAllgatherReference(
-    const RingParams& params, const std::vector<HostArray>& inputs);
+HostOutputs FgAllgatherReference(const RingParams& params,
+                                 const HostArrays& inputs);
 
 }  // namespace nkigraph::kernels
 

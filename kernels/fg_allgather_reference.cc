@@ -9,11 +9,11 @@
 
 namespace nkigraph::kernels {
 
-absl::StatusOr<std::vector<HostArray>> FgAllgatherReference(
-    const RingParams& params, const std::vector<HostArray>& inputs) {
-  NKI_ASSIGN_OR_RETURN(const HostIo io, FgAllgatherSpec().Host(params));
-  NKI_ASSIGN_OR_RETURN(const std::vector<std::vector<float>> lhs,
-                       PerRankInput(io, inputs, "lhs", params.dtype));
+HostOutputs FgAllgatherReference(const RingParams& params,
+                                 const HostArrays& inputs) {
+  NKI_ASSIGN_OR_RETURN(const HostIo io, FgAllgatherSpec().Host(params, inputs));
+  const std::vector<std::vector<float>> lhs =
+      PerRankInput(io, "lhs", params.dtype);
   const int64_t tp = params.tp_degree, ranks = io.num_ranks();
   std::vector<std::vector<float>> result(ranks);
   for (int64_t r = 0; r < ranks; ++r) {

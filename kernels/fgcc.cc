@@ -102,14 +102,12 @@ absl::Status ValidateFgccParams(const FgccParams& params) {
   const int64_t tiles =
       params.tp_degree * (CeilDiv(params.m, Partitions()) + chunks) *
       CeilDiv(params.n, MovingFree()) * CeilDiv(params.k, Partitions());
-  if (tiles > kMaxMatmulTiles) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameters tp_degree=", params.tp_degree, ", m=", params.m,
-        ", k=", params.k, ", n=", params.n, " need about ", tiles,
-        " matmul tiles; fgcc traces at most ", kMaxMatmulTiles,
-        " (reduce tp_degree, m, k or n)"));
-  }
-  return absl::OkStatus();
+  return CheckTraceSize({{"tp_degree", params.tp_degree},
+                         {"m", params.m},
+                         {"k", params.k},
+                         {"n", params.n}},
+                        tiles, "matmul tiles (estimated)", "fgcc",
+                        kMaxMatmulTiles, "reduce tp_degree, m, k or n");
 }
 
 void TraceFgcc(KernelIo& io, const FgccParams& p) {
@@ -149,7 +147,6 @@ void AllgatherComputeMatmul(const Tensor& lhs, const Tensor& rhs,
 
 const KernelSpec<FgccParams>& FgccSpec() {
   using P = FgccParams;
-  using Io = IoTable<P>;
   static const auto* const spec = new KernelSpec<P>{
       .name = "fgcc",
       .summary =
@@ -157,25 +154,21 @@ const KernelSpec<FgccParams>& FgccSpec() {
           "double-buffered ring of collective_permute_implicit, each step's "
           "product written at the resolver's rank slot",
       .params = RingFields<P>("contraction size: columns of lhs, rows of rhs",
-                              {ParamTable<P>::Int("n", &P::n, {1, kRingMaxDim},
-                                                  "columns of rhs and out")}),
+                              {IntField<P>("n", &P::n, {1, kRingMaxDim},
+                                           "columns of rhs and out")}),
       .validate = ValidateFgccParams,
       .io =
           {
-              Io::Input("lhs", "[m, k]",
-                        [](const P& p) {
-                          return Shape{p.m, p.k};
-                        })
+              RingLhsRow<P>(),
+              InputRow<P>("rhs", "[k, n]",
+                          [](const P& p) {
+                            return Shape{p.k, p.n};
+                          })
                   .PerRank(),
-              Io::Input("rhs", "[k, n]",
-                        [](const P& p) {
-                          return Shape{p.k, p.n};
-                        })
-                  .PerRank(),
-              Io::Output("out", "[tp_degree*m, n]",
-                         [](const P& p) {
-                           return Shape{p.tp_degree * p.m, p.n};
-                         })
+              OutputRow<P>("out", "[tp_degree*m, n]",
+                           [](const P& p) {
+                             return Shape{p.tp_degree * p.m, p.n};
+                           })
                   .PerRank(),
           },
       .world = RingWorld,

@@ -50,8 +50,7 @@ void AllgatherComputeMatmul(const builder::Tensor& lhs,
 // The oracle: per-rank lhs [R, m, k] and rhs [R, k, n] (R = num_ranks; no
 // leading axis when R is 1), rounded to the dtype; each rank's gathered rows
 // times its rhs in double, as float32 out [R, tp·m, n].
-absl::StatusOr<std::vector<HostArray>> FgccReference(
-    const FgccParams& params, const std::vector<HostArray>& inputs);
+HostOutputs FgccReference(const FgccParams& params, const HostArrays& inputs);
 
 }  // namespace nkigraph::kernels
 

@@ -9,13 +9,12 @@
 
 namespace nkigraph::kernels {
 
-absl::StatusOr<std::vector<HostArray>> FgccReference(
-    const FgccParams& params, const std::vector<HostArray>& inputs) {
-  NKI_ASSIGN_OR_RETURN(const HostIo io, FgccSpec().Host(params));
-  NKI_ASSIGN_OR_RETURN(const std::vector<std::vector<float>> lhs,
-                       PerRankInput(io, inputs, "lhs", params.dtype));
-  NKI_ASSIGN_OR_RETURN(const std::vector<std::vector<float>> rhs,
-                       PerRankInput(io, inputs, "rhs", params.dtype));
+HostOutputs FgccReference(const FgccParams& params, const HostArrays& inputs) {
+  NKI_ASSIGN_OR_RETURN(const HostIo io, FgccSpec().Host(params, inputs));
+  const std::vector<std::vector<float>> lhs =
+      PerRankInput(io, "lhs", params.dtype);
+  const std::vector<std::vector<float>> rhs =
+      PerRankInput(io, "rhs", params.dtype);
   const int64_t tp = params.tp_degree, m = params.m, k = params.k, n = params.n;
   const int64_t ranks = io.num_ranks();
 

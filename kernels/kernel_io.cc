@@ -119,44 +119,66 @@ void KernelIo::Finish() {
   }
 }
 
+bool TraceOk(const absl::Status& status, builder::Loc loc) {
+  if (status.ok()) return true;
+  if (builder::Tracer* tracer = builder::Tracer::Current()) {
+    tracer->RecordError(status.message(), loc);
+  }
+  return false;
+}
+
 // --- HostIo ------------------------------------------------------------------
 
 HostIo::HostIo(std::vector<IoDecl> decls, int64_t num_ranks)
-    : decls_(std::move(decls)), num_ranks_(num_ranks) {}
+    : num_ranks_(num_ranks) {
+  rows_.reserve(decls.size());
+  for (IoDecl& decl : decls) rows_.push_back(Row{std::move(decl), nullptr});
+}
 
-const IoDecl* HostIo::Decl(absl::string_view name) const {
-  for (const IoDecl& decl : decls_) {
-    if (decl.name == name) return &decl;
+const HostIo::Row* HostIo::Find(absl::string_view name) const {
+  for (const Row& row : rows_) {
+    if (row.decl.name == name) return &row;
   }
   return nullptr;
 }
 
 std::vector<int64_t> HostIo::Shape(absl::string_view name) const {
-  const IoDecl* decl = Decl(name);
-  if (decl == nullptr) return {};
+  const Row* row = Find(name);
+  if (row == nullptr) return {};
   std::vector<int64_t> shape;
-  if (decl->per_rank && num_ranks_ > 1) shape.push_back(num_ranks_);
-  shape.insert(shape.end(), decl->shape.begin(), decl->shape.end());
+  if (row->decl.per_rank && num_ranks_ > 1) shape.push_back(num_ranks_);
+  shape.insert(shape.end(), row->decl.shape.begin(), row->decl.shape.end());
   return shape;
 }
 
-absl::StatusOr<const HostArray*> HostIo::Find(
-    const std::vector<HostArray>& inputs, absl::string_view name) const {
-  const IoDecl* decl = Decl(name);
-  if (decl == nullptr || decl->role == IoRole::kOutput) {
-    return absl::InternalError(
-        absl::StrCat("no input '", name, "' in the kernel's I/O table"));
+absl::Status HostIo::BindInputs(const HostArrays& inputs) {
+  for (Row& row : rows_) {
+    if (row.decl.role == IoRole::kOutput || !row.decl.present) continue;
+    absl::StatusOr<const HostArray*> found = FindHostInput(
+        inputs, row.decl.name, Shape(row.decl.name), HostDType(row.decl.dtype));
+    if (!found.ok()) return found.status();
+    row.input = *found;
   }
-  if (!decl->present) return nullptr;
-  return FindHostInput(inputs, decl->name, Shape(name), HostDType(decl->dtype));
+  return absl::OkStatus();
+}
+
+const HostArray& HostIo::In(absl::string_view name) const {
+  static const HostArray* const kNone = new HostArray;
+  const HostArray* input = Optional(name);
+  return input != nullptr ? *input : *kNone;
+}
+
+const HostArray* HostIo::Optional(absl::string_view name) const {
+  const Row* row = Find(name);
+  return row != nullptr ? row->input : nullptr;
 }
 
 HostArray HostIo::Zeros(absl::string_view name) const {
   HostArray array;
   array.name = std::string(name);
-  const IoDecl* decl = Decl(name);
-  if (decl == nullptr) return array;
-  array.dtype = HostDType(decl->dtype);
+  const Row* row = Find(name);
+  if (row == nullptr) return array;
+  array.dtype = HostDType(row->decl.dtype);
   array.shape = Shape(name);
   if (array.dtype == proto::INT32) {
     array.i32.assign(array.num_elements(), 0);

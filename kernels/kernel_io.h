@@ -96,6 +96,12 @@ class KernelIo {
   std::vector<Slot> slots_;
 };
 
+// Records a refused `status` as the error of the trace being recorded (a
+// kernel that plans its tiling at trace time and finds the plan refused);
+// true when it is OK.
+bool TraceOk(const absl::Status& status,
+             builder::Loc loc = builder::Loc::current());
+
 // The I/O table on the host, for a kernel's reference and input maker:
 // arrays in the contract's .npy layouts (a leading [num_ranks] axis on
 // per-rank tensors of a multi-rank world), float32 for floating tensors and
@@ -104,11 +110,15 @@ class HostIo {
  public:
   HostIo(std::vector<IoDecl> decls, int64_t num_ranks);
 
-  // The input `name` among `inputs`, checked for shape and dtype; nullptr
-  // when the row is absent for these parameters. An error naming the input
-  // when it is missing or misshapen, or when the table has no such input.
-  absl::StatusOr<const HostArray*> Find(const std::vector<HostArray>& inputs,
-                                        absl::string_view name) const;
+  // Finds every input row present for these parameters among `inputs`,
+  // checked for shape and dtype; an error naming the input when one is
+  // missing or misshapen. `inputs` must outlive this HostIo.
+  absl::Status BindInputs(const HostArrays& inputs);
+  // A bound input; an empty array for a row that is absent (or unbound).
+  const HostArray& In(absl::string_view name) const;
+  // A bound input, or nullptr for a row absent for these parameters
+  // (`bias` with bias=0).
+  const HostArray* Optional(absl::string_view name) const;
   // A zero array named `name` with the row's host shape (float32, or int32
   // for an integer row). A name the table lacks gives an empty array.
   HostArray Zeros(absl::string_view name) const;
@@ -117,9 +127,14 @@ class HostIo {
   int64_t num_ranks() const { return num_ranks_; }
 
  private:
-  const IoDecl* Decl(absl::string_view name) const;
+  // The row `name` and its bound input (nullptr when none).
+  struct Row {
+    IoDecl decl;
+    const HostArray* input = nullptr;
+  };
+  const Row* Find(absl::string_view name) const;
 
-  std::vector<IoDecl> decls_;
+  std::vector<Row> rows_;
   int64_t num_ranks_;
 };
 

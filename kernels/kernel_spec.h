@@ -14,17 +14,16 @@
 //   };
 //   const KernelSpec<ScaleParams>& ScaleSpec() {
 //     using P = ScaleParams;
-//     using F = ParamTable<P>;
-//     using Io = IoTable<P>;
 //     static const auto* spec = new KernelSpec<P>{
 //         .name = "scale",
 //         .summary = "out = factor * x",
-//         .params = {F::Int("n", &P::n, {1, 4096}, "elements"),
-//                    F::Float("factor", &P::factor, {-1e6, 1e6}, "the factor"),
-//                    F::DType()},
-//         .io = {Io::Input("x", "[n]", [](const P& p) { return Shape{p.n}; }),
-//                Io::Output("out", "[n]",
-//                           [](const P& p) { return Shape{p.n}; })},
+//         .params = {IntField<P>("n", &P::n, {1, 4096}, "elements"),
+//                    FloatField<P>("factor", &P::factor, {-1e6, 1e6}, "how"),
+//                    DTypeField<P>()},
+//         .io = {InputRow<P>("x", "[n]", [](const P& p) { return Shape{p.n};
+//         }),
+//                OutputRow<P>("out", "[n]",
+//                             [](const P& p) { return Shape{p.n}; })},
 //         .body = [](KernelIo& io, const P& p) {
 //           Tensor x = io.Input("x");       // shape and dtype from the table
 //           Tensor out = io.Output("out");  // published after the body
@@ -101,135 +100,131 @@ struct ParamField {
   }
 };
 
-// The field factories of parameter struct P. The default of a field is the
-// member's initializer in P.
+// The field factories. Each names P, the parameter struct, explicitly
+// (IntField<P>(...)): a member of a base struct then converts to P's. The
+// default of a field is the member's initializer in P.
+
 template <typename P>
-struct ParamTable {
-  static ParamField<P> Int(std::string name, int64_t P::*member,
-                           IntLimits limits, std::string help) {
-    ParamField<P> f;
-    f.spec = Spec(name, ParamType::kInt, absl::StrCat(P{}.*member), help);
-    f.read = [member](const std::string& text, P& p) -> absl::Status {
-      NKI_ASSIGN_OR_RETURN(p.*member, ParseIntText(text));
-      return absl::OkStatus();
-    };
-    f.format = [member](const P& p) -> std::optional<std::string> {
-      return absl::StrCat(p.*member);
-    };
-    f.check = [name, member, limits](const P& p) {
-      return CheckRange(name, p.*member, limits.lo, limits.hi, limits.why);
-    };
-    return f;
-  }
+ParamField<P> IntField(std::string name, int64_t P::*member, IntLimits limits,
+                       std::string help) {
+  ParamField<P> f;
+  f.spec = MakeParamSpec(name, ParamType::kInt, absl::StrCat(P{}.*member),
+                         std::move(help));
+  f.read = [member](const std::string& text, P& p) -> absl::Status {
+    NKI_ASSIGN_OR_RETURN(p.*member, ParseIntText(text));
+    return absl::OkStatus();
+  };
+  f.format = [member](const P& p) -> std::optional<std::string> {
+    return absl::StrCat(p.*member);
+  };
+  f.check = [name, member, limits](const P& p) {
+    return CheckRange(name, p.*member, limits.lo, limits.hi, limits.why);
+  };
+  return f;
+}
 
-  // An integer that may stay unset (no default).
-  static ParamField<P> OptionalInt(std::string name,
-                                   std::optional<int64_t> P::*member,
-                                   IntLimits limits, std::string help) {
-    ParamField<P> f;
-    f.spec = Spec(name, ParamType::kInt, "", help);
-    f.read = [member](const std::string& text, P& p) -> absl::Status {
-      NKI_ASSIGN_OR_RETURN(p.*member, ParseIntText(text));
-      return absl::OkStatus();
-    };
-    f.format = [member](const P& p) -> std::optional<std::string> {
-      if (!(p.*member).has_value()) return std::nullopt;
-      return absl::StrCat(*(p.*member));
-    };
-    f.check = [name, member, limits](const P& p) -> absl::Status {
-      if (!(p.*member).has_value()) return absl::OkStatus();
-      return CheckRange(name, *(p.*member), limits.lo, limits.hi, limits.why);
-    };
-    return f;
-  }
+// An integer that may stay unset (no default).
+template <typename P>
+ParamField<P> OptionalIntField(std::string name,
+                               std::optional<int64_t> P::*member,
+                               IntLimits limits, std::string help) {
+  ParamField<P> f;
+  f.spec = MakeParamSpec(name, ParamType::kInt, "", std::move(help));
+  f.read = [member](const std::string& text, P& p) -> absl::Status {
+    NKI_ASSIGN_OR_RETURN(p.*member, ParseIntText(text));
+    return absl::OkStatus();
+  };
+  f.format = [member](const P& p) -> std::optional<std::string> {
+    if (!(p.*member).has_value()) return std::nullopt;
+    return absl::StrCat(*(p.*member));
+  };
+  f.check = [name, member, limits](const P& p) -> absl::Status {
+    if (!(p.*member).has_value()) return absl::OkStatus();
+    return CheckRange(name, *(p.*member), limits.lo, limits.hi, limits.why);
+  };
+  return f;
+}
 
-  static ParamField<P> Float(std::string name, double P::*member,
-                             FloatLimits limits, std::string help) {
-    ParamField<P> f;
-    f.spec = Spec(name, ParamType::kFloat, FormatFloat(P{}.*member), help);
-    f.read = [member](const std::string& text, P& p) -> absl::Status {
-      NKI_ASSIGN_OR_RETURN(p.*member, ParseFloatText(text));
-      return absl::OkStatus();
-    };
-    f.format = [member](const P& p) -> std::optional<std::string> {
-      return FormatFloat(p.*member);
-    };
-    f.check = [name, member, limits](const P& p) {
-      return CheckFloatRange(name, p.*member, limits.lo, limits.hi, limits.why);
-    };
-    return f;
-  }
+template <typename P>
+ParamField<P> FloatField(std::string name, double P::*member,
+                         FloatLimits limits, std::string help) {
+  ParamField<P> f;
+  f.spec = MakeParamSpec(name, ParamType::kFloat, FormatFloat(P{}.*member),
+                         std::move(help));
+  f.read = [member](const std::string& text, P& p) -> absl::Status {
+    NKI_ASSIGN_OR_RETURN(p.*member, ParseFloatText(text));
+    return absl::OkStatus();
+  };
+  f.format = [member](const P& p) -> std::optional<std::string> {
+    return FormatFloat(p.*member);
+  };
+  f.check = [name, member, limits](const P& p) {
+    return CheckFloatRange(name, p.*member, limits.lo, limits.hi, limits.why);
+  };
+  return f;
+}
 
-  // A switch given as the integer 0 or 1 (bias=1).
-  static ParamField<P> Flag(std::string name, bool P::*member,
-                            std::string help) {
-    ParamField<P> f;
-    f.spec = Spec(name, ParamType::kInt, P{}.*member ? "1" : "0", help);
-    f.read = [name, member](const std::string& text, P& p) -> absl::Status {
-      NKI_ASSIGN_OR_RETURN(const int64_t value, ParseIntText(text));
-      NKI_RETURN_IF_ERROR(CheckRange(name, value, 0, 1));
-      p.*member = value == 1;
-      return absl::OkStatus();
-    };
-    f.format = [member](const P& p) -> std::optional<std::string> {
-      return std::string(p.*member ? "1" : "0");
-    };
-    f.check = [](const P&) { return absl::OkStatus(); };
-    return f;
-  }
+// A switch given as the integer 0 or 1 (bias=1).
+template <typename P>
+ParamField<P> FlagField(std::string name, bool P::*member, std::string help) {
+  ParamField<P> f;
+  f.spec = MakeParamSpec(name, ParamType::kInt, P{}.*member ? "1" : "0",
+                         std::move(help));
+  f.read = [name, member](const std::string& text, P& p) -> absl::Status {
+    NKI_ASSIGN_OR_RETURN(const int64_t value, ParseIntText(text));
+    NKI_RETURN_IF_ERROR(CheckRange(name, value, 0, 1));
+    p.*member = value == 1;
+    return absl::OkStatus();
+  };
+  f.format = [member](const P& p) -> std::optional<std::string> {
+    return std::string(p.*member ? "1" : "0");
+  };
+  f.check = [](const P&) { return absl::OkStatus(); };
+  return f;
+}
 
-  // One of named values of an enum (activation ∈ {none, relu, ...}).
-  template <typename E>
-  static ParamField<P> Choice(std::string name, E P::*member,
-                              std::vector<std::pair<std::string, E>> choices,
-                              std::string help) {
-    ParamField<P> f;
-    f.spec = Spec(name, ParamType::kString, "", help);
-    for (const auto& [text, value] : choices) {
-      if (value == P{}.*member) f.spec.default_value = text;
-      f.spec.choices.push_back(text);
+// One of named values of an enum (activation ∈ {none, relu, ...}). For a
+// member of a base of P, name E too: ChoiceField<P, E>.
+template <typename P, typename E>
+ParamField<P> ChoiceField(std::string name, E P::*member,
+                          std::vector<std::pair<std::string, E>> choices,
+                          std::string help) {
+  ParamField<P> f;
+  f.spec = MakeParamSpec(name, ParamType::kString, "", std::move(help));
+  for (const auto& [text, value] : choices) {
+    if (value == P{}.*member) f.spec.default_value = text;
+    f.spec.choices.push_back(text);
+  }
+  f.read = [name, member, choices](const std::string& text,
+                                   P& p) -> absl::Status {
+    for (const auto& [choice, value] : choices) {
+      if (choice != text) continue;
+      p.*member = value;
+      return absl::OkStatus();
     }
-    f.read = [name, member, choices](const std::string& text,
-                                     P& p) -> absl::Status {
-      for (const auto& [choice, value] : choices) {
-        if (choice != text) continue;
-        p.*member = value;
-        return absl::OkStatus();
-      }
-      return absl::InvalidArgumentError(
-          absl::StrCat("parameter '", name, "' is '", text, "'"));
-    };
-    f.format = [member, choices](const P& p) -> std::optional<std::string> {
-      for (const auto& [choice, value] : choices) {
-        if (value == p.*member) return choice;
-      }
-      return std::nullopt;
-    };
-    f.check = [](const P&) { return absl::OkStatus(); };
-    return f;
-  }
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameter '", name, "' is '", text, "'"));
+  };
+  f.format = [member, choices](const P& p) -> std::optional<std::string> {
+    for (const auto& [choice, value] : choices) {
+      if (value == p.*member) return choice;
+    }
+    return std::nullopt;
+  };
+  f.check = [](const P&) { return absl::OkStatus(); };
+  return f;
+}
 
-  // `dtype` ∈ {float32, bfloat16}: the dtype of the kernel's floating inputs
-  // and outputs (KERNELS.md conventions).
-  static ParamField<P> DType(proto::DType P::*member = &P::dtype) {
-    return Choice(
-        "dtype", member,
-        {{"float32", proto::FLOAT32}, {"bfloat16", proto::BFLOAT16}},
-        "dtype of the floating inputs and outputs; matmuls accumulate in "
-        "float32");
-  }
-
- private:
-  static ParamSpec Spec(std::string name, ParamType type,
-                        std::string default_value, std::string help) {
-    ParamSpec spec;
-    spec.name = std::move(name);
-    spec.type = type;
-    spec.default_value = std::move(default_value);
-    spec.help = std::move(help);
-    return spec;
-  }
-};
+// `dtype` ∈ {float32, bfloat16}: the dtype of the kernel's floating inputs
+// and outputs (KERNELS.md conventions).
+template <typename P>
+ParamField<P> DTypeField() {
+  return ChoiceField<P, proto::DType>(
+      "dtype", &P::dtype,
+      {{"float32", proto::FLOAT32}, {"bfloat16", proto::BFLOAT16}},
+      "dtype of the floating inputs and outputs; matmuls accumulate in "
+      "float32");
+}
 
 // --- The I/O table
 // ---------------------------------------------------------------
@@ -324,42 +319,29 @@ struct IoEntry {
   }
 };
 
-// The row factories of parameter struct P. The dtype is P's `dtype` member
-// unless the row says otherwise.
+// The row factories of parameter struct P, named explicitly:
+// InputRow<P>("x_in", "[B, c_in, L]", shape), OutputRow<P>(...),
+// InputOutputRow<P>(...). The dtype is P's `dtype` member unless the row
+// says otherwise.
+template <typename P, IoRole kRole>
+IoEntry<P> IoRow(std::string name, std::string shape_text,
+                 std::function<Shape(const P&)> shape) {
+  IoEntry<P> entry;
+  entry.name = std::move(name);
+  entry.role = kRole;
+  entry.shape_text = std::move(shape_text);
+  entry.shape = std::move(shape);
+  if constexpr (requires(const P& p) { p.dtype; }) {
+    entry.dtype = [](const P& p) { return p.dtype; };
+  }
+  return entry;
+}
 template <typename P>
-struct IoTable {
-  using ShapeFn = std::function<Shape(const P&)>;
-
-  static IoEntry<P> Input(std::string name, std::string shape_text,
-                          ShapeFn shape) {
-    return Row(std::move(name), IoRole::kInput, std::move(shape_text),
-               std::move(shape));
-  }
-  static IoEntry<P> Output(std::string name, std::string shape_text,
-                           ShapeFn shape) {
-    return Row(std::move(name), IoRole::kOutput, std::move(shape_text),
-               std::move(shape));
-  }
-  static IoEntry<P> InputOutput(std::string name, std::string shape_text,
-                                ShapeFn shape) {
-    return Row(std::move(name), IoRole::kInputOutput, std::move(shape_text),
-               std::move(shape));
-  }
-
- private:
-  static IoEntry<P> Row(std::string name, IoRole role, std::string shape_text,
-                        ShapeFn shape) {
-    IoEntry<P> entry;
-    entry.name = std::move(name);
-    entry.role = role;
-    entry.shape_text = std::move(shape_text);
-    entry.shape = std::move(shape);
-    if constexpr (requires(const P& p) { p.dtype; }) {
-      entry.dtype = [](const P& p) { return p.dtype; };
-    }
-    return entry;
-  }
-};
+inline constexpr auto InputRow = IoRow<P, IoRole::kInput>;
+template <typename P>
+inline constexpr auto OutputRow = IoRow<P, IoRole::kOutput>;
+template <typename P>
+inline constexpr auto InputOutputRow = IoRow<P, IoRole::kInputOutput>;
 
 // --- The kernel
 // ---------------------------------------------------------------
@@ -367,7 +349,6 @@ struct IoTable {
 template <typename P>
 struct KernelSpec {
   using Body = std::function<void(KernelIo&, const P&)>;
-  using Outputs = absl::StatusOr<std::vector<HostArray>>;
 
   std::string name;
   std::string summary;
@@ -384,14 +365,13 @@ struct KernelSpec {
   Body body;
   // The oracle (optional): the outputs computed on the host from the inputs
   // as the device holds them, in the contract's .npy layouts.
-  std::function<Outputs(const P&, const std::vector<HostArray>&)> reference =
-      nullptr;
+  std::function<HostOutputs(const P&, const HostArrays&)> reference = nullptr;
   // The tolerance of the comparison with the reference (1e-4 unless given).
   std::function<double(const P&)> tolerance = nullptr;
   Comparison comparison = Comparison::kElementwise;
   // Inputs that must hold valid values (routing tables, checkpoints),
   // deterministic in the seed; those it leaves out are random.
-  std::function<Outputs(const P&, uint64_t seed)> make_inputs = nullptr;
+  std::function<HostOutputs(const P&, uint64_t seed)> make_inputs = nullptr;
   // A representative configuration, for kernels with required parameters.
   Settings example = {};
 
@@ -438,10 +418,18 @@ struct KernelSpec {
     return decls;
   }
 
-  // The host side of the I/O table for `p` (validated first).
+  // The host side of the I/O table for `p` (validated first): for making
+  // inputs.
   absl::StatusOr<HostIo> Host(const P& p) const {
     NKI_RETURN_IF_ERROR(Validate(p));
     return HostIo(Io(p), World(p).num_ranks);
+  }
+  // The same with every input present for `p` found among `inputs` (which
+  // must outlive it): what a reference starts with.
+  absl::StatusOr<HostIo> Host(const P& p, const HostArrays& inputs) const {
+    NKI_ASSIGN_OR_RETURN(HostIo io, Host(p));
+    NKI_RETURN_IF_ERROR(io.BindInputs(inputs));
+    return io;
   }
 
   // Runs `body` (the kernel's unless given) once per core of the tracer's
@@ -499,8 +487,7 @@ KernelDef ToKernelDef(const KernelSpec<P>& spec) {
   };
   if (s->reference) {
     def.reference = [s](const ParamValues& values,
-                        const std::vector<HostArray>& inputs)
-        -> absl::StatusOr<std::vector<HostArray>> {
+                        const HostArrays& inputs) -> HostOutputs {
       NKI_ASSIGN_OR_RETURN(const P* p, values.Typed<P>());
       return s->reference(*p, inputs);
     };
@@ -512,9 +499,8 @@ KernelDef ToKernelDef(const KernelSpec<P>& spec) {
     };
   }
   if (s->make_inputs) {
-    def.make_inputs =
-        [s](const ParamValues& values,
-            uint64_t seed) -> absl::StatusOr<std::vector<HostArray>> {
+    def.make_inputs = [s](const ParamValues& values,
+                          uint64_t seed) -> HostOutputs {
       NKI_ASSIGN_OR_RETURN(const P* p, values.Typed<P>());
       return s->make_inputs(*p, seed);
     };

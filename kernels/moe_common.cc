@@ -32,26 +32,28 @@ double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 std::vector<ParamField<MoeParams>> MoeFields() {
   using P = MoeParams;
-  using F = ParamTable<P>;
   return {
-      F::Int("num_tokens", &P::num_tokens, {1, kMoeMaxTokens},
-             "T: tokens (rows of hidden_states)"),
-      F::Int("hidden", &P::hidden, {2, kMoeMaxHidden},
-             "H: hidden size (even: split across the two cores)"),
-      F::Int("num_experts", &P::num_experts, {1, kMoeMaxExperts}, "E: experts"),
-      F::Int("intermediate", &P::intermediate, {1, kMoeMaxIntermediate},
-             "I: intermediate size per rank (I_TP)"),
-      F::Int("block_size", &P::block_size, {1, kMoeMaxBlockSize},
-             "B: token slots per block"),
-      F::Int("num_blocks", &P::num_blocks, {1, kMoeMaxBlocks}, "N: blocks"),
-      F::Choice(
+      IntField<P>("num_tokens", &P::num_tokens, {1, kMoeMaxTokens},
+                  "T: tokens (rows of hidden_states)"),
+      IntField<P>("hidden", &P::hidden, {2, kMoeMaxHidden},
+                  "H: hidden size (even: split across the two cores)"),
+      IntField<P>("num_experts", &P::num_experts, {1, kMoeMaxExperts},
+                  "E: experts"),
+      IntField<P>("intermediate", &P::intermediate, {1, kMoeMaxIntermediate},
+                  "I: intermediate size per rank (I_TP)"),
+      IntField<P>("block_size", &P::block_size, {1, kMoeMaxBlockSize},
+                  "B: token slots per block"),
+      IntField<P>("num_blocks", &P::num_blocks, {1, kMoeMaxBlocks},
+                  "N: blocks"),
+      ChoiceField<P>(
           "activation", &P::activation,
           {{"silu", MoeActivation::kSilu}, {"swish", MoeActivation::kSwish}},
           "gate activation: silu, or swish = x*sigmoid(1.702x) "
           "(gelu_apprx_sigmoid)"),
-      F::Flag("bias", &P::bias,
-              "1: gate_up_proj_bias and down_proj_bias are added; 0: none"),
-      F::DType(),
+      FlagField<P>(
+          "bias", &P::bias,
+          "1: gate_up_proj_bias and down_proj_bias are added; 0: none"),
+      DTypeField<P>(),
   };
 }
 
@@ -101,48 +103,47 @@ double MoeReferenceActDerivative(MoeActivation activation, double x) {
 
 std::vector<IoEntry<MoeParams>> MoeInputRows() {
   using P = MoeParams;
-  using Io = IoTable<P>;
   return {
-      Io::Input("hidden_states", "[T, H]",
-                [](const P& p) {
-                  return Shape{p.num_tokens, p.hidden};
-                }),
-      Io::Input("expert_affinities_masked", "[T*E, 1]",
-                [](const P& p) {
-                  return Shape{p.num_tokens * p.num_experts, 1};
-                }),
-      Io::Input("gate_up_proj_weight", "[E, H, 2, I]",
-                [](const P& p) {
-                  return Shape{p.num_experts, p.hidden, 2, p.intermediate};
-                }),
-      Io::Input("down_proj_weight", "[E, I, H]",
-                [](const P& p) {
-                  return Shape{p.num_experts, p.intermediate, p.hidden};
-                }),
-      Io::Input("token_position_to_id", "[N*B]",
-                [](const P& p) { return Shape{p.num_blocks * p.block_size}; })
+      InputRow<P>("hidden_states", "[T, H]",
+                  [](const P& p) {
+                    return Shape{p.num_tokens, p.hidden};
+                  }),
+      InputRow<P>("expert_affinities_masked", "[T*E, 1]",
+                  [](const P& p) {
+                    return Shape{p.num_tokens * p.num_experts, 1};
+                  }),
+      InputRow<P>("gate_up_proj_weight", "[E, H, 2, I]",
+                  [](const P& p) {
+                    return Shape{p.num_experts, p.hidden, 2, p.intermediate};
+                  }),
+      InputRow<P>("down_proj_weight", "[E, I, H]",
+                  [](const P& p) {
+                    return Shape{p.num_experts, p.intermediate, p.hidden};
+                  }),
+      InputRow<P>("token_position_to_id", "[N*B]",
+                  [](const P& p) { return Shape{p.num_blocks * p.block_size}; })
           .Int32()
           .Values("[-1, T)",
                   [](const P& p) {
                     return ValueRange{-1, p.num_tokens - 1};
                   })
           .Note("-1: empty slot"),
-      Io::Input("block_to_expert", "[N]",
-                [](const P& p) { return Shape{p.num_blocks}; })
+      InputRow<P>("block_to_expert", "[N]",
+                  [](const P& p) { return Shape{p.num_blocks}; })
           .Int32()
           .Values("[0, E)",
                   [](const P& p) {
                     return ValueRange{0, p.num_experts - 1};
                   }),
-      Io::Input("gate_up_proj_bias", "[E, 2, I]",
-                [](const P& p) {
-                  return Shape{p.num_experts, 2, p.intermediate};
-                })
+      InputRow<P>("gate_up_proj_bias", "[E, 2, I]",
+                  [](const P& p) {
+                    return Shape{p.num_experts, 2, p.intermediate};
+                  })
           .When("bias=1", &P::bias),
-      Io::Input("down_proj_bias", "[E, H]",
-                [](const P& p) {
-                  return Shape{p.num_experts, p.hidden};
-                })
+      InputRow<P>("down_proj_bias", "[E, H]",
+                  [](const P& p) {
+                    return Shape{p.num_experts, p.hidden};
+                  })
           .When("bias=1", &P::bias),
   };
 }
@@ -303,22 +304,19 @@ int64_t MoeHostInputs::Token(const MoeParams& p, int64_t n, int64_t b) const {
   return t >= 0 && t < p.num_tokens ? t : -1;
 }
 
-absl::StatusOr<MoeHostInputs> FindMoeHostInputs(
-    const HostIo& io, const MoeParams& p,
-    const std::vector<HostArray>& inputs) {
+absl::StatusOr<MoeHostInputs> MoeHostInputsOf(const HostIo& io,
+                                              const MoeParams& p) {
   const int64_t E = p.num_experts, N = p.num_blocks;
-  MoeHostInputs in;
-  for (const auto& [name, array] :
-       {std::pair{"hidden_states", &in.hidden_states},
-        {"expert_affinities_masked", &in.expert_affinities_masked},
-        {"gate_up_proj_weight", &in.gate_up_proj_weight},
-        {"down_proj_weight", &in.down_proj_weight},
-        {"token_position_to_id", &in.token_position_to_id},
-        {"block_to_expert", &in.block_to_expert},
-        {"gate_up_proj_bias", &in.gate_up_proj_bias},
-        {"down_proj_bias", &in.down_proj_bias}}) {
-    NKI_ASSIGN_OR_RETURN(*array, io.Find(inputs, name));
-  }
+  const MoeHostInputs in{
+      .hidden_states = &io.In("hidden_states"),
+      .expert_affinities_masked = &io.In("expert_affinities_masked"),
+      .gate_up_proj_weight = &io.In("gate_up_proj_weight"),
+      .down_proj_weight = &io.In("down_proj_weight"),
+      .token_position_to_id = &io.In("token_position_to_id"),
+      .block_to_expert = &io.In("block_to_expert"),
+      .gate_up_proj_bias = io.Optional("gate_up_proj_bias"),
+      .down_proj_bias = io.Optional("down_proj_bias"),
+  };
   for (int64_t n = 0; n < N; ++n) {
     const int64_t e = in.block_to_expert->i32[n];
     if (e < 0 || e >= E) {
@@ -481,9 +479,7 @@ absl::StatusOr<MoeRouting> MakeTopKRouting(const MoeParams& p, int64_t k,
   return routing;
 }
 
-absl::StatusOr<std::vector<HostArray>> MakeMoeInputs(const MoeParams& p,
-                                                     uint64_t seed,
-                                                     int64_t top_k) {
+HostOutputs MakeMoeInputs(const MoeParams& p, uint64_t seed, int64_t top_k) {
   if (top_k == 0) return MakeMoeInputs(p, seed);
   NKI_ASSIGN_OR_RETURN(MoeRouting routing, MakeTopKRouting(p, top_k, seed));
   // The values apart from the routing's draws.

@@ -201,11 +201,10 @@ struct MoeHostInputs {
   // Token of slot b of block n, or −1 for an empty (or out-of-range) slot.
   int64_t Token(const MoeParams& params, int64_t n, int64_t b) const;
 };
-// Found through the kernel's I/O table `io`; also checks every
-// block_to_expert entry lies in [0, E).
-absl::StatusOr<MoeHostInputs> FindMoeHostInputs(
-    const HostIo& io, const MoeParams& params,
-    const std::vector<HostArray>& inputs);
+// The inputs bound to the kernel's I/O table `io`, once every
+// block_to_expert entry is checked to lie in [0, E).
+absl::StatusOr<MoeHostInputs> MoeHostInputsOf(const HostIo& io,
+                                              const MoeParams& params);
 
 // Valid forward inputs, deterministic in `seed` (float32 values already
 // rounded to params.dtype): routing where each block's expert is random (so
@@ -236,9 +235,8 @@ absl::StatusOr<MoeRouting> MakeTopKRouting(const MoeParams& params, int64_t k,
 // MakeMoeInputs with the routing of MakeTopKRouting(params, top_k, seed)
 // in place of the random one (its affinities rounded to params.dtype);
 // top_k = 0 gives MakeMoeInputs(params, seed).
-absl::StatusOr<std::vector<HostArray>> MakeMoeInputs(const MoeParams& params,
-                                                     uint64_t seed,
-                                                     int64_t top_k);
+HostOutputs MakeMoeInputs(const MoeParams& params, uint64_t seed,
+                          int64_t top_k);
 
 }  // namespace nkigraph::kernels
 

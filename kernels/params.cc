@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace nkigraph::kernels {
 namespace {
@@ -65,6 +66,17 @@ absl::Status CheckRange(absl::string_view name, int64_t value, int64_t lo,
   if (value >= lo && value <= hi) return absl::OkStatus();
   return OutOfRange(name, absl::StrCat(value), absl::StrCat(lo),
                     absl::StrCat(hi), why);
+}
+
+absl::Status CheckTraceSize(
+    absl::Span<const std::pair<absl::string_view, int64_t>> sizes,
+    int64_t count, absl::string_view what, absl::string_view kernel,
+    int64_t limit, absl::string_view hint) {
+  if (count <= limit) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "parameters ", absl::StrJoin(sizes, ", ", absl::PairFormatter("=")),
+      " need ", count, " ", what, "; ", kernel, " traces at most ", limit, " (",
+      hint, ")"));
 }
 
 absl::Status CheckFloatRange(absl::string_view name, double value, double lo,

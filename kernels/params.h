@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace nkigraph::kernels {
 
@@ -28,6 +30,15 @@ std::string FormatFloat(double value);
 // value and the limits, and `why` in parentheses when given.
 absl::Status CheckRange(absl::string_view name, int64_t value, int64_t lo,
                         int64_t hi, absl::string_view why = "");
+// OK when `count` <= `limit`; otherwise the refusal of a trace too big to
+// hold: "parameters m=600, k=300 need <count> <what>; <kernel> traces at
+// most <limit> (<hint>)", `sizes` being the parameters the count grows
+// with.
+absl::Status CheckTraceSize(
+    absl::Span<const std::pair<absl::string_view, int64_t>> sizes,
+    int64_t count, absl::string_view what, absl::string_view kernel,
+    int64_t limit, absl::string_view hint);
+
 absl::Status CheckFloatRange(absl::string_view name, double value, double lo,
                              double hi, absl::string_view why = "");
 

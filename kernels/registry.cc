@@ -63,6 +63,16 @@ std::string KernelNames(const std::vector<KernelDef>& kernels) {
 
 }  // namespace
 
+ParamSpec MakeParamSpec(std::string name, ParamType type,
+                        std::string default_value, std::string help) {
+  ParamSpec spec;
+  spec.name = std::move(name);
+  spec.type = type;
+  spec.default_value = std::move(default_value);
+  spec.help = std::move(help);
+  return spec;
+}
+
 // --- ParamValues ---------------------------------------------------------
 
 int64_t ParamValues::Int(const std::string& name) const {

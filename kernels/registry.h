@@ -65,6 +65,9 @@ class TypedParams {
   const void* type_ = nullptr;
 };
 
+ParamSpec MakeParamSpec(std::string name, ParamType type,
+                        std::string default_value, std::string help);
+
 // Parsed parameter values of one trace, every parameter present (defaults
 // filled in). Accessors assume the spec's type; the registry has checked.
 class ParamValues {
@@ -123,8 +126,7 @@ struct KernelDef {
   std::function<void(builder::Tracer&, const ParamValues&)> body;
   // Computes the outputs from the inputs on the host (the oracle), in the
   // .npy layouts of the contract. Optional.
-  std::function<absl::StatusOr<std::vector<HostArray>>(
-      const ParamValues&, const std::vector<HostArray>& inputs)>
+  std::function<HostOutputs(const ParamValues&, const HostArrays& inputs)>
       reference;
   // Absolute and relative tolerance for comparing against the reference,
   // per dtype; the main job uses them.
@@ -139,9 +141,8 @@ struct KernelDef {
   // with random values. Optional: without it every input is random.
   // (The default initializer keeps designated initializers that omit it
   // free of -Wmissing-field-initializers.)
-  std::function<absl::StatusOr<std::vector<HostArray>>(const ParamValues&,
-                                                       uint64_t seed)>
-      make_inputs = nullptr;
+  std::function<HostOutputs(const ParamValues&, uint64_t seed)> make_inputs =
+      nullptr;
   // Parameter settings of a representative configuration: what the main
   // job and `nkigraph verify --all` trace, for kernels whose contract
   // leaves some sizes without a default.

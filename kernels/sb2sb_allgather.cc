@@ -64,28 +64,25 @@ absl::Status ValidateSb2sbAllgatherParams(const Sb2sbAllgatherParams& params) {
 // The table of either kernel; the tiled one tiles rows and adds lnc.
 template <typename P>
 KernelSpec<P> Sb2sbSpec(bool tiled) {
-  using F = ParamTable<P>;
-  using Io = IoTable<P>;
   std::vector<ParamField<P>> fields = {
-      F::Int("tp_degree", &P::tp_degree, {1, kRingMaxRanks},
-             "ranks per replica group"),
-      F::Int("num_groups", &P::num_groups, {1, kRingMaxRanks},
-             "replica groups; num_ranks = tp_degree x num_groups"),
-      tiled ? F::Int("rows", &P::rows, {1, kMaxRows},
-                     "rows M of inp, tiled by min(M, 128)")
-            : F::Int("rows", &P::rows,
-                     {1, Partitions(),
-                      "the rows are the SBUF partition dim; "
-                      "sb2sb_allgather_tiled tiles larger inputs"},
-                     "rows M of inp: the SBUF partitions (at most 128)"),
-      F::Int("width", &P::width, {1, kMaxWidth}, "columns W of inp"),
+      IntField<P>("tp_degree", &P::tp_degree, {1, kRingMaxRanks},
+                  "ranks per replica group"),
+      NumGroupsField<P>(),
+      tiled ? IntField<P>("rows", &P::rows, {1, kMaxRows},
+                          "rows M of inp, tiled by min(M, 128)")
+            : IntField<P>("rows", &P::rows,
+                          {1, Partitions(),
+                           "the rows are the SBUF partition dim; "
+                           "sb2sb_allgather_tiled tiles larger inputs"},
+                          "rows M of inp: the SBUF partitions (at most 128)"),
+      IntField<P>("width", &P::width, {1, kMaxWidth}, "columns W of inp"),
   };
   if (tiled) {
     fields.push_back(
-        F::Int("lnc", &P::lnc, {1, 2},
-               "logical cores per rank (1 or 2); they split the tiles"));
+        IntField<P>("lnc", &P::lnc, {1, 2},
+                    "logical cores per rank (1 or 2); they split the tiles"));
   }
-  fields.push_back(F::DType());
+  fields.push_back(DTypeField<P>());
   return KernelSpec<P>{
       .name = tiled ? "sb2sb_allgather_tiled" : "sb2sb_allgather",
       .summary = tiled ? "allgather_sb2sb_tiled: per row tile of min(M, 128), "
@@ -97,15 +94,15 @@ KernelSpec<P> Sb2sbSpec(bool tiled) {
       .validate = ValidateSb2sbAllgatherParams,
       .io =
           {
-              Io::Input("inp", "[rows, width]",
-                        [](const P& p) {
-                          return Shape{p.rows, p.width};
-                        })
+              InputRow<P>("inp", "[rows, width]",
+                          [](const P& p) {
+                            return Shape{p.rows, p.width};
+                          })
                   .PerRank(),
-              Io::Output("out", "[rows, width*tp_degree]",
-                         [](const P& p) {
-                           return Shape{p.rows, p.width * p.tp_degree};
-                         })
+              OutputRow<P>("out", "[rows, width*tp_degree]",
+                           [](const P& p) {
+                             return Shape{p.rows, p.width * p.tp_degree};
+                           })
                   .PerRank(),
           },
       .world = Sb2sbWorld,
@@ -155,11 +152,12 @@ const KernelSpec<Sb2sbAllgatherTiledParams>& Sb2sbAllgatherTiledSpec() {
   return *spec;
 }
 
-absl::StatusOr<HostIo> Sb2sbHostIo(const Sb2sbAllgatherParams& params) {
-  if (!params.tiled) return Sb2sbAllgatherSpec().Host(params);
+absl::StatusOr<HostIo> Sb2sbHostIo(const Sb2sbAllgatherParams& params,
+                                   const HostArrays& inputs) {
+  if (!params.tiled) return Sb2sbAllgatherSpec().Host(params, inputs);
   Sb2sbAllgatherTiledParams tiled;
   static_cast<Sb2sbAllgatherParams&>(tiled) = params;
-  return Sb2sbAllgatherTiledSpec().Host(tiled);
+  return Sb2sbAllgatherTiledSpec().Host(tiled, inputs);
 }
 
 }  // namespace nkigraph::kernels

@@ -46,8 +46,10 @@ struct Sb2sbAllgatherTiledParams : Sb2sbAllgatherParams {
 // SBUF bytes per partition. Messages name the parameter and the limit.
 const KernelSpec<Sb2sbAllgatherParams>& Sb2sbAllgatherSpec();
 const KernelSpec<Sb2sbAllgatherTiledParams>& Sb2sbAllgatherTiledSpec();
-// The host side of the I/O table of the kernel `params` is for.
-absl::StatusOr<HostIo> Sb2sbHostIo(const Sb2sbAllgatherParams& params);
+// The host side of the I/O table of the kernel `params` is for, `inputs`
+// bound.
+absl::StatusOr<HostIo> Sb2sbHostIo(const Sb2sbAllgatherParams& params,
+                                   const HostArrays& inputs);
 
 // The device kernels, for use inside a trace: inp [M, W] in HBM, out
 // [M, W·tp] in shared HBM. The untiled one gathers all M rows (≤ 128) with
@@ -61,8 +63,8 @@ void AllgatherSb2sbTiled(const builder::Tensor& inp, const builder::Tensor& out,
 // The oracle: per-rank inp [R, M, W] (no leading axis when R is 1), rounded
 // to the dtype; out [R, M, W·tp] puts group rank j's rows at columns
 // [j·W, (j+1)·W).
-absl::StatusOr<std::vector<HostArray>> Sb2sbAllgatherReference(
-    const Sb2sbAllgatherParams& params, const std::vector<HostArray>& inputs);
+HostOutputs Sb2sbAllgatherReference(const Sb2sbAllgatherParams& params,
+                                    const HostArrays& inputs);
 
 }  // namespace nkigraph::kernels
 

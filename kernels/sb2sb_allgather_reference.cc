@@ -9,11 +9,11 @@
 
 namespace nkigraph::kernels {
 
-absl::StatusOr<std::vector<HostArray>> Sb2sbAllgatherReference(
-    const Sb2sbAllgatherParams& params, const std::vector<HostArray>& inputs) {
-  NKI_ASSIGN_OR_RETURN(const HostIo io, Sb2sbHostIo(params));
-  NKI_ASSIGN_OR_RETURN(const std::vector<std::vector<float>> inp,
-                       PerRankInput(io, inputs, "inp", params.dtype));
+HostOutputs Sb2sbAllgatherReference(const Sb2sbAllgatherParams& params,
+                                    const HostArrays& inputs) {
+  NKI_ASSIGN_OR_RETURN(const HostIo io, Sb2sbHostIo(params, inputs));
+  const std::vector<std::vector<float>> inp =
+      PerRankInput(io, "inp", params.dtype);
   const int64_t tp = params.tp_degree, rows = params.rows, w = params.width;
   const int64_t ranks = io.num_ranks();
   std::vector<std::vector<float>> out(ranks, std::vector<float>(rows * w * tp));

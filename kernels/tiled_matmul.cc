@@ -99,13 +99,9 @@ absl::Status CheckTileCount(const TiledMatmulParams& params) {
   const int64_t tiles = CeilDiv(params.n, StationaryFree()) *
                         CeilDiv(params.m, MTileSize(params)) *
                         CeilDiv(params.k, Partitions());
-  if (tiles > kMaxMatmulTiles) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameters m=", params.m, ", k=", params.k, ", n=", params.n, " need ",
-        tiles, " matmul tiles; tiled_matmul traces at most ", kMaxMatmulTiles,
-        " (reduce m, k or n)"));
-  }
-  return absl::OkStatus();
+  return CheckTraceSize({{"m", params.m}, {"k", params.k}, {"n", params.n}},
+                        tiles, "matmul tiles", "tiled_matmul", kMaxMatmulTiles,
+                        "reduce m, k or n");
 }
 
 void TraceTiledMatmul(KernelIo& io, const TiledMatmulParams& p) {
@@ -140,8 +136,6 @@ void TiledMatmul(const Tensor& lhs, const Tensor& rhs, const Tensor& bias,
 
 const KernelSpec<TiledMatmulParams>& TiledMatmulSpec() {
   using P = TiledMatmulParams;
-  using F = ParamTable<P>;
-  using Io = IoTable<P>;
   static const auto* const spec = new KernelSpec<P>{
       .name = "tiled_matmul",
       .summary =
@@ -149,33 +143,33 @@ const KernelSpec<TiledMatmulParams>& TiledMatmulSpec() {
           "(k), bias and activation fused into the PSUM evacuation",
       .params =
           {
-              F::Int("m", &P::m, {1, kMaxDim}, "rows of lhs and out"),
-              F::Int("k", &P::k, {1, kMaxDim},
-                     "contraction size: columns of lhs, rows of rhs"),
-              F::Int("n", &P::n, {1, kMaxDim}, "columns of rhs and out"),
-              F::Flag("bias", &P::bias,
-                      "1: add the float32 bias [n]; 0: no bias"),
+              IntField<P>("m", &P::m, {1, kMaxDim}, "rows of lhs and out"),
+              IntField<P>("k", &P::k, {1, kMaxDim},
+                          "contraction size: columns of lhs, rows of rhs"),
+              IntField<P>("n", &P::n, {1, kMaxDim}, "columns of rhs and out"),
+              FlagField<P>("bias", &P::bias,
+                           "1: add the float32 bias [n]; 0: no bias"),
               ActivationField<P>(),
-              F::DType(),
+              DTypeField<P>(),
           },
       .validate = CheckTileCount,
       .io =
           {
-              Io::Input("lhs", "[m, k]",
-                        [](const P& p) {
-                          return Shape{p.m, p.k};
-                        }),
-              Io::Input("rhs", "[k, n]",
-                        [](const P& p) {
-                          return Shape{p.k, p.n};
-                        }),
-              Io::Input("bias", "[n]", [](const P& p) { return Shape{p.n}; })
+              InputRow<P>("lhs", "[m, k]",
+                          [](const P& p) {
+                            return Shape{p.m, p.k};
+                          }),
+              InputRow<P>("rhs", "[k, n]",
+                          [](const P& p) {
+                            return Shape{p.k, p.n};
+                          }),
+              InputRow<P>("bias", "[n]", [](const P& p) { return Shape{p.n}; })
                   .Float32()
                   .When("bias=1", &P::bias),
-              Io::Output("out", "[m, n]",
-                         [](const P& p) {
-                           return Shape{p.m, p.n};
-                         }),
+              OutputRow<P>("out", "[m, n]",
+                           [](const P& p) {
+                             return Shape{p.m, p.n};
+                           }),
           },
       .body = TraceTiledMatmul,
       .reference = TiledMatmulReference,

@@ -47,8 +47,8 @@ void TiledMatmul(const builder::Tensor& lhs, const builder::Tensor& rhs,
 
 // The oracle: inputs named lhs, rhs (and bias when params.bias), already
 // rounded to params.dtype; computed in double, returned as float32 `out`.
-absl::StatusOr<std::vector<HostArray>> TiledMatmulReference(
-    const TiledMatmulParams& params, const std::vector<HostArray>& inputs);
+HostOutputs TiledMatmulReference(const TiledMatmulParams& params,
+                                 const HostArrays& inputs);
 
 }  // namespace nkigraph::kernels
 

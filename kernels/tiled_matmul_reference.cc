@@ -7,21 +7,20 @@
 
 namespace nkigraph::kernels {
 
-absl::StatusOr<std::vector<HostArray>> TiledMatmulReference(
-    const TiledMatmulParams& params, const std::vector<HostArray>& inputs) {
-  NKI_ASSIGN_OR_RETURN(const HostIo io, TiledMatmulSpec().Host(params));
-  NKI_ASSIGN_OR_RETURN(const HostArray* lhs, io.Find(inputs, "lhs"));
-  NKI_ASSIGN_OR_RETURN(const HostArray* rhs, io.Find(inputs, "rhs"));
-  // nullptr without bias.
-  NKI_ASSIGN_OR_RETURN(const HostArray* bias, io.Find(inputs, "bias"));
+HostOutputs TiledMatmulReference(const TiledMatmulParams& params,
+                                 const HostArrays& inputs) {
+  NKI_ASSIGN_OR_RETURN(const HostIo io, TiledMatmulSpec().Host(params, inputs));
+  const HostArray& lhs = io.In("lhs");
+  const HostArray& rhs = io.In("rhs");
+  const HostArray* bias = io.Optional("bias");  // nullptr without bias
   const int64_t m = params.m, k = params.k, n = params.n;
   HostArray out = io.Zeros("out");
   std::vector<double> row(n);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) row[j] = bias ? bias->f32[j] : 0.0;
     for (int64_t kk = 0; kk < k; ++kk) {
-      const double a = lhs->f32[i * k + kk];
-      const float* b = &rhs->f32[kk * n];
+      const double a = lhs.f32[i * k + kk];
+      const float* b = &rhs.f32[kk * n];
       for (int64_t j = 0; j < n; ++j) row[j] += a * b[j];
     }
     for (int64_t j = 0; j < n; ++j) {

@@ -666,7 +666,8 @@ TEST(CrossEntropyRefusalTest, BadParametersAreNamedWithTheirLimits) {
        {{"num_positions", "1048576"},
         {"vocab_size", "1048576"},
         {"chunk_size", "64"}},
-       "(position tile, vocabulary chunk) steps; at most 262144"},
+       "(position tile, vocabulary chunk) steps; cross-entropy traces at most "
+       "262144"},
   };
   for (const Refusal& r : refusals) {
     absl::StatusOr<proto::Graph> graph =

@@ -50,24 +50,23 @@ void CopyBody(KernelIo& io, const P&) {
 }
 
 KernelSpec<P> ScaleSpec() {
-  using F = ParamTable<P>;
-  using Io = IoTable<P>;
   return KernelSpec<P>{
       .name = "scale",
       .summary = "copies x",
       .params =
           {
-              F::Int("rows", &P::rows, {1, 128}, "rows of x"),
-              F::Int("cols", &P::cols, {1, 512}, "columns of x").Required(),
-              F::Float("rmsnorm_eps", &P::rmsnorm_eps, {1e-12, 0.5},
-                       "epsilon of the norm"),
-              F::Choice("mode", &P::mode,
-                        {{"plain", Mode::kPlain}, {"fancy", Mode::kFancy}},
-                        "how"),
-              F::Flag("bias", &P::bias, "1: a bias input"),
-              F::OptionalInt("ignore_index", &P::ignore_index, {-10, 10},
-                             "optional"),
-              F::DType(),
+              IntField<P>("rows", &P::rows, {1, 128}, "rows of x"),
+              IntField<P>("cols", &P::cols, {1, 512}, "columns of x")
+                  .Required(),
+              FloatField<P>("rmsnorm_eps", &P::rmsnorm_eps, {1e-12, 0.5},
+                            "epsilon of the norm"),
+              ChoiceField<P>("mode", &P::mode,
+                             {{"plain", Mode::kPlain}, {"fancy", Mode::kFancy}},
+                             "how"),
+              FlagField<P>("bias", &P::bias, "1: a bias input"),
+              OptionalIntField<P>("ignore_index", &P::ignore_index, {-10, 10},
+                                  "optional"),
+              DTypeField<P>(),
           },
       .validate =
           [](const P& p) {
@@ -78,33 +77,33 @@ KernelSpec<P> ScaleSpec() {
           },
       .io =
           {
-              Io::Input("x", "[rows, cols]",
-                        [](const P& p) {
-                          return Shape{p.rows, p.cols};
-                        }),
-              Io::Input("bias", "[cols]",
-                        [](const P& p) { return Shape{p.cols}; })
+              InputRow<P>("x", "[rows, cols]",
+                          [](const P& p) {
+                            return Shape{p.rows, p.cols};
+                          }),
+              InputRow<P>("bias", "[cols]",
+                          [](const P& p) { return Shape{p.cols}; })
                   .Float32()
                   .When("bias=1", &P::bias),
-              Io::Input("index", "[rows]",
-                        [](const P& p) { return Shape{p.rows}; })
+              InputRow<P>("index", "[rows]",
+                          [](const P& p) { return Shape{p.rows}; })
                   .Int32()
                   .Values("[-1, cols)",
                           [](const P& p) {
                             return ValueRange{-1, p.cols - 1};
                           })
                   .Note("-1: none"),
-              Io::Input("mask", "[rows]",
-                        [](const P& p) { return Shape{p.rows}; })
+              InputRow<P>("mask", "[rows]",
+                          [](const P& p) { return Shape{p.rows}; })
                   .Values("{0, 1}",
                           [](const P&) {
                             return ValueRange{0, 1};
                           })
                   .Replicated(),
-              Io::Output("out", "[rows, cols]",
-                         [](const P& p) {
-                           return Shape{p.rows, p.cols};
-                         }),
+              OutputRow<P>("out", "[rows, cols]",
+                           [](const P& p) {
+                             return Shape{p.rows, p.cols};
+                           }),
           },
       .body = CopyBody,
       .tolerance = ToleranceByDType(1e-4, 2e-2),
@@ -301,7 +300,7 @@ TEST(KernelIoTest, PublishingATensorOfAnotherShapeIsAnError) {
                         "bfloat16 [4, 16]"));
 }
 
-TEST(HostIoTest, FindsInputsByTheTableAndMakesOutputs) {
+TEST(HostIoTest, BindsInputsByTheTableAndMakesOutputs) {
   P p;
   p.cols = 3;
   p.rows = 2;
@@ -311,19 +310,23 @@ TEST(HostIoTest, FindsInputsByTheTableAndMakesOutputs) {
   EXPECT_THAT(x.shape, ElementsAre(2, 3));
   EXPECT_EQ(x.dtype, proto::FLOAT32);
   EXPECT_EQ(io->Zeros("index").dtype, proto::INT32);
-  std::vector<HostArray> inputs = {x};
-  absl::StatusOr<const HostArray*> found = io->Find(inputs, "x");
-  ASSERT_TRUE(found.ok()) << found.status();
-  EXPECT_EQ(*found, &inputs[0]);
+  HostArray index = io->Zeros("index");
+  HostArray mask = io->Zeros("mask");
+  std::vector<HostArray> inputs = {x, index, mask};
+  absl::StatusOr<HostIo> bound = ScaleSpec().Host(p, inputs);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_EQ(&bound->In("x"), &inputs[0]);
+  EXPECT_EQ(bound->Optional("index"), &inputs[1]);
   // Absent for these parameters: no array, no error.
-  found = io->Find(inputs, "bias");
-  ASSERT_TRUE(found.ok());
-  EXPECT_EQ(*found, nullptr);
+  EXPECT_EQ(bound->Optional("bias"), nullptr);
+  EXPECT_TRUE(bound->In("bias").f32.empty());
   inputs[0].shape = {3, 2};
-  found = io->Find(inputs, "x");
-  ASSERT_FALSE(found.ok());
-  EXPECT_THAT(found.status().message(), HasSubstr("expected [2, 3]"));
-  EXPECT_FALSE(io->Find({}, "index").ok());  // missing
+  bound = ScaleSpec().Host(p, inputs);
+  ASSERT_FALSE(bound.ok());
+  EXPECT_THAT(bound.status().message(), HasSubstr("expected [2, 3]"));
+  bound = ScaleSpec().Host(p, {x, mask});
+  ASSERT_FALSE(bound.ok());
+  EXPECT_THAT(bound.status().message(), HasSubstr("missing input 'index'"));
   p.rows = 0;
   EXPECT_FALSE(ScaleSpec().Host(p).ok());  // validated first
 }

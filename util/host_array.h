@@ -26,6 +26,10 @@ struct HostArray {
   }
 };
 
+using HostArrays = std::vector<HostArray>;
+// What a kernel reference or input maker returns: the arrays, or why not.
+using HostOutputs = absl::StatusOr<HostArrays>;
+
 // A float32 array of zeros.
 HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape);
 
