@@ -97,10 +97,11 @@ struct KernelCase {
 };
 
 // Inputs `make` (by default the kernel's make_inputs) provides (indices
-// and routing tables must be valid, checkpoints consistent), then uniform
-// [-1, 1) values, rounded to the dtype, for every other floating input.
-// The random stream is seeded as before make_inputs existed here, so
-// figures of kernels without it stay comparable across revisions.
+// and routing tables must be valid, checkpoints consistent), then for every
+// other input whole numbers uniform in its declared value range (a mask,
+// an index) or else uniform [-1, 1) values, rounded to the dtype. The
+// random stream is seeded as before make_inputs existed here, so figures
+// of kernels without it stay comparable across revisions.
 inline std::vector<HostArray> MakeInputs(const kernels::KernelDef& def,
                                          const kernels::ParamValues& values,
                                          const proto::Graph& graph,
@@ -123,8 +124,24 @@ inline std::vector<HostArray> MakeInputs(const kernels::KernelDef& def,
     HostArray a;
     a.name = t.name();
     a.shape.assign(t.shape().begin(), t.shape().end());
-    a.f32.resize(a.num_elements());
-    for (float& v : a.f32) v = kernels::RoundLikeDevice(t.dtype(), dist(rng));
+    const int64_t n = a.num_elements();
+    if (t.has_value_range()) {
+      std::uniform_int_distribution<int64_t> whole(t.value_range().lo(),
+                                                   t.value_range().hi());
+      if (IsFloatDType(t.dtype())) {
+        for (int64_t e = 0; e < n; ++e) {
+          a.f32.push_back(static_cast<float>(whole(rng)));
+        }
+      } else {
+        a.dtype = proto::INT32;
+        for (int64_t e = 0; e < n; ++e) {
+          a.i32.push_back(static_cast<int32_t>(whole(rng)));
+        }
+      }
+    } else {
+      a.f32.resize(n);
+      for (float& v : a.f32) v = kernels::RoundLikeDevice(t.dtype(), dist(rng));
+    }
     inputs.push_back(std::move(a));
   }
   return inputs;
