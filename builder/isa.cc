@@ -243,6 +243,23 @@ Instr tensor_scalar(const Tensor& dst, const Tensor& data, Alu op0,
   return e.Finish();
 }
 
+Instr scalar_tensor_tensor(const Tensor& dst, const Tensor& data, Alu op0,
+                           const Scalar& operand0, Alu op1,
+                           const Tensor& operand1, bool reverse0, bool reverse1,
+                           Loc loc) {
+  Emitter e(proto::SCALAR_TENSOR_TENSOR, dst, loc);
+  e.Operand("dst", dst)
+      .Operand("data", data)
+      .Operand("operand0", operand0.vector)
+      .Operand("operand1", operand1)
+      .Str("op0", ops::AluName(op0));
+  if (!operand0.vector.valid()) e.Float("scalar0", operand0.value);
+  return e.Int("reverse0", reverse0 ? 1 : 0)
+      .Str("op1", ops::AluName(op1))
+      .Int("reverse1", reverse1 ? 1 : 0)
+      .Finish();
+}
+
 Instr tensor_reduce(const Tensor& dst, Alu op, const Tensor& data, int num_axes,
                     bool negate, Loc loc) {
   return Emitter(proto::TENSOR_REDUCE, dst, loc)

@@ -76,6 +76,15 @@ Instr tensor_scalar(const Tensor& dst, const Tensor& data, Alu op0,
                     const Scalar& operand0, const TensorScalarArgs& args = {},
                     Loc loc = Loc::current());
 
+// dst = (data op0 operand0) op1 operand1, on the vector engine: operand0 is
+// an immediate or a [P, 1] column broadcast along the free dims, operand1 a
+// tile shaped like data; reverseN swaps op N's sides (operand0 op0 data,
+// operand1 op1 ...). Arithmetic ops only, in fp32.
+Instr scalar_tensor_tensor(const Tensor& dst, const Tensor& data, Alu op0,
+                           const Scalar& operand0, Alu op1,
+                           const Tensor& operand1, bool reverse0 = false,
+                           bool reverse1 = false, Loc loc = Loc::current());
+
 // Reduces the last `num_axes` dims of data's view with op into dst.
 Instr tensor_reduce(const Tensor& dst, Alu op, const Tensor& data,
                     int num_axes = 1, bool negate = false,
