@@ -35,7 +35,7 @@ class Emitter {
   // `t` for the role named `role`; a variadic role takes one per call.
   Emitter& Operand(absl::string_view role, const Tensor& t) {
     if (!Active()) return *this;
-    const size_t r = Find(def_->roles, role, &next_role_);
+    const size_t r = ops::FindByName(def_->roles, role, &next_role_);
     if (r == def_->roles.size()) {
       Fail("no operand role '", role, "'");
     } else if (r >= fixed_) {
@@ -101,7 +101,7 @@ class Emitter {
   // the op does not declare it with this type).
   const ops::AttrSpec* Spec(absl::string_view name, ops::AttrType type) {
     if (!Active()) return nullptr;
-    const size_t k = Find(def_->attrs, name, &next_attr_);
+    const size_t k = ops::FindByName(def_->attrs, name, &next_attr_);
     if (k == def_->attrs.size()) {
       Fail("no attribute '", name, "'");
       return nullptr;
@@ -111,22 +111,6 @@ class Emitter {
     Fail("attribute '", name, "' is ", ops::AttrTypeName(spec.type), ", not ",
          ops::AttrTypeName(type));
     return nullptr;
-  }
-  // The index of the entry named `name` (or items.size()), searched from
-  // `*next`, where the previous call left off: the DSL functions give roles
-  // and attributes in the def's order, so the first comparison hits.
-  template <typename T>
-  static size_t Find(absl::Span<const T> items, absl::string_view name,
-                     size_t* next) {
-    const size_t n = items.size();
-    for (size_t k = 0, i = *next; k < n; ++k, ++i) {
-      if (i >= n) i = 0;
-      if (ops::SameName(items[i].name, name)) {
-        *next = i + 1;
-        return i;
-      }
-    }
-    return n;
   }
   proto::Attr* NewAttr(absl::string_view name) {
     proto::Attr* attr = instr_->add_attrs();

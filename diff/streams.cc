@@ -11,18 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "diff/align.h"
 #include "diff/render.h"
+#include "ops/attr_spec.h"
 #include "ops/instr_facts.h"
 
 namespace nkigraph::diff {
 namespace {
-
-const proto::Attr* FindAttr(const proto::Instruction& instr,
-                            const std::string& name) {
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == name) return &attr;
-  }
-  return nullptr;
-}
 
 bool SameAttrValue(const proto::Attr& x, const proto::Attr& y) {
   if (x.value_case() != y.value_case()) return false;
@@ -99,8 +92,8 @@ std::vector<FieldChange> InstrFields(const GraphModel& ma,
   for (const proto::Attr& attr : a.attrs()) names[attr.name()] |= 1;
   for (const proto::Attr& attr : b.attrs()) names[attr.name()] |= 2;
   for (const auto& [name, sides] : names) {
-    const proto::Attr* x = FindAttr(a, name);
-    const proto::Attr* y = FindAttr(b, name);
+    const proto::Attr* x = ops::FindAttr(a, name);
+    const proto::Attr* y = ops::FindAttr(b, name);
     if (x != nullptr && y != nullptr && SameAttrValue(*x, *y)) continue;
     fields.push_back(
         {absl::StrCat("attr ", name),

@@ -28,10 +28,4 @@ Diagnostic InstructionDiagnostic(DiagnosticKind kind, const proto::Graph& graph,
   return d;
 }
 
-std::string DescribeInstruction(const proto::Graph& graph,
-                                const proto::Instruction& instr) {
-  return RenderInstruction(
-      InstructionDiagnostic(DiagnosticKind::kValidation, graph, instr, ""));
-}
-
 }  // namespace nkigraph::graph

@@ -15,10 +15,6 @@ Diagnostic InstructionDiagnostic(DiagnosticKind kind, const proto::Graph& graph,
                                  const proto::Instruction& instr,
                                  std::string message);
 
-// "instruction #12 nc_matmul at kernels/x.cc:40 (scope)" for messages.
-std::string DescribeInstruction(const proto::Graph& graph,
-                                const proto::Instruction& instr);
-
 }  // namespace nkigraph::graph
 
 #endif  // NKIGRAPH_GRAPH_DESCRIBE_H_

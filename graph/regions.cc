@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/access_pattern.h"
+#include "ops/instr_facts.h"
 #include "util/dtype.h"
 
 namespace nkigraph::graph {
@@ -135,31 +136,18 @@ void AppendIndexRead(const GraphIndex& index, uint32_t core,
          /*write=*/false, out);
 }
 
-bool Accumulates(const proto::Instruction& instr) {
-  if (instr.opcode() != proto::NC_MATMUL) return false;
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == "accumulate") return attr.i() != 0;
-  }
-  return false;
-}
-
 }  // namespace
 
 void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out) {
   const InstrInfo& info = index.info(i);
   const proto::Instruction& instr = *info.instr;
-  const auto& roles = info.def->roles;
-  const bool accumulate = Accumulates(instr);
   for (int pass = 0; pass < 2; ++pass) {
     const bool writes = pass == 1;
     for (int o = 0; o < instr.operands_size(); ++o) {
       const proto::AccessPattern& ap = instr.operands(o);
       if (ap.tensor_id() == 0) continue;
-      const ops::Access access =
-          roles[std::min<size_t>(o, roles.size() - 1)].access;
-      bool reads = access != ops::Access::kWrite;
-      const bool written = access != ops::Access::kRead;
-      if (accumulate && written) reads = true;
+      const bool reads = ops::ReadsOperand(instr, o);
+      const bool written = ops::WritesOperand(instr, o);
       const bool dynamic =
           ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
       if (!writes && dynamic) AppendIndexRead(index, info.core, ap, out);

@@ -52,20 +52,7 @@ absl::StatusOr<int64_t> DeviceMemory::BytesNeeded(const proto::Graph& graph) {
   return 2 * per_rank * std::max<int64_t>(1, graph.world().num_ranks());
 }
 
-absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph,
-                                                  int64_t limit_bytes) {
-  absl::StatusOr<int64_t> needed = BytesNeeded(graph);
-  if (!needed.ok()) return needed.status();
-  if (*needed > limit_bytes) {
-    return DiagnosticError(
-        absl::StatusCode::kResourceExhausted,
-        MakeDiagnostic(
-            DiagnosticKind::kResource,
-            absl::StrCat("the graph's tensors need ", *needed,
-                         " bytes of device memory (with shadow "
-                         "state), over the limit of ",
-                         limit_bytes, " (raise it with --memory-limit)")));
-  }
+absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph) {
   const Extents e = Measure(graph);
   DeviceMemory memory;
   const int ranks = std::max<int>(1, graph.world().num_ranks());

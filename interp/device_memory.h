@@ -27,10 +27,10 @@ struct Region {
 // PSUM region.
 class DeviceMemory {
  public:
-  // Bytes the graph needs, or an error if they exceed `limit_bytes`.
+  // Bytes of data and shadow state the graph's tensors need.
   static absl::StatusOr<int64_t> BytesNeeded(const proto::Graph& graph);
-  static absl::StatusOr<DeviceMemory> Create(const proto::Graph& graph,
-                                             int64_t limit_bytes);
+  // Allocates them; the caller has checked BytesNeeded against its limit.
+  static absl::StatusOr<DeviceMemory> Create(const proto::Graph& graph);
 
   int64_t hbm_bytes() const { return hbm_bytes_; }
   Region& RegionFor(const proto::Tensor& tensor, int rank, int core);

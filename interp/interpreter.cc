@@ -66,9 +66,7 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
       }
     }
   }
-  NKI_ASSIGN_OR_RETURN(
-      DeviceMemory memory,
-      DeviceMemory::Create(g, interp->options_.memory_limit_bytes));
+  NKI_ASSIGN_OR_RETURN(DeviceMemory memory, DeviceMemory::Create(g));
   // Race-detection state grows with the distinct access runs seen on
   // shared tensors two cores touch, so it is bounded by what the limit
   // leaves once device memory is allocated, checked as it grows.

@@ -87,23 +87,22 @@ absl::Status Interpreter::Run() {
   // expects them (ops/sync_rule.h); false until all of them have arrived.
   ops::SyncGroup sync_group;
   auto match = [&](ProgramState& p, std::vector<ProgramState*>* group) {
-    const proto::Instruction& mine = p.current();
-    const ops::ProgramId self{p.rank(), p.core()};
-    if (!ops::SyncMembers(g.world(), self, mine, &sync_group).ok()) {
-      return false;  // it meets nobody: a deadlock unless others move
+    auto waiting_at = [&](ops::ProgramId q) -> const proto::Instruction* {
+      if (q.rank < 0 || q.rank >= impl.num_ranks || q.core < 0 ||
+          q.core >= impl.num_cores) {
+        return nullptr;
+      }
+      ProgramState& state = impl.program(q.rank, q.core);
+      return state.done() ? nullptr : &state.current();
+    };
+    // Not ready: a deadlock unless others move.
+    if (!ops::SyncGroupReady(g.world(), {p.rank(), p.core()}, p.current(),
+                             waiting_at, &sync_group)) {
+      return false;
     }
     group->clear();
     for (const ops::ProgramId& member : sync_group.members) {
-      if (member.rank < 0 || member.rank >= impl.num_ranks || member.core < 0 ||
-          member.core >= impl.num_cores) {
-        return false;
-      }
-      ProgramState& q = impl.program(member.rank, member.core);
-      if (&q != &p &&
-          (q.done() || !ops::SyncMatches(self, mine, member, q.current()))) {
-        return false;
-      }
-      group->push_back(&q);
+      group->push_back(&impl.program(member.rank, member.core));
     }
     return true;
   };

@@ -93,15 +93,7 @@ absl::Status CheckAttrs(const proto::Instruction& instr,
   uint64_t seen = 0;
   size_t next = 0;  // attributes mostly come in the specs' order
   for (const proto::Attr& attr : instr.attrs()) {
-    size_t k = specs.size();
-    for (size_t n = 0, i = next; n < specs.size(); ++n, ++i) {
-      if (i == specs.size()) i = 0;
-      if (SameName(specs[i].name, attr.name())) {
-        k = i;
-        next = i + 1;
-        break;
-      }
-    }
+    const size_t k = FindByName(specs, attr.name(), &next);
     if (k == specs.size()) {
       std::vector<absl::string_view> names;
       for (const AttrSpec& spec : specs) names.push_back(spec.name);

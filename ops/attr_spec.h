@@ -125,11 +125,11 @@ consteval const AttrSpec& AttrOf(const AttrSpec (&specs)[N],
   throw std::logic_error("the op declares no attribute of that name");
 }
 
-// Whether two role, attribute or value names are equal. Every traced
-// instruction looks several up: the builder's names are string literals the
-// linker merges with the op file's, so the pointers mostly match; otherwise
-// names are a few characters long and a loop the compiler inlines beats a
-// call to memcmp.
+// Whether two role, attribute or value names are equal. Names are a few
+// characters long, so a loop the compiler inlines beats a call to memcmp;
+// the pointer test pays off in the builder's lookups, whose names are string
+// literals the linker merges with the op file's (an attribute read from a
+// graph is the proto's own string and never matches by pointer).
 inline bool SameName(absl::string_view a, absl::string_view b) {
   if (a.size() != b.size()) return false;
   if (a.data() == b.data()) return true;
@@ -137,6 +137,24 @@ inline bool SameName(absl::string_view a, absl::string_view b) {
     if (a[i] != b[i]) return false;
   }
   return true;
+}
+
+// The index of the entry of `items` (roles or attribute specs) named `name`,
+// or items.size(); searched from `*next`, where the previous call left off,
+// which it then advances: instructions give roles and attributes in the
+// def's order, so the first comparison usually hits.
+template <typename T>
+size_t FindByName(absl::Span<const T> items, absl::string_view name,
+                  size_t* next) {
+  const size_t n = items.size();
+  for (size_t k = 0, i = *next; k < n; ++k, ++i) {
+    if (i >= n) i = 0;
+    if (SameName(items[i].name, name)) {
+      *next = i + 1;
+      return i;
+    }
+  }
+  return n;
 }
 
 // Checks an instruction's attributes against `specs`: every attribute

@@ -89,11 +89,17 @@ absl::StatusOr<absl::string_view> StrAttr(const proto::Instruction& instr,
   return StringValue(instr, **spec);
 }
 
-absl::StatusOr<absl::Span<const int64_t>> IntsAttr(
-    const proto::Instruction& instr, absl::string_view name) {
-  absl::StatusOr<const AttrSpec*> spec = SpecFor(instr, name, AttrType::kInts);
-  if (!spec.ok()) return spec.status();
-  return IntsValue(instr, **spec);
+bool ReadsOperand(const proto::Instruction& instr, int i) {
+  const OperandRole* role = RoleOf(instr, i);
+  if (role == nullptr) return false;
+  if (role->access != Access::kWrite) return true;
+  if (role->also_read_if.empty()) return false;
+  return IntAttr(instr, role->also_read_if).value_or(0) != 0;
+}
+
+bool WritesOperand(const proto::Instruction& instr, int i) {
+  const OperandRole* role = RoleOf(instr, i);
+  return role != nullptr && role->access != Access::kRead;
 }
 
 const OperandRole* RoleOf(const proto::Instruction& instr, int i) {

@@ -40,13 +40,16 @@ absl::StatusOr<double> FloatAttr(const proto::Instruction& instr,
                                  absl::string_view name);
 absl::StatusOr<absl::string_view> StrAttr(const proto::Instruction& instr,
                                           absl::string_view name);
-absl::StatusOr<absl::Span<const int64_t>> IntsAttr(
-    const proto::Instruction& instr, absl::string_view name);
 
 // The role of operand `i` of `instr` (a variadic last role covers every
 // operand from its slot on); nullptr for an unknown opcode or past the
 // roles.
 const OperandRole* RoleOf(const proto::Instruction& instr, int i);
+// Whether the instruction reads / writes operand `i`: its role's access,
+// and a written operand is read too when its role's also_read_if flag is
+// set (an accumulation). False past the roles or for an unknown opcode.
+bool ReadsOperand(const proto::Instruction& instr, int i);
+bool WritesOperand(const proto::Instruction& instr, int i);
 // The operand slot of the role named `role`; an error for an unknown
 // opcode or a role the op does not have.
 absl::StatusOr<int> RoleSlot(proto::Opcode opcode, absl::string_view role);

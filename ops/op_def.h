@@ -77,6 +77,9 @@ struct OperandRole {
   bool optional = false;
   // The last role only: it may repeat (dma_compute's sources).
   bool variadic = false;
+  // A flag attribute that, when set, makes this written operand read as
+  // well: the instruction accumulates into it (nc_matmul's accumulate).
+  absl::string_view also_read_if = {};
 };
 
 // The slot of the role named `name` in an op's role table, found at compile

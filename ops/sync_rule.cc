@@ -81,6 +81,21 @@ bool SyncMatches(ProgramId self, const proto::Instruction& mine,
   return def->sync_rule.matches(self, mine, other, theirs);
 }
 
+bool SyncGroupReady(
+    const proto::World& world, ProgramId self, const proto::Instruction& mine,
+    absl::FunctionRef<const proto::Instruction*(ProgramId)> waiting_at,
+    SyncGroup* group) {
+  if (!SyncMembers(world, self, mine, group).ok()) return false;
+  for (const ProgramId& member : group->members) {
+    if (member == self) continue;
+    const proto::Instruction* theirs = waiting_at(member);
+    if (theirs == nullptr || !SyncMatches(self, mine, member, *theirs)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 absl::StatusOr<GroupPosition> GroupOf(const proto::World& world, int rank) {
   GroupPosition position;
   if (world.replica_groups_size() == 0) {

@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/nkigraph.pb.h"
@@ -97,6 +98,16 @@ absl::StatusOr<SyncGroup> SyncMembers(const proto::World& world, ProgramId self,
 // `theirs`, is ready to meet `mine`. False for instructions that run alone.
 bool SyncMatches(ProgramId self, const proto::Instruction& mine,
                  ProgramId other, const proto::Instruction& theirs);
+// Whether the group `mine`, reached by `self`, joins can meet now: fills
+// `group` with SyncMembers and checks that every other member waits at a
+// matching instruction. `waiting_at(p)` is the instruction program p waits
+// at, or nullptr when it has none (finished, running, or outside the
+// world). The interpreter's scheduler, the pictures' sync matching and the
+// cost model ask this one question.
+bool SyncGroupReady(
+    const proto::World& world, ProgramId self, const proto::Instruction& mine,
+    absl::FunctionRef<const proto::Instruction*(ProgramId)> waiting_at,
+    SyncGroup* group);
 
 // The replica group holding `rank`, in ring order, and the rank's position
 // in it. The world's replica_groups partition its ranks; a world that names

@@ -31,8 +31,8 @@
 namespace nkigraph::kernels {
 namespace {
 
-using ::testing::HasSubstr;
 using nkigraph::testing::OperandOf;
+using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;
 using Outputs = std::map<std::string, HostArray>;
 

@@ -25,6 +25,14 @@ SyncMatch MatchSync(const graph::GraphIndex& index) {
     return kind != ops::SyncKind::kNone && kind != ops::SyncKind::kCollective;
   };
 
+  // One rank's cores: what a member waits at, if it is blocked.
+  auto waiting_at = [&](ops::ProgramId p) -> const proto::Instruction* {
+    if (p.rank != 0 || p.core < 0 || p.core >= cores || !blocked(p.core)) {
+      return nullptr;
+    }
+    return &index.instr(current(p.core));
+  };
+
   ops::SyncGroup group;
   std::vector<int> members;
   while (true) {
@@ -43,21 +51,14 @@ SyncMatch MatchSync(const graph::GraphIndex& index) {
     // the interpreter's scheduler does (ops/sync_rule.h).
     for (int c = 0; c < cores; ++c) {
       if (!blocked(c)) continue;
-      const proto::Instruction& mine = index.instr(current(c));
-      const ops::ProgramId self{0, c};
-      if (!ops::SyncMembers(world, self, mine, &group).ok()) continue;
+      if (!ops::SyncGroupReady(world, {0, c}, index.instr(current(c)),
+                               waiting_at, &group)) {
+        continue;
+      }
       members.clear();
       for (const ops::ProgramId& member : group.members) {
-        if (member.core < 0 || member.core >= cores || !blocked(member.core) ||
-            (member.core != c &&
-             !ops::SyncMatches(self, mine, member,
-                               index.instr(current(member.core))))) {
-          members.clear();
-          break;
-        }
         members.push_back(current(member.core));
       }
-      if (members.empty()) continue;
       const int g = static_cast<int>(match.groups.size());
       for (int i : members) match.group_of[i] = g;
       match.groups.push_back({index.info(members[0]).def->sync, members});

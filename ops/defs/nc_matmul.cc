@@ -11,7 +11,10 @@
 namespace nkigraph::ops {
 namespace {
 
-constexpr OperandRole kRoles[] = {{"dst", Access::kWrite, kPsum},
+constexpr OperandRole kRoles[] = {{.name = "dst",
+                                   .access = Access::kWrite,
+                                   .spaces = kPsum,
+                                   .also_read_if = "accumulate"},
                                   {"stationary", Access::kRead, kSbuf},
                                   {"moving", Access::kRead, kSbuf}};
 constexpr int kDst = RoleOf(kRoles, "dst");
