@@ -50,9 +50,6 @@
 namespace nkigraph::kernels {
 namespace {
 
-// What one core owns of the gradients: columns of H (dX, dW_gate_up rows,
-// d(down bias)), rows of I (dW_down rows, d(gate/up bias)); core 0 also the
-// whole of d(affinity).
 // One tile of slots of one block of the backward, and the stages that
 // compute it, STEP 1 to STEP 5.
 struct BackwardBlock : MoeBlock<BlockwiseMmBwdInputs, BlockwiseMmBwdOutputs> {

@@ -85,8 +85,9 @@ class KernelIo {
     builder::Tensor tensor;
     bool declared = false;
   };
-  // The row `name` of role `role` (kInput accepts kInputOutput rows); null
-  // and an error recorded when there is none.
+  // The row `name`, an output row when `output` (an input-output row is an
+  // input); null and an error recorded when there is none, it has the other
+  // role, or it was declared already.
   Slot* Find(absl::string_view name, bool output, builder::Loc loc);
   // The error message prefix naming the kernel.
   std::string Where() const;

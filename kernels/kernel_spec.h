@@ -93,11 +93,6 @@ struct ParamField {
     spec.default_value.clear();
     return *this;
   }
-  // A default other than the struct's (a struct shared by two kernels).
-  ParamField& Default(int64_t value) {
-    spec.default_value = absl::StrCat(value);
-    return *this;
-  }
 };
 
 // The field factories. Each names P, the parameter struct, explicitly

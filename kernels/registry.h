@@ -119,8 +119,7 @@ struct KernelDef {
   // validates it; ParseParams keeps it in the ParamValues. Optional.
   std::function<absl::StatusOr<TypedParams>(const ParamValues&)> read_params =
       nullptr;
-  // Validates the parameters (messages name the parameter and the limit)
-  // and returns the world and trace configuration.
+  // The world (target, ranks, cores) of the parameters read_params read.
   std::function<absl::StatusOr<builder::WorldConfig>(const ParamValues&)> world;
   // Declares inputs, runs the kernel, publishes outputs.
   std::function<void(builder::Tracer&, const ParamValues&)> body;

@@ -22,11 +22,13 @@
 #include "kernels/fgcc.h"
 #include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
+#include "tests/test_util.h"
 #include "util/dtype.h"
 
 namespace nkigraph::kernels {
 namespace {
 
+using nkigraph::testing::IntAttr;
 using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
@@ -48,14 +50,6 @@ const proto::Tensor& TensorOf(const proto::Graph& graph, uint32_t id) {
 const proto::Tensor& OperandTensor(const proto::Graph& graph,
                                    const proto::Instruction& instr, int i) {
   return TensorOf(graph, instr.operands(i).tensor_id());
-}
-
-int64_t IntAttr(const proto::Instruction& instr, const std::string& name,
-                int64_t fallback = 0) {
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == name) return attr.i();
-  }
-  return fallback;
 }
 
 std::vector<const proto::Instruction*> Instructions(const proto::Graph& graph,
@@ -874,7 +868,7 @@ TEST(Sb2sbAllgatherTest, OneAllGatherSbufToSbufAlongDimOne) {
   const auto gathers = Instructions(*graph, proto::ALL_GATHER);
   ASSERT_EQ(gathers.size(), 1u);
   const proto::Instruction& gather = *gathers[0];
-  EXPECT_EQ(IntAttr(gather, "collective_dim", 0), 1);
+  EXPECT_EQ(IntAttr(gather, "collective_dim"), 1);
   const proto::Tensor& dst = OperandTensor(*graph, gather, 0);
   const proto::Tensor& src = OperandTensor(*graph, gather, 1);
   EXPECT_EQ(dst.space(), proto::SBUF);
@@ -951,7 +945,7 @@ TEST(Sb2sbAllgatherTiledTest, TilesRowsByMinM128AndSplitsTilesAcrossCores) {
       std::vector<int64_t> tile_rows;
       for (const proto::Instruction* gather :
            Instructions(*graph, proto::ALL_GATHER, core)) {
-        EXPECT_EQ(IntAttr(*gather, "collective_dim", 0), 1);
+        EXPECT_EQ(IntAttr(*gather, "collective_dim"), 1);
         const proto::Tensor& src = OperandTensor(*graph, *gather, 1);
         const proto::Tensor& dst = OperandTensor(*graph, *gather, 0);
         EXPECT_EQ(src.space(), proto::SBUF);

@@ -25,6 +25,9 @@
 namespace nkigraph::kernels {
 namespace {
 
+using nkigraph::testing::FloatAttr;
+using nkigraph::testing::IntAttr;
+using nkigraph::testing::StrAttr;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAreArray;
@@ -114,28 +117,6 @@ std::vector<int64_t> FlatElements(const proto::Instruction& instr, int i) {
     flat = std::move(next);
   }
   return flat;
-}
-
-int64_t IntAttr(const proto::Instruction& instr, const std::string& name,
-                int64_t fallback) {
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == name) return attr.i();
-  }
-  return fallback;
-}
-
-double FloatAttr(const proto::Instruction& instr, const std::string& name) {
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == name) return attr.f();
-  }
-  return 0.0;
-}
-
-std::string StrAttr(const proto::Instruction& instr, const std::string& name) {
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == name) return attr.s();
-  }
-  return "";
 }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -384,7 +365,7 @@ TEST(Conv1dGraphTest, MatmulsPerOutputTileAreCeilKOverKRepPerCinTile) {
         EXPECT_EQ(Partitions(mm, 1), c.contraction[i % per_tile])
             << Describe(settings) << " matmul " << i;
         EXPECT_EQ(Partitions(mm, 2), c.contraction[i % per_tile]);
-        EXPECT_EQ(IntAttr(mm, "accumulate", 0), i % per_tile == 0 ? 0 : 1)
+        EXPECT_EQ(IntAttr(mm, "accumulate"), i % per_tile == 0 ? 0 : 1)
             << "one accumulation group per output tile";
         EXPECT_EQ(Operand(*graph, mm, 0).space(), proto::PSUM);
         EXPECT_LE(FreeSize(mm, 2), 512);
@@ -832,7 +813,7 @@ TEST(DepthwiseConv1dGraphTest, MatmulContractsOverTapsOnly) {
       EXPECT_EQ(Pattern(*mm, 2).size(), 2u) << "moving holds one channel";
       EXPECT_EQ(Pattern(*mm, 2).back().first, stride);
       EXPECT_EQ(Partitions(*mm, 0), 1);
-      EXPECT_EQ(IntAttr(*mm, "accumulate", 0), 0);
+      EXPECT_EQ(IntAttr(*mm, "accumulate"), 0);
     }
   }
   // S > 128: the s tiles accumulate.
@@ -842,7 +823,7 @@ TEST(DepthwiseConv1dGraphTest, MatmulContractsOverTapsOnly) {
   std::vector<int64_t> contraction, accumulate;
   for (const proto::Instruction* mm : Instrs(*graph, proto::NC_MATMUL)) {
     contraction.push_back(Partitions(*mm, 1));
-    accumulate.push_back(IntAttr(*mm, "accumulate", 0));
+    accumulate.push_back(IntAttr(*mm, "accumulate"));
   }
   EXPECT_THAT(contraction, ElementsAre(128, 72, 128, 72));
   EXPECT_THAT(accumulate, ElementsAre(0, 1, 0, 1));

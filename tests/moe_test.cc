@@ -31,7 +31,9 @@
 namespace nkigraph::kernels {
 namespace {
 
+using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
+using nkigraph::testing::StrAttr;
 using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;
 using Outputs = std::map<std::string, HostArray>;
@@ -227,20 +229,6 @@ bool Writes(const proto::Instruction& instr, uint32_t id) {
     }
   }
   return false;
-}
-
-std::string StrAttr(const proto::Instruction& instr, const std::string& name) {
-  for (const proto::Attr& a : instr.attrs()) {
-    if (a.name() == name) return a.s();
-  }
-  return "";
-}
-
-int64_t IntAttr(const proto::Instruction& instr, const std::string& name) {
-  for (const proto::Attr& a : instr.attrs()) {
-    if (a.name() == name) return a.i();
-  }
-  return 0;
 }
 
 const std::string& ScopeOf(const proto::Graph& g,

@@ -20,12 +20,15 @@
 #include "kernels/compare.h"
 #include "kernels/tiled_matmul.h"
 #include "proto/nkigraph.pb.h"
+#include "tests/test_util.h"
 #include "util/dtype.h"
 #include "util/graph_io.h"
 
 namespace nkigraph::kernels {
 namespace {
 
+using nkigraph::testing::IntAttr;
+using nkigraph::testing::StrAttr;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
@@ -304,23 +307,6 @@ const proto::Tensor& OperandTensor(const proto::Graph& graph,
   return graph.tensors(static_cast<int>(instr.operands(i).tensor_id()) - 1);
 }
 
-// An integer attribute; an absent one reads as `fallback`, as the ops read
-// it.
-int64_t IntAttr(const proto::Instruction& instr, const std::string& name,
-                int64_t fallback) {
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == name) return attr.i();
-  }
-  return fallback;
-}
-
-std::string StrAttr(const proto::Instruction& instr, const std::string& name) {
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == name) return attr.s();
-  }
-  return "";
-}
-
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 TEST(TiledMatmulTest, MatmulCountIsTheTileProductWithTails) {
@@ -347,7 +333,7 @@ TEST(TiledMatmulTest, AccumulationRestartsOncePerOutputTile) {
     // A new PSUM tile starts with accumulate=0; later k tiles accumulate.
     const bool new_tile = mm->operands(0).tensor_id() != psum_id;
     psum_id = mm->operands(0).tensor_id();
-    EXPECT_EQ(IntAttr(*mm, "accumulate", 0), new_tile ? 0 : 1);
+    EXPECT_EQ(IntAttr(*mm, "accumulate"), new_tile ? 0 : 1);
     fresh += new_tile ? 1 : 0;
     EXPECT_EQ(OperandTensor(*graph, *mm, 0).space(), proto::PSUM);
     EXPECT_EQ(OperandTensor(*graph, *mm, 0).dtype(), proto::FLOAT32);

@@ -77,6 +77,28 @@ inline proto::AccessPattern* MutableOperandOf(proto::Instruction* instr,
   return instr->mutable_operands(*slot);
 }
 
+// Attribute `name` of `instr` as the op reads it: the schema's default when
+// absent. An attribute the op does not declare (or of another type) fails
+// the test and reads as 0 or "".
+inline int64_t IntAttr(const proto::Instruction& instr,
+                       absl::string_view name) {
+  const absl::StatusOr<int64_t> value = ops::IntAttr(instr, name);
+  EXPECT_TRUE(value.ok()) << value.status();
+  return value.value_or(0);
+}
+inline double FloatAttr(const proto::Instruction& instr,
+                        absl::string_view name) {
+  const absl::StatusOr<double> value = ops::FloatAttr(instr, name);
+  EXPECT_TRUE(value.ok()) << value.status();
+  return value.value_or(0.0);
+}
+inline std::string StrAttr(const proto::Instruction& instr,
+                           absl::string_view name) {
+  const absl::StatusOr<absl::string_view> value = ops::StrAttr(instr, name);
+  EXPECT_TRUE(value.ok()) << value.status();
+  return std::string(value.value_or(""));
+}
+
 // Runs `graph` with `inputs`; returns every output by name.
 inline absl::StatusOr<std::map<std::string, HostArray>> RunGraph(
     const proto::Graph& graph, const std::vector<HostArray>& inputs) {
