@@ -907,6 +907,34 @@ TEST(VizBarrierTest, RingPermutesLinkEachRankToItsSuccessor) {
   EXPECT_EQ(one.CountEdges("permute"), 0);
 }
 
+// An all_gather in two replica groups that interleave ({0, 2} and {1, 3}):
+// each group is one chain, and no line joins ranks of different groups.
+TEST(VizBarrierTest, CollectivesJoinOnlyTheirReplicaGroup) {
+  builder::WorldConfig world;
+  world.num_ranks = 4;
+  world.replica_groups = {{0, 2}, {1, 3}};
+  builder::Tracer tracer(builder::TraceConfig{"groups", {}, world});
+  absl::StatusOr<proto::Graph> graph = tracer.Trace([](Tracer& t) {
+    Tensor x = t.Input("x", {2}, proto::FLOAT32);
+    Tensor gathered =
+        t.Allocate({4}, proto::FLOAT32, Buffer::kSharedHbm, "gathered");
+    isa::all_gather(gathered, x, 0);
+    t.Output("out", gathered);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const Dot dot =
+      ParseDot(MustRender(*graph, Options(View::kBarrier), Format::kDot));
+  ASSERT_TRUE(dot.ok);
+  std::set<std::pair<std::string, std::string>> links;
+  for (const Dot::Edge& edge : dot.edges) {
+    if (edge.cls == "collective") {
+      links.insert({edge.tail.substr(0, 4), edge.head.substr(0, 4)});
+    }
+  }
+  EXPECT_THAT(links, UnorderedElementsAre(std::make_pair("r0c0", "r2c0"),
+                                          std::make_pair("r1c0", "r3c0")));
+}
+
 TEST(VizBarrierTest, ABarrierOneCoreNeverReachesIsMarkedStuck) {
   const proto::Graph graph = MustTrace(1, 2, [](Tracer& t) {
     Tensor flag = t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");

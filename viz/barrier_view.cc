@@ -193,7 +193,6 @@ absl::StatusOr<VizGraph> BuildBarrierView(const graph::GraphIndex& index,
   // op's sync rule says: to each member's successor for a ring permute
   // (SyncGroup::sends_to), one line through the group otherwise.
   if (per_rank) {
-    const std::vector<std::vector<int64_t>> groups = ReplicaGroups(index);
     const proto::World& world = index.graph().world();
     ops::SyncGroup sync_group;
     for (int i = 0; i < index.size(); ++i) {
@@ -203,8 +202,12 @@ absl::StatusOr<VizGraph> BuildBarrierView(const graph::GraphIndex& index,
       }
       const std::string label = ops::LinkLabel(index.instr(i));
       const int core = static_cast<int>(index.info(i).core);
-      for (const std::vector<int64_t>& ranks_of_group : groups) {
-        const ops::ProgramId first{static_cast<int>(ranks_of_group[0]), core};
+      // One pass per replica group, from its first rank in ring order.
+      for (int r = 0; r < index.num_ranks(); ++r) {
+        const absl::StatusOr<ops::GroupPosition> position =
+            ops::GroupOf(world, r);
+        if (!position.ok() || position->index != 0) continue;
+        const ops::ProgramId first{r, core};
         if (!ops::SyncMembers(world, first, index.instr(i), &sync_group).ok()) {
           continue;
         }

@@ -217,23 +217,4 @@ void EdgeCollector::Emit(VizGraph* graph) {
   by_key_.clear();
 }
 
-std::vector<std::vector<int64_t>> ReplicaGroups(
-    const graph::GraphIndex& index) {
-  std::vector<std::vector<int64_t>> groups;
-  for (const proto::ReplicaGroup& group :
-       index.graph().world().replica_groups()) {
-    std::vector<int64_t> ranks;
-    for (uint32_t r : group.ranks()) {
-      if (r < index.num_ranks()) ranks.push_back(r);
-    }
-    if (!ranks.empty()) groups.push_back(std::move(ranks));
-  }
-  if (groups.empty()) {
-    std::vector<int64_t> all;
-    for (int64_t r = 0; r < index.num_ranks(); ++r) all.push_back(r);
-    groups.push_back(std::move(all));
-  }
-  return groups;
-}
-
 }  // namespace nkigraph::viz

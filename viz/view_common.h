@@ -75,10 +75,6 @@ class EdgeCollector {
   absl::flat_hash_map<std::tuple<int, int, int>, size_t> by_key_;
 };
 
-// The world's replica groups (all ranks in one group when it lists none);
-// ranks outside [0, num_ranks) are dropped.
-std::vector<std::vector<int64_t>> ReplicaGroups(const graph::GraphIndex& index);
-
 }  // namespace nkigraph::viz
 
 #endif  // NKIGRAPH_VIZ_VIEW_COMMON_H_
