@@ -81,13 +81,6 @@ Diagnostic Tracer::AboutOpcode(proto::Opcode opcode, std::string message) {
   return d;
 }
 
-Diagnostic Tracer::AboutTensor(const proto::Tensor& t, std::string message) {
-  Diagnostic d = MakeDiagnostic(DiagnosticKind::kTrace, std::move(message));
-  d.tensor_id = t.id();
-  d.tensor = t.name();
-  return d;
-}
-
 absl::StatusOr<proto::Graph> Tracer::Trace(
     absl::FunctionRef<void(Tracer&)> body) {
   absl::StatusOr<const proto::Graph*> graph = TraceInPlace(body);
@@ -196,13 +189,14 @@ proto::Tensor* Tracer::NewTensor(absl::string_view name,
 bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
   const ops::DeviceProfile& profile = ops::ProfileFor(config_.world.target);
   if (tensor->shape(0) > profile.num_partitions) {
-    RecordError(
-        AboutTensor(*tensor, absl::StrCat("on-chip tensor '", tensor->name(),
-                                          "' has ", tensor->shape(0),
-                                          " partitions; the partition dim is "
-                                          "at most ",
-                                          profile.num_partitions)),
-        loc);
+    RecordError(MakeTensorDiagnostic(
+                    DiagnosticKind::kTrace, tensor->id(), tensor->name(),
+                    absl::StrCat("on-chip tensor '", tensor->name(), "' has ",
+                                 tensor->shape(0),
+                                 " partitions; the partition dim is "
+                                 "at most ",
+                                 profile.num_partitions)),
+                loc);
     return false;
   }
   int64_t row = DTypeSize(tensor->dtype());
@@ -210,8 +204,8 @@ bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
   const OnChipStack::Placement placement =
       on_chip_.Allocate(tensor->space(), row, tensor->id(), profile);
   if (!placement.fits(row)) {
-    RecordError(
-        AboutTensor(*tensor,
+    RecordError(MakeTensorDiagnostic(
+                    DiagnosticKind::kTrace, tensor->id(), tensor->name(),
                     absl::StrCat(
                         ops::SpaceName(tensor->space()),
                         " capacity exceeded: '", tensor->name(), "' needs ",
@@ -219,7 +213,7 @@ bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
                         placement.address, ", but a ", profile.name,
                         " partition holds ", placement.capacity, " bytes (",
                         placement.address, " already in use by live tensors)")),
-        loc);
+                loc);
     return false;
   }
   tensor->set_address(placement.address);

@@ -133,9 +133,8 @@ class Tracer {
   // RecordError for a diagnostic that already says what it is about (an
   // opcode, a tensor); the location is added here.
   void RecordError(Diagnostic diagnostic, Loc loc);
-  // A trace diagnostic about an instruction of `opcode`, or tensor `t`.
+  // A trace diagnostic about an instruction of `opcode`.
   static Diagnostic AboutOpcode(proto::Opcode opcode, std::string message);
-  static Diagnostic AboutTensor(const proto::Tensor& t, std::string message);
 
   proto::Tensor* NewTensor(absl::string_view name,
                            absl::Span<const int64_t> shape, DType dtype,

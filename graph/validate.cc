@@ -25,10 +25,8 @@ Diagnostic GraphProblem(std::string message) {
 // A problem with one tensor, named by its position (`id`) and name.
 Diagnostic TensorProblem(uint32_t id, absl::string_view name,
                          std::string message) {
-  Diagnostic d = GraphProblem(std::move(message));
-  d.tensor_id = id;
-  d.tensor = std::string(name);
-  return d;
+  return MakeTensorDiagnostic(DiagnosticKind::kValidation, id, name,
+                              std::move(message));
 }
 
 void CheckWorld(const proto::World& world, std::vector<Diagnostic>* errors) {

@@ -88,10 +88,9 @@ std::string ElementString(const proto::Tensor& t, int64_t flat) {
 // scheduler adds where it happened.
 absl::Status TensorError(DiagnosticKind kind, const proto::Tensor& t,
                          std::string message) {
-  Diagnostic d = MakeDiagnostic(kind, std::move(message));
-  d.tensor_id = t.id();
-  d.tensor = t.name();
-  return DiagnosticError(absl::StatusCode::kAborted, d);
+  return DiagnosticError(
+      absl::StatusCode::kAborted,
+      MakeTensorDiagnostic(kind, t.id(), t.name(), std::move(message)));
 }
 
 }  // namespace

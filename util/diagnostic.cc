@@ -54,6 +54,14 @@ Diagnostic MakeDiagnostic(DiagnosticKind kind, std::string message) {
   return d;
 }
 
+Diagnostic MakeTensorDiagnostic(DiagnosticKind kind, uint32_t id,
+                                absl::string_view name, std::string message) {
+  Diagnostic d = MakeDiagnostic(kind, std::move(message));
+  d.tensor_id = id;
+  d.tensor = std::string(name);
+  return d;
+}
+
 std::string RenderInstruction(const Diagnostic& d) {
   std::string text =
       absl::StrCat("instruction #", d.instruction_id, " ",

@@ -59,6 +59,9 @@ struct Diagnostic {
 // A diagnostic of `kind` with only a message; set the other fields as they
 // apply.
 Diagnostic MakeDiagnostic(DiagnosticKind kind, std::string message);
+// The same about tensor `id` named `name` (the graph's declaration).
+Diagnostic MakeTensorDiagnostic(DiagnosticKind kind, uint32_t id,
+                                absl::string_view name, std::string message);
 
 // The text users see. Where the error is comes first, in the form of its
 // producer:
