@@ -8,6 +8,7 @@
 #include "kernels/depthwise_conv1d.h"
 #include "kernels/fg_allgather.h"
 #include "kernels/fgcc.h"
+#include "kernels/mlp_tkg.h"
 #include "kernels/sb2sb_allgather.h"
 #include "kernels/tiled_matmul.h"
 
@@ -25,6 +26,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   registry.Register(FgAllgatherSpec());
   registry.Register(Sb2sbAllgatherSpec());
   registry.Register(Sb2sbAllgatherTiledSpec());
+  registry.Register(MlpTkgSpec());
 }
 
 }  // namespace nkigraph::kernels
