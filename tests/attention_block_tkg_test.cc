@@ -235,6 +235,77 @@ TEST(AttentionBlockTkgTest, SbufPathEqualsHbmPathBitForBit) {
   }
 }
 
+// The composer passes layer l's slices of caches stacked on a leading [L]
+// axis: the update finds C among the declared tensor's dims, writes only
+// that layer, and the result is the one-layer reference's.
+TEST(AttentionBlockTkgTest, UpdatesOneLayerOfStackedCaches) {
+  AttentionParams p;
+  p.dtype = kF32;
+  constexpr int64_t kLayers = 2, kLayer = 1;
+  const std::vector<HostArray> flat = InputsFor(p, 13);
+  std::vector<HostArray> inputs;
+  for (const HostArray& a : flat) {
+    if (a.name != "K_cache" && a.name != "V_cache") {
+      inputs.push_back(a);
+      continue;
+    }
+    HostArray stacked = a;  // layer 0: the same values reversed
+    stacked.shape.insert(stacked.shape.begin(), kLayers);
+    stacked.f32.assign(a.f32.rbegin(), a.f32.rend());
+    stacked.f32.insert(stacked.f32.end(), a.f32.begin(), a.f32.end());
+    inputs.push_back(std::move(stacked));
+  }
+  const int64_t t = p.tokens();
+  const auto body = [&](builder::Tracer& tr) {
+    const auto input = [&](const HostArray& a) {
+      return tr.Input(a.name, a.shape, a.dtype);
+    };
+    std::map<std::string, Tensor> in;
+    for (const HostArray& a : inputs) in[a.name] = input(a);
+    AttentionWeights w;
+    w.rmsnorm_gamma = in["rmsnorm_gamma"];
+    w.w_qkv = in["W_qkv"];
+    w.cos = in["cos"];
+    w.sin = in["sin"];
+    w.k_cache = in["K_cache"].Select(0, kLayer);
+    w.v_cache = in["V_cache"].Select(0, kLayer);
+    w.mask_cache = in["mask_cache"];
+    w.cache_position = in["cache_position"];
+    w.w_o = in["W_o"];
+    BlockIo block;
+    block.x = in["X"].Reshape({t, p.hidden});
+    const Tensor out = tr.Allocate({p.batch, p.seq_tkg, p.hidden}, kF32,
+                                   builder::Buffer::kSharedHbm, "out");
+    block.out = out.Reshape({t, p.hidden});
+    builder::jit("attention_block_tkg", AttentionBlockTkg)(block, w, p);
+    tr.Output("out", out);
+    tr.Output("K_cache", in["K_cache"]);
+    tr.Output("V_cache", in["V_cache"]);
+  };
+  absl::StatusOr<proto::Graph> graph = testing::TraceWorld(1, 2, body);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Outputs> got = testing::RunGraph(*graph, inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  absl::StatusOr<std::vector<HostArray>> want =
+      AttentionBlockTkgReference(p, flat);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (HostArray& w : *want) {
+    HostArray g = got->at(w.name);
+    if (w.name != "out") {
+      // Layer 0 untouched; layer 1 the reference's.
+      const size_t n = w.f32.size();
+      const std::vector<float> layer0(g.f32.begin(), g.f32.begin() + n);
+      EXPECT_EQ(layer0, std::vector<float>(Find(inputs, w.name).f32.begin(),
+                                           Find(inputs, w.name).f32.begin() +
+                                               static_cast<int64_t>(n)))
+          << w.name;
+      g.f32.erase(g.f32.begin(), g.f32.begin() + n);
+      g.shape.erase(g.shape.begin());
+    }
+    ExpectClose(g, w, DecodeTolerance(p));
+  }
+}
+
 // --- The graph -------------------------------------------------------------
 
 proto::Graph TraceOk(const AttentionParams& p) {
