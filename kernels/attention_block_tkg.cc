@@ -22,16 +22,14 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/attention_tkg.h"
 #include "kernels/decode_common.h"
-#include "kernels/device.h"
 #include "kernels/dsl.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
 namespace {
 
-// The pipe of the attention output's exchange (decode_common's exchanges
-// take pipe 0 in the same order on both cores, so one pipe would pair them
-// too; a second keeps the picture's labels apart).
+// The pipe of the attention rows' exchange: its own, apart from
+// decode_common's (pipe 0), so pictures and diffs tell the two apart.
 constexpr int kAttentionPipe = 1;
 
 // q, k after the optional norms and RoPE, k and v as the cache stores them
@@ -227,10 +225,12 @@ const KernelSpec<AttentionParams>& AttentionBlockTkgSpec() {
                           }),
               InputOutputRow<P>("K_cache", "[B, kv_heads, C, d]", cache_shape)
                   .DType("dtype, float8_e4m3 with fp8_kv=1", cache_dtype)
-                  .Note("the active tokens' K written at cache_position"),
+                  .Note("updated in place: the active tokens' K at "
+                        "cache_position"),
               InputOutputRow<P>("V_cache", "[B, kv_heads, C, d]", cache_shape)
                   .DType("dtype, float8_e4m3 with fp8_kv=1", cache_dtype)
-                  .Note("the active tokens' V written at cache_position"),
+                  .Note("updated in place: the active tokens' V at "
+                        "cache_position"),
               InputRow<P>("mask_cache", "[B, C]",
                           [](const P& p) {
                             return Shape{p.batch, p.cache_len};
