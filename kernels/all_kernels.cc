@@ -1,5 +1,6 @@
 #include "kernels/all_kernels.h"
 
+#include "kernels/attention_block_tkg.h"
 #include "kernels/blockwise_mm_bwd.h"
 #include "kernels/bwmm_shard_on_h.h"
 #include "kernels/conv1d.h"
@@ -27,6 +28,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   registry.Register(Sb2sbAllgatherSpec());
   registry.Register(Sb2sbAllgatherTiledSpec());
   registry.Register(MlpTkgSpec());
+  registry.Register(AttentionBlockTkgSpec());
 }
 
 }  // namespace nkigraph::kernels
