@@ -17,7 +17,10 @@ std::string ShapeString(const Shape& shape) {
 
 }  // namespace
 
-const proto::Tensor& Tensor::decl() const { return tracer_->decl(id_); }
+const proto::Tensor& Tensor::decl() const {
+  if (tracer_ == nullptr) return proto::Tensor::default_instance();
+  return tracer_->decl(id_);
+}
 
 Shape Tensor::shape() const {
   Shape shape;
@@ -27,6 +30,7 @@ Shape Tensor::shape() const {
 }
 
 int64_t Tensor::num_elements() const {
+  if (!valid()) return 0;
   int64_t n = 1;
   for (const Dim& dim : dims_) n *= dim.count;
   return n;

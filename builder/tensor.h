@@ -34,6 +34,9 @@ using Loc = std::source_location;
 // keep it first.
 //
 // A default-constructed Tensor is invalid; ISA calls on it record an error.
+// Kernel code keeps running after a trace error, so an invalid view is safe
+// to inspect: rank 0, dim(d) and num_elements() 0, an empty declaration
+// (no name, no dtype).
 class Tensor {
  public:
   struct Dim {
@@ -53,7 +56,8 @@ class Tensor {
   proto::MemorySpace space() const { return decl().space(); }
 
   int rank() const { return static_cast<int>(dims_.size()); }
-  int64_t dim(int d) const { return dims_[d].count; }
+  // The count of dim `d`; 0 past the view's rank.
+  int64_t dim(int d) const { return d >= 0 && d < rank() ? dims_[d].count : 0; }
   Shape shape() const;
   int64_t num_elements() const;
   int64_t offset() const { return offset_; }

@@ -29,6 +29,8 @@ namespace nkigraph::kernels {
 namespace {
 
 using nkigraph::testing::IntAttr;
+using nkigraph::testing::OperandOf;
+using nkigraph::testing::OperandTensor;
 using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
@@ -45,11 +47,6 @@ absl::StatusOr<proto::Graph> Trace(const std::string& kernel,
 
 const proto::Tensor& TensorOf(const proto::Graph& graph, uint32_t id) {
   return graph.tensors(static_cast<int>(id) - 1);
-}
-
-const proto::Tensor& OperandTensor(const proto::Graph& graph,
-                                   const proto::Instruction& instr, int i) {
-  return TensorOf(graph, instr.operands(i).tensor_id());
 }
 
 std::vector<const proto::Instruction*> Instructions(const proto::Graph& graph,
@@ -333,7 +330,7 @@ TEST(FgccRingTest, ChannelCountFollowsTheTable) {
       for (const proto::Instruction* permute :
            Instructions(*graph, proto::COLLECTIVE_PERMUTE_IMPLICIT)) {
         int64_t n = 1;
-        const auto& pattern = permute->operands(1).pattern();
+        const auto& pattern = OperandOf(*permute, "src").pattern();
         for (int i = 1; i < pattern.size(); i += 2) n *= pattern[i];
         elements += n;
       }
@@ -363,7 +360,8 @@ std::pair<uint32_t, uint32_t> RingBufferIds(const proto::Graph& graph,
   for (const proto::Instruction* permute :
        Instructions(graph, proto::COLLECTIVE_PERMUTE_IMPLICIT, core)) {
     for (int i = 0; i < 2; ++i) {
-      const proto::Tensor& t = OperandTensor(graph, *permute, i);
+      const proto::Tensor& t =
+          OperandTensor(graph, *permute, i == 0 ? "dst" : "src");
       if (t.name() == "buf0") ids[0] = t.id();
       if (t.name() == "buf1") ids[1] = t.id();
     }
@@ -399,15 +397,17 @@ TEST(FgccRingTest, DoubleBufferSbufPermuteOfNextStepWritesTheOtherBuffer) {
       *graph, 0, [&](const proto::Instruction& instr, int64_t step) {
         if (instr.opcode() == proto::COLLECTIVE_PERMUTE_IMPLICIT) {
           const int64_t p = ++permutes_seen[IntAttr(instr, "channel")];
-          EXPECT_EQ(instr.operands(0).tensor_id(), buf[p % 2])
+          EXPECT_EQ(OperandOf(instr, "dst").tensor_id(), buf[p % 2])
               << "permute " << p;
-          EXPECT_EQ(instr.operands(1).tensor_id(), buf[(p - 1) % 2])
+          EXPECT_EQ(OperandOf(instr, "src").tensor_id(), buf[(p - 1) % 2])
               << "permute " << p;
-          permute_dst_after_step[step + 1] = instr.operands(0).tensor_id();
+          permute_dst_after_step[step + 1] =
+              OperandOf(instr, "dst").tensor_id();
         } else if (instr.opcode() == proto::NC_MATMUL) {
           ++matmuls;
           ASSERT_GE(step, 0);
-          const uint32_t stationary = instr.operands(1).tensor_id();
+          const uint32_t stationary =
+              OperandOf(instr, "stationary").tensor_id();
           EXPECT_EQ(stationary, buf[step % 2]) << "step " << step;
           // The permute launched for step + 1 writes the other buffer.
           if (step + 1 < 4) {
@@ -438,11 +438,11 @@ TEST(FgccRingTest, DoubleBufferOverSharedHbmStagesFromTheCurrentBuffer) {
     ForEachWithStep(
         *graph, core, [&](const proto::Instruction& instr, int64_t step) {
           if (instr.opcode() != proto::DMA_COPY || step < 0) return;
-          const uint32_t src = instr.operands(1).tensor_id();
+          const uint32_t src = OperandOf(instr, "src").tensor_id();
           if (src != buf0 && src != buf1) return;
           ++staged;  // lhs^T tile loaded for a matmul of this step
           EXPECT_EQ(src, buf[step % 2]) << "core " << core << " step " << step;
-          EXPECT_EQ(OperandTensor(*graph, instr, 0).space(), proto::SBUF);
+          EXPECT_EQ(OperandTensor(*graph, instr, "dst").space(), proto::SBUF);
         });
     EXPECT_EQ(staged, 4 * 2);  // 4 steps x 2 channels x 1 tile
   }
@@ -468,15 +468,15 @@ TEST(FgccRingTest, SlotWritesUseTheResolverOfTheirStepAsScalarOffset) {
           *graph, core, [&](const proto::Instruction& instr, int64_t step) {
             if (instr.opcode() ==
                 proto::COLLECTIVE_PERMUTE_IMPLICIT_CURRENT_PROCESSING_RANK_ID) {
-              resolver_iteration[instr.operands(0).tensor_id()] =
+              resolver_iteration[OperandOf(instr, "dst").tensor_id()] =
                   IntAttr(instr, "iteration");
             } else if (instr.opcode() == proto::TENSOR_SCALAR) {
-              slot_row_source[instr.operands(0).tensor_id()] =
-                  instr.operands(1).tensor_id();
+              slot_row_source[OperandOf(instr, "dst").tensor_id()] =
+                  OperandOf(instr, "data").tensor_id();
             } else if (instr.opcode() == proto::DMA_COPY &&
-                       OperandTensor(*graph, instr, 0).name() == "out") {
+                       OperandTensor(*graph, instr, "dst").name() == "out") {
               ++writes;
-              const proto::AccessPattern& dst = instr.operands(0);
+              const proto::AccessPattern& dst = OperandOf(instr, "dst");
               ASSERT_TRUE(dst.has_dynamic());
               EXPECT_EQ(dst.dynamic().kind(), proto::DynamicOffset::SCALAR);
               EXPECT_EQ(dst.dynamic().indirect_dim(), 0u);
@@ -503,7 +503,7 @@ TEST(FgccRingTest, SlotRowIsTheResolverTimesRowsPerRank) {
   const auto scalars = Instructions(*graph, proto::TENSOR_SCALAR);
   ASSERT_EQ(scalars.size(), 2u);
   for (const proto::Instruction* ts : scalars) {
-    EXPECT_EQ(OperandTensor(*graph, *ts, 0).dtype(), proto::INT32);
+    EXPECT_EQ(OperandTensor(*graph, *ts, "dst").dtype(), proto::INT32);
     std::string op0;
     double scalar0 = 0.0;
     for (const proto::Attr& attr : ts->attrs()) {
@@ -548,9 +548,9 @@ TEST(FgccPathTest, RingInSbufWhileTheDoubleBufferFitsTheBudget) {
         Instructions(*graph, proto::COLLECTIVE_PERMUTE_IMPLICIT);
     EXPECT_EQ(permutes.size(), 1u);
     if (permutes.empty()) return proto::MEMORY_SPACE_UNSPECIFIED;
-    EXPECT_EQ(OperandTensor(*graph, *permutes[0], 0).space(),
-              OperandTensor(*graph, *permutes[0], 1).space());
-    return OperandTensor(*graph, *permutes[0], 0).space();
+    EXPECT_EQ(OperandTensor(*graph, *permutes[0], "dst").space(),
+              OperandTensor(*graph, *permutes[0], "src").space());
+    return OperandTensor(*graph, *permutes[0], "dst").space();
   };
   EXPECT_EQ(space("8", "0"), proto::SBUF);
   EXPECT_EQ(space("24512", "0"), proto::SBUF);
@@ -595,11 +595,11 @@ TEST(FgccPathTest, RhsHeldInSbufWhenTwiceItFitsSixteenMiB) {
     int rhs_loads = 0;
     for (const proto::Instruction* dma :
          Instructions(*graph, proto::DMA_COPY)) {
-      if (OperandTensor(*graph, *dma, 1).name() == "rhs") ++rhs_loads;
+      if (OperandTensor(*graph, *dma, "src").name() == "rhs") ++rhs_loads;
     }
     const auto matmuls = Instructions(*graph, proto::NC_MATMUL);
     for (const proto::Instruction* mm : matmuls) {
-      EXPECT_EQ(OperandTensor(*graph, *mm, 2).name(),
+      EXPECT_EQ(OperandTensor(*graph, *mm, "moving").name(),
                 held ? "rhs_sb" : "rhs_tile");
     }
     // Held: one load per k tile. Streamed: one per matmul.
@@ -619,15 +619,15 @@ TEST(FgccPathTest, MatmulsRespectTileLimitsAndEvacuatePsumBeforeDma) {
   // 2 steps x m tiles (128, 128, 44) x n tiles (512, 188) x k tiles (3).
   EXPECT_EQ(matmuls.size(), 2u * 3 * 2 * 3);
   for (const proto::Instruction* mm : matmuls) {
-    const proto::Tensor& psum = OperandTensor(*graph, *mm, 0);
+    const proto::Tensor& psum = OperandTensor(*graph, *mm, "dst");
     EXPECT_EQ(psum.space(), proto::PSUM);
     EXPECT_EQ(psum.dtype(), proto::FLOAT32);
     EXPECT_LE(psum.shape(0), 128);
     EXPECT_LE(psum.shape(1), 512);
   }
   for (const proto::Instruction* dma : Instructions(*graph, proto::DMA_COPY)) {
-    EXPECT_NE(OperandTensor(*graph, *dma, 0).space(), proto::PSUM);
-    EXPECT_NE(OperandTensor(*graph, *dma, 1).space(), proto::PSUM);
+    EXPECT_NE(OperandTensor(*graph, *dma, "dst").space(), proto::PSUM);
+    EXPECT_NE(OperandTensor(*graph, *dma, "src").space(), proto::PSUM);
   }
   EXPECT_EQ(Instructions(*graph, proto::ACTIVATION).size(), 2u * 3 * 2);
 }
@@ -766,14 +766,14 @@ TEST(FgAllgatherRingTest, TransposesTheCurrentBufferAndScattersToTheSlot) {
       *graph, 0, [&](const proto::Instruction& instr, int64_t step) {
         if (instr.opcode() == proto::NC_TRANSPOSE) {
           ++transposes;
-          EXPECT_EQ(instr.operands(1).tensor_id(), buf[step % 2]);
-          EXPECT_EQ(OperandTensor(*graph, instr, 0).space(), proto::PSUM);
+          EXPECT_EQ(OperandOf(instr, "data").tensor_id(), buf[step % 2]);
+          EXPECT_EQ(OperandTensor(*graph, instr, "dst").space(), proto::PSUM);
         } else if (instr.opcode() == proto::DMA_COPY &&
-                   OperandTensor(*graph, instr, 0).name() == "result") {
+                   OperandTensor(*graph, instr, "dst").name() == "result") {
           ++scatters;
-          EXPECT_EQ(instr.operands(0).dynamic().kind(),
+          EXPECT_EQ(OperandOf(instr, "dst").dynamic().kind(),
                     proto::DynamicOffset::SCALAR);
-          EXPECT_EQ(OperandTensor(*graph, instr, 1).space(), proto::SBUF);
+          EXPECT_EQ(OperandTensor(*graph, instr, "src").space(), proto::SBUF);
         }
       });
   // 4 steps x 2 channels x k tiles (128, 72); one scatter per row block.
@@ -794,16 +794,16 @@ TEST(FgAllgatherRingTest, HbmRingScattersStraightFromTheSharedBuffer) {
     const auto [buf0, buf1] = RingBufferIds(*graph, core);
     const uint32_t buf[2] = {buf0, buf1};
     int scatters = 0;
-    ForEachWithStep(*graph, core,
-                    [&](const proto::Instruction& instr, int64_t step) {
-                      if (instr.opcode() == proto::DMA_COPY &&
-                          OperandTensor(*graph, instr, 0).name() == "result") {
-                        ++scatters;
-                        EXPECT_EQ(instr.operands(1).tensor_id(), buf[step % 2]);
-                        EXPECT_EQ(instr.operands(0).dynamic().kind(),
-                                  proto::DynamicOffset::SCALAR);
-                      }
-                    });
+    ForEachWithStep(
+        *graph, core, [&](const proto::Instruction& instr, int64_t step) {
+          if (instr.opcode() == proto::DMA_COPY &&
+              OperandTensor(*graph, instr, "dst").name() == "result") {
+            ++scatters;
+            EXPECT_EQ(OperandOf(instr, "src").tensor_id(), buf[step % 2]);
+            EXPECT_EQ(OperandOf(instr, "dst").dynamic().kind(),
+                      proto::DynamicOffset::SCALAR);
+          }
+        });
     EXPECT_EQ(scatters, 4 * 2);
   }
 }
@@ -869,8 +869,8 @@ TEST(Sb2sbAllgatherTest, OneAllGatherSbufToSbufAlongDimOne) {
   ASSERT_EQ(gathers.size(), 1u);
   const proto::Instruction& gather = *gathers[0];
   EXPECT_EQ(IntAttr(gather, "collective_dim"), 1);
-  const proto::Tensor& dst = OperandTensor(*graph, gather, 0);
-  const proto::Tensor& src = OperandTensor(*graph, gather, 1);
+  const proto::Tensor& dst = OperandTensor(*graph, gather, "dst");
+  const proto::Tensor& src = OperandTensor(*graph, gather, "src");
   EXPECT_EQ(dst.space(), proto::SBUF);
   EXPECT_EQ(src.space(), proto::SBUF);
   EXPECT_THAT(src.shape(), ::testing::ElementsAre(100, 6));
@@ -946,8 +946,8 @@ TEST(Sb2sbAllgatherTiledTest, TilesRowsByMinM128AndSplitsTilesAcrossCores) {
       for (const proto::Instruction* gather :
            Instructions(*graph, proto::ALL_GATHER, core)) {
         EXPECT_EQ(IntAttr(*gather, "collective_dim"), 1);
-        const proto::Tensor& src = OperandTensor(*graph, *gather, 1);
-        const proto::Tensor& dst = OperandTensor(*graph, *gather, 0);
+        const proto::Tensor& src = OperandTensor(*graph, *gather, "src");
+        const proto::Tensor& dst = OperandTensor(*graph, *gather, "dst");
         EXPECT_EQ(src.space(), proto::SBUF);
         EXPECT_EQ(dst.space(), proto::SBUF);
         EXPECT_EQ(dst.shape(1), 32);

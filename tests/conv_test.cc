@@ -27,6 +27,7 @@ namespace {
 
 using nkigraph::testing::FloatAttr;
 using nkigraph::testing::IntAttr;
+using nkigraph::testing::OperandOf;
 using nkigraph::testing::StrAttr;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -564,7 +565,7 @@ TEST(Conv1dGraphTest, OnChipBuffersAreReusedAndPsumTilesRotate) {
   uint32_t previous = 0;
   std::set<uint32_t> psum_tiles;
   for (const proto::Instruction* act : Instrs(*big, proto::ACTIVATION)) {
-    const uint32_t psum = act->operands(1).tensor_id();
+    const uint32_t psum = OperandOf(*act, "data").tensor_id();
     EXPECT_NE(psum, previous) << "consecutive output tiles share a bank";
     previous = psum;
     psum_tiles.insert(psum);

@@ -28,6 +28,7 @@ namespace {
 
 using nkigraph::testing::FloatAttr;
 using nkigraph::testing::IntAttr;
+using nkigraph::testing::OperandOf;
 using nkigraph::testing::StrAttr;
 using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;
@@ -392,10 +393,11 @@ TEST(CrossEntropyMechanismTest, ForwardRunsTheOnlineRecurrencePerChunk) {
       ++exps;
       if (StrAttr(*a, "reduce_cmd") == "reset_reduce") {
         ++exp_sums;
-        EXPECT_NE(a->operands(4).tensor_id(), 0u) << "reduce_res missing";
+        EXPECT_NE(OperandOf(*a, "reduce_res").tensor_id(), 0u)
+            << "reduce_res missing";
       }
-      ASSERT_NE(a->operands(2).tensor_id(), 0u) << "bias column -m_new";
-      EXPECT_EQ(TensorOf(graph, a->operands(2)).name(), "neg_m_new");
+      ASSERT_NE(OperandOf(*a, "bias").tensor_id(), 0u) << "bias column -m_new";
+      EXPECT_EQ(TensorOf(graph, OperandOf(*a, "bias")).name(), "neg_m_new");
     }
     logs += StrAttr(*a, "func") == "log" ? 1 : 0;
   }
@@ -407,10 +409,10 @@ TEST(CrossEntropyMechanismTest, ForwardRunsTheOnlineRecurrencePerChunk) {
   for (const proto::Instruction* m : InstructionsOf(graph, proto::MEMSET)) {
     const double value = FloatAttr(*m, "value");
     if (!std::isinf(value) || value > 0) continue;
-    if (TensorOf(graph, m->operands(0)).name() != "chunk") continue;
+    if (TensorOf(graph, OperandOf(*m, "dst")).name() != "chunk") continue;
     ++pads;
-    EXPECT_EQ(m->operands(0).offset() % 64, 44);
-    EXPECT_EQ(ops::ApElements(m->operands(0)) % 20, 0);
+    EXPECT_EQ(OperandOf(*m, "dst").offset() % 64, 44);
+    EXPECT_EQ(ops::ApElements(OperandOf(*m, "dst")) % 20, 0);
   }
   EXPECT_EQ(pads, 2);
 }
@@ -420,7 +422,7 @@ TEST(CrossEntropyMechanismTest, ForwardWithoutTailChunkPadsNothing) {
       kForward,
       {{"num_positions", "8"}, {"vocab_size", "40"}, {"chunk_size", "64"}});
   for (const proto::Instruction* m : InstructionsOf(graph, proto::MEMSET)) {
-    EXPECT_NE(TensorOf(graph, m->operands(0)).name(), "chunk");
+    EXPECT_NE(TensorOf(graph, OperandOf(*m, "dst")).name(), "chunk");
   }
 }
 
@@ -432,7 +434,7 @@ TEST(CrossEntropyMechanismTest, TargetLogitIsOneIndirectDmaPerTile) {
     int64_t gathers = 0;
     for (const proto::Instruction* dma :
          InstructionsOf(graph, proto::DMA_COPY)) {
-      const proto::AccessPattern& src = dma->operands(1);
+      const proto::AccessPattern& src = OperandOf(*dma, "src");
       if (!src.has_dynamic()) continue;
       ++gathers;
       EXPECT_EQ(TensorOf(graph, src).name(), "logits");
@@ -445,7 +447,7 @@ TEST(CrossEntropyMechanismTest, TargetLogitIsOneIndirectDmaPerTile) {
           graph.tensors(static_cast<int>(src.dynamic().tensor_id()) - 1);
       EXPECT_EQ(index.space(), proto::SBUF);
       EXPECT_EQ(index.dtype(), proto::INT32);
-      EXPECT_EQ(ops::ApElements(dma->operands(0)), index.shape(0));
+      EXPECT_EQ(ops::ApElements(OperandOf(*dma, "dst")), index.shape(0));
     }
     EXPECT_EQ(gathers, 2) << "one gather per position tile";
   }
@@ -463,14 +465,14 @@ TEST(CrossEntropyMechanismTest,
     EXPECT_EQ(StrAttr(*a, "reduce_cmd"), "idle") << "no sum pass";
     if (StrAttr(*a, "func") != "exp") continue;
     ++exps;
-    ASSERT_NE(a->operands(2).tensor_id(), 0u);
-    EXPECT_EQ(TensorOf(graph, a->operands(2)).name(), "neg_lse");
+    ASSERT_NE(OperandOf(*a, "bias").tensor_id(), 0u);
+    EXPECT_EQ(TensorOf(graph, OperandOf(*a, "bias")).name(), "neg_lse");
   }
   EXPECT_EQ(exps, 2 * 5);
   // The lse column comes from the lse_state input.
   bool loads_lse = false;
   for (const proto::Instruction* dma : InstructionsOf(graph, proto::DMA_COPY)) {
-    loads_lse |= TensorOf(graph, dma->operands(1)).name() == "lse_state";
+    loads_lse |= TensorOf(graph, OperandOf(*dma, "src")).name() == "lse_state";
   }
   EXPECT_TRUE(loads_lse);
 }
@@ -482,7 +484,8 @@ TEST(CrossEntropyMechanismTest, BackwardBuildsTheOneHotByIotaAndEqualInFp32) {
   const auto iotas = InstructionsOf(graph, proto::IOTA);
   ASSERT_EQ(iotas.size(), 2u * 5u);
   for (size_t i = 0; i < iotas.size(); ++i) {
-    EXPECT_EQ(TensorOf(graph, iotas[i]->operands(0)).dtype(), proto::FLOAT32);
+    EXPECT_EQ(TensorOf(graph, OperandOf(*iotas[i], "dst")).dtype(),
+              proto::FLOAT32);
     EXPECT_EQ(IntAttr(*iotas[i], "offset"), 64 * static_cast<int64_t>(i % 5))
         << "offset = chunk start";
   }
@@ -491,10 +494,11 @@ TEST(CrossEntropyMechanismTest, BackwardBuildsTheOneHotByIotaAndEqualInFp32) {
        InstructionsOf(graph, proto::TENSOR_SCALAR)) {
     if (StrAttr(*ts, "op0") != "equal") continue;
     ++compares;
-    const proto::Tensor& data = TensorOf(graph, ts->operands(1));
+    const proto::Tensor& data = TensorOf(graph, OperandOf(*ts, "data"));
     EXPECT_EQ(data.name(), "indices");
-    ASSERT_NE(ts->operands(2).tensor_id(), 0u) << "target column operand";
-    const proto::Tensor& target = TensorOf(graph, ts->operands(2));
+    ASSERT_NE(OperandOf(*ts, "operand0").tensor_id(), 0u)
+        << "target column operand";
+    const proto::Tensor& target = TensorOf(graph, OperandOf(*ts, "operand0"));
     EXPECT_EQ(target.dtype(), proto::FLOAT32);
     EXPECT_EQ(FreeSize(target), 1);
   }
@@ -536,7 +540,7 @@ TEST(CrossEntropyMechanismTest, InPlaceBackwardWritesOverLogits) {
   EXPECT_EQ(logits->output_name(), "grad_logits");
   int64_t stores = 0;
   for (const proto::Instruction* dma : InstructionsOf(a, proto::DMA_COPY)) {
-    stores += TensorOf(a, dma->operands(0)).id() == logits->id() ? 1 : 0;
+    stores += TensorOf(a, OperandOf(*dma, "dst")).id() == logits->id() ? 1 : 0;
   }
   EXPECT_EQ(stores, 2) << "one store per (position tile, chunk)";
 
@@ -559,7 +563,7 @@ TEST(CrossEntropyMechanismTest, MeanWithIgnoreIndexCountsPositionsOnDevice) {
   const auto matmuls = InstructionsOf(counted, proto::NC_MATMUL);
   ASSERT_EQ(matmuls.size(), 3u) << "one partition-sum matmul per tile";
   for (const proto::Instruction* mm : matmuls) {
-    EXPECT_EQ(TensorOf(counted, mm->operands(0)).name(), "valid_count");
+    EXPECT_EQ(TensorOf(counted, OperandOf(*mm, "dst")).name(), "valid_count");
   }
   settings.emplace_back("reduction", "sum");
   EXPECT_TRUE(

@@ -33,6 +33,7 @@ namespace {
 
 using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
+using nkigraph::testing::OperandTensor;
 using nkigraph::testing::StrAttr;
 using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;
@@ -210,12 +211,6 @@ std::vector<MoeParams> TailCases(proto::DType dtype) {
 
 const proto::Tensor& TensorOf(const proto::Graph& g, uint32_t id) {
   return g.tensors(static_cast<int>(id) - 1);
-}
-
-const proto::Tensor& OperandTensor(const proto::Graph& g,
-                                   const proto::Instruction& instr,
-                                   absl::string_view role) {
-  return TensorOf(g, OperandOf(instr, role).tensor_id());
 }
 
 // Whether `instr` writes tensor `id` (through an operand whose role is not

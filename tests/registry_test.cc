@@ -28,6 +28,8 @@ namespace nkigraph::kernels {
 namespace {
 
 using nkigraph::testing::IntAttr;
+using nkigraph::testing::OperandOf;
+using nkigraph::testing::OperandTensor;
 using nkigraph::testing::StrAttr;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -302,11 +304,6 @@ std::vector<const proto::Instruction*> InstructionsOf(const proto::Graph& graph,
   return found;
 }
 
-const proto::Tensor& OperandTensor(const proto::Graph& graph,
-                                   const proto::Instruction& instr, int i) {
-  return graph.tensors(static_cast<int>(instr.operands(i).tensor_id()) - 1);
-}
-
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 TEST(TiledMatmulTest, MatmulCountIsTheTileProductWithTails) {
@@ -331,14 +328,15 @@ TEST(TiledMatmulTest, AccumulationRestartsOncePerOutputTile) {
   for (const proto::Instruction* mm :
        InstructionsOf(*graph, proto::NC_MATMUL)) {
     // A new PSUM tile starts with accumulate=0; later k tiles accumulate.
-    const bool new_tile = mm->operands(0).tensor_id() != psum_id;
-    psum_id = mm->operands(0).tensor_id();
+    const bool new_tile = OperandOf(*mm, "dst").tensor_id() != psum_id;
+    psum_id = OperandOf(*mm, "dst").tensor_id();
     EXPECT_EQ(IntAttr(*mm, "accumulate"), new_tile ? 0 : 1);
     fresh += new_tile ? 1 : 0;
-    EXPECT_EQ(OperandTensor(*graph, *mm, 0).space(), proto::PSUM);
-    EXPECT_EQ(OperandTensor(*graph, *mm, 0).dtype(), proto::FLOAT32);
-    EXPECT_EQ(OperandTensor(*graph, *mm, 1).dtype(), proto::BFLOAT16);
-    EXPECT_EQ(OperandTensor(*graph, *mm, 2).dtype(), proto::BFLOAT16);
+    EXPECT_EQ(OperandTensor(*graph, *mm, "dst").space(), proto::PSUM);
+    EXPECT_EQ(OperandTensor(*graph, *mm, "dst").dtype(), proto::FLOAT32);
+    EXPECT_EQ(OperandTensor(*graph, *mm, "stationary").dtype(),
+              proto::BFLOAT16);
+    EXPECT_EQ(OperandTensor(*graph, *mm, "moving").dtype(), proto::BFLOAT16);
   }
   EXPECT_EQ(fresh, 4);
 }
@@ -357,10 +355,11 @@ TEST(TiledMatmulTest, EvacuationFusesBiasAndActivationFromPsumToSbuf) {
     ASSERT_EQ(acts.size(), 3u);  // n tiles 128, 128, 44; one m tile
     for (const proto::Instruction* act : acts) {
       EXPECT_EQ(StrAttr(*act, "func"), func);
-      EXPECT_EQ(OperandTensor(*graph, *act, 0).space(), proto::SBUF);
-      EXPECT_EQ(OperandTensor(*graph, *act, 1).space(), proto::PSUM);
-      ASSERT_NE(act->operands(2).tensor_id(), 0u) << "bias column missing";
-      const proto::Tensor& bias = OperandTensor(*graph, *act, 2);
+      EXPECT_EQ(OperandTensor(*graph, *act, "dst").space(), proto::SBUF);
+      EXPECT_EQ(OperandTensor(*graph, *act, "data").space(), proto::PSUM);
+      ASSERT_NE(OperandOf(*act, "bias").tensor_id(), 0u)
+          << "bias column missing";
+      const proto::Tensor& bias = OperandTensor(*graph, *act, "bias");
       EXPECT_EQ(bias.space(), proto::SBUF);
       EXPECT_EQ(bias.dtype(), proto::FLOAT32);
       EXPECT_EQ(bias.shape(1), 1);
@@ -377,7 +376,7 @@ TEST(TiledMatmulTest, WithoutBiasThereIsNoBiasInputOrOperand) {
   }
   for (const proto::Instruction* act :
        InstructionsOf(*graph, proto::ACTIVATION)) {
-    EXPECT_EQ(act->operands(2).tensor_id(), 0u);
+    EXPECT_EQ(OperandOf(*act, "bias").tensor_id(), 0u);
   }
 }
 
@@ -412,8 +411,8 @@ TEST(TiledMatmulTest, NoDmaTouchesPsum) {
   // (4) one bias load and one store; per matmul (12) one rhs load.
   EXPECT_EQ(dmas.size(), 2u * 3u + 4u + 4u + 12u);
   for (const proto::Instruction* dma : dmas) {
-    EXPECT_NE(OperandTensor(*graph, *dma, 0).space(), proto::PSUM);
-    EXPECT_NE(OperandTensor(*graph, *dma, 1).space(), proto::PSUM);
+    EXPECT_NE(OperandTensor(*graph, *dma, "dst").space(), proto::PSUM);
+    EXPECT_NE(OperandTensor(*graph, *dma, "src").space(), proto::PSUM);
   }
 }
 

@@ -67,6 +67,19 @@ inline const proto::AccessPattern& OperandOf(const proto::Instruction& instr,
   return instr.operands(*slot);
 }
 
+// The tensor operand `role` of `instr` refers to, in `graph`.
+inline const proto::Tensor& OperandTensor(const proto::Graph& graph,
+                                          const proto::Instruction& instr,
+                                          absl::string_view role) {
+  const uint32_t id = OperandOf(instr, role).tensor_id();
+  EXPECT_TRUE(id >= 1 && id <= static_cast<uint32_t>(graph.tensors_size()))
+      << "operand '" << role << "' refers to tensor " << id;
+  if (id < 1 || id > static_cast<uint32_t>(graph.tensors_size())) {
+    return proto::Tensor::default_instance();
+  }
+  return graph.tensors(static_cast<int>(id) - 1);
+}
+
 // The same, to change it (tests that corrupt a graph).
 inline proto::AccessPattern* MutableOperandOf(proto::Instruction* instr,
                                               absl::string_view role) {

@@ -506,6 +506,28 @@ TEST(TraceCheckTest, AfterTheFirstErrorLaterCallsRecordNothing) {
   EXPECT_THAT(graph.status().message(), Not(HasSubstr("too_tall")));
 }
 
+// Kernel code runs on after an error and may look at the invalid views it
+// got back (their sizes, names, dtypes) before its next ISA call: that is
+// safe, and the trace still reports the first error.
+TEST(TraceCheckTest, InvalidViewsAreSafeToInspect) {
+  absl::StatusOr<proto::Graph> graph = Trace1([&](Tracer& t) {
+    Tensor in = t.Input("in", {4, 4}, proto::FLOAT32);
+    const Tensor bad = in.Slice(3, 0, 1);  // no dim 3
+    EXPECT_FALSE(bad.valid());
+    EXPECT_EQ(bad.rank(), 0);
+    EXPECT_EQ(bad.dim(2), 0);
+    EXPECT_EQ(bad.num_elements(), 0);
+    EXPECT_TRUE(bad.shape().empty());
+    EXPECT_EQ(bad.name(), "");
+    EXPECT_EQ(bad.dtype(), proto::DTYPE_UNSPECIFIED);
+    EXPECT_EQ(in.dim(-1), 0);
+    EXPECT_EQ(in.dim(2), 0);
+    EXPECT_FALSE(bad.Slice(0, 0, bad.dim(2)).valid());
+  });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_THAT(graph.status().message(), HasSubstr("dim 3"));
+}
+
 TEST(TraceCheckTest, TheFirstErrorOfCoreZeroStopsTheOtherCores) {
   int core1_runs = 0;
   absl::StatusOr<proto::Graph> graph = TraceWorld(1, 2, [&](Tracer& t) {
