@@ -178,9 +178,8 @@ Tensor RmsNormXT(const BlockIo& io, const Tensor& gamma, const DecodeParams& p,
   // rstd = 1 / sqrt(Σ/H + eps): eps is the activation's bias.
   Tensor rstd =
       builder::ndarray({rows, t}, proto::FLOAT32, Buffer::kSbuf, "rstd");
-  isa::ActivationArgs args;
-  args.scale = 1.0 / static_cast<double>(p.hidden);
-  args.bias = p.rmsnorm_eps;
+  const isa::ActivationArgs args{.bias = p.rmsnorm_eps,
+                                 .scale = 1.0 / static_cast<double>(p.hidden)};
   isa::activation(rstd, isa::ActFunc::kRsqrt, sum, args);
   for (const Tile k : TiledRange(h.size, Partitions())) {
     isa::scalar_tensor_tensor(PartitionTile(xn_T, k), PartitionTile(x_T, k),
