@@ -156,7 +156,8 @@ void AddScopes(const Schedule& s, Report* r) {
       // Keep the open instances whose component matches.
       size_t keep = 0;
       while (keep < open.size() && keep < parts.size() &&
-             *open[keep].component == parts[keep]) {
+             (open[keep].component == &parts[keep] ||
+              *open[keep].component == parts[keep])) {
         ++keep;
       }
       open.resize(keep);

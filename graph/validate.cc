@@ -175,7 +175,8 @@ void CheckOnChipOverlaps(const proto::Graph& graph,
     for (size_t j = i + 1; j < allocs.size(); ++j) {
       const Alloc& b = allocs[j];
       if (b.t->core() != a.t->core() || b.t->space() != a.t->space()) break;
-      if (b.t->live_begin() >= a.t->live_end()) continue;
+      // Sorted by live_begin: every later one starts after `a` ends too.
+      if (b.t->live_begin() >= a.t->live_end()) break;
       const bool bytes = a.byte_begin < b.byte_end && b.byte_begin < a.byte_end;
       const bool parts =
           a.t->partition_offset() < b.t->partition_offset() + b.t->shape(0) &&
