@@ -5,6 +5,8 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "ops/device_profile.h"
 #include "ops/instr_facts.h"
 
@@ -132,9 +134,25 @@ void AddScopes(const Schedule& s, Report* r) {
     uint32_t position = 0;                   // its first stream position
     const std::string* component = nullptr;  // its last path component
   };
+  // Path ids by (scope, depth): the path of a scope's first depth + 1
+  // components, interned once.
+  absl::flat_hash_map<std::pair<uint32_t, int>, int> path_ids;
+  absl::flat_hash_map<std::string, int> by_text;
+  auto path_id = [&](uint32_t scope, int depth) {
+    const auto [it, inserted] = path_ids.try_emplace({scope, depth}, 0);
+    if (!inserted) return it->second;
+    const std::vector<std::string>& parts = index.scope_components(scope);
+    std::string text = parts[0];
+    for (int d = 1; d <= depth; ++d) absl::StrAppend(&text, "/", parts[d]);
+    const auto [known, fresh] =
+        by_text.try_emplace(text, static_cast<int>(r->scope_paths.size()));
+    if (fresh) r->scope_paths.push_back(std::move(text));
+    it->second = known->second;
+    return it->second;
+  };
   for (int core = 0; core < index.num_cores(); ++core) {
-    std::map<std::string, int> counts;
-    std::vector<Open> open;  // one per depth
+    std::vector<int> counts;  // instances so far, by path id
+    std::vector<Open> open;   // one per depth
     const std::vector<int>& stream = index.stream(core);
     const std::vector<uint32_t>& frees = index.frees(core);
     for (size_t p = 0; p < stream.size(); ++p) {
@@ -151,8 +169,8 @@ void AddScopes(const Schedule& s, Report* r) {
         }
         if (close >= 0) open.resize(close);
       }
-      const std::vector<std::string>& parts =
-          index.scope_components(index.instr(i).scope());
+      const uint32_t scope = index.instr(i).scope();
+      const std::vector<std::string>& parts = index.scope_components(scope);
       // Keep the open instances whose component matches.
       size_t keep = 0;
       while (keep < open.size() && keep < parts.size() &&
@@ -161,20 +179,21 @@ void AddScopes(const Schedule& s, Report* r) {
         ++keep;
       }
       open.resize(keep);
+      const Slot& slot = s.slots[i];
       for (size_t d = keep; d < parts.size(); ++d) {
         ScopeInstance inst;
         inst.core = core;
-        inst.path = d == 0
-                        ? parts[0]
-                        : r->scopes[open[d - 1].report].path + "/" + parts[d];
+        inst.path = path_id(scope, static_cast<int>(d));
+        if (static_cast<size_t>(inst.path) >= counts.size()) {
+          counts.resize(inst.path + 1, 0);
+        }
         inst.instance = counts[inst.path]++;
-        inst.start_ns = s.slots[i].start_ns;
-        inst.end_ns = s.slots[i].end_ns;
+        inst.start_ns = slot.start_ns;
+        inst.end_ns = slot.end_ns;
         open.push_back({static_cast<int>(r->scopes.size()),
                         static_cast<uint32_t>(p), &parts[d]});
-        r->scopes.push_back(std::move(inst));
+        r->scopes.push_back(inst);
       }
-      const Slot& slot = s.slots[i];
       for (const Open& o : open) {
         ScopeInstance& inst = r->scopes[o.report];
         ++inst.instructions;

@@ -50,7 +50,7 @@ struct CriticalLine {
 
 struct ScopeInstance {
   int core = 0;
-  std::string path;
+  int path = 0;      // index into Report::scope_paths
   int instance = 0;  // k-th instance of this path on this core
   int64_t instructions = 0;
   double start_ns = 0;
@@ -73,9 +73,10 @@ struct Report {
   int roofline_core = 0;
   bool compute_bound = false;
   double roofline_ratio = 0;  // latency / roofline (0 when the bound is 0)
-  std::vector<CriticalLine> critical;  // the top N, most time first
-  double critical_ns = 0;              // their total (= latency when all)
-  std::vector<ScopeInstance> scopes;   // in (core, stream) order
+  std::vector<CriticalLine> critical;    // the top N, most time first
+  double critical_ns = 0;                // their total (= latency when all)
+  std::vector<ScopeInstance> scopes;     // in (core, stream) order
+  std::vector<std::string> scope_paths;  // what ScopeInstance::path names
 };
 
 // `top` bounds the critical-path lines (0: all).

@@ -116,15 +116,16 @@ void WriteReportText(const Report& r, int top, std::ostream& out) {
                      return std::tie(a->core, a->path) <
                             std::tie(b->core, b->path);
                    });
-  std::map<std::pair<int, std::string>, int> shown;
+  std::map<std::pair<int, int>, int> shown;
   for (const ScopeInstance* instance : sorted) {
     const ScopeInstance& s = *instance;
     int& n = shown[{s.core, s.path}];
     if (top > 0 && n >= top) continue;
     ++n;
-    scopes.push_back({absl::StrCat(s.core), s.path, absl::StrCat(s.instance),
-                      Us(s.start_ns), Us(s.end_ns), Us(s.end_ns - s.start_ns),
-                      Us(s.busy_ns), absl::StrCat(s.instructions)});
+    scopes.push_back({absl::StrCat(s.core), r.scope_paths[s.path],
+                      absl::StrCat(s.instance), Us(s.start_ns), Us(s.end_ns),
+                      Us(s.end_ns - s.start_ns), Us(s.busy_ns),
+                      absl::StrCat(s.instructions)});
   }
   PrintTable(scopes, out);
 }
@@ -182,7 +183,7 @@ void WriteReportJson(const Report& r, std::ostream& out) {
   json scopes = json::array();
   for (const ScopeInstance& s : r.scopes) {
     scopes.push_back({{"core", s.core},
-                      {"scope", s.path},
+                      {"scope", r.scope_paths[s.path]},
                       {"instance", s.instance},
                       {"start_ns", s.start_ns},
                       {"end_ns", s.end_ns},

@@ -69,7 +69,9 @@ absl::Status WriteTimelineSvg(const Schedule& s, const Report& report,
   // The band level: the deepest scope path with more than one instance on
   // a core, else the shallowest.
   std::map<std::string, int> instances;
-  for (const ScopeInstance& inst : report.scopes) ++instances[inst.path];
+  for (const ScopeInstance& inst : report.scopes) {
+    ++instances[report.scope_paths[inst.path]];
+  }
   std::string band_path;
   int band_depth = -1;
   for (const auto& [path, count] : instances) {
@@ -107,14 +109,16 @@ absl::Status WriteTimelineSvg(const Schedule& s, const Report& report,
     // Scope band.
     int shade = 0;
     for (const ScopeInstance& inst : report.scopes) {
-      if (inst.core != core || inst.path != band_path) continue;
+      if (inst.core != core || report.scope_paths[inst.path] != band_path) {
+        continue;
+      }
       const double x0 = kLeft + inst.start_ns * scale;
       const double w = std::max((inst.end_ns - inst.start_ns) * scale, 0.5);
       out << absl::StrFormat(
           "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" "
           "fill=\"%s\"><title>%s #%d</title></rect>\n",
           x0, y, w, kBand - 4, (shade++ % 2) ? "#d3d7cf" : "#babdb6",
-          Escape(inst.path), inst.instance);
+          Escape(report.scope_paths[inst.path]), inst.instance);
       if (w > 40) {
         out << absl::StrFormat(
             "<text x=\"%.2f\" y=\"%.1f\" font-size=\"8\">%d</text>\n", x0 + 2,
