@@ -66,8 +66,8 @@ absl::Status WriteTimelineSvg(const Schedule& s, const Report& report,
   for (int i = 0; i < index.size(); ++i) {
     used[index.info(i).core].insert(s.slots[i].lane);
   }
-  // The band level: the deepest scope path with more than one instance on
-  // a core, else the shallowest.
+  // The band level: the shallowest scope path with more than one instance
+  // on a core (ring steps, layers, blocks), else the first path.
   std::map<std::string, int> instances;
   for (const ScopeInstance& inst : report.scopes) {
     ++instances[report.scope_paths[inst.path]];
@@ -77,7 +77,7 @@ absl::Status WriteTimelineSvg(const Schedule& s, const Report& report,
   for (const auto& [path, count] : instances) {
     const int depth =
         static_cast<int>(std::count(path.begin(), path.end(), '/'));
-    if (count > cores && depth > band_depth) {
+    if (count > cores && (band_depth < 0 || depth < band_depth)) {
       band_depth = depth;
       band_path = path;
     }
@@ -114,15 +114,17 @@ absl::Status WriteTimelineSvg(const Schedule& s, const Report& report,
       }
       const double x0 = kLeft + inst.start_ns * scale;
       const double w = std::max((inst.end_ns - inst.start_ns) * scale, 0.5);
+      const bool odd = shade++ % 2 == 1;
+      const double row_y = y + (odd ? (kBand - 4) / 2 : 0);
       out << absl::StrFormat(
           "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" "
           "fill=\"%s\"><title>%s #%d</title></rect>\n",
-          x0, y, w, kBand - 4, (shade++ % 2) ? "#d3d7cf" : "#babdb6",
+          x0, row_y, w, (kBand - 4) / 2, odd ? "#d3d7cf" : "#babdb6",
           Escape(report.scope_paths[inst.path]), inst.instance);
-      if (w > 40) {
+      if (w > 20) {
         out << absl::StrFormat(
-            "<text x=\"%.2f\" y=\"%.1f\" font-size=\"8\">%d</text>\n", x0 + 2,
-            y + 10, inst.instance);
+            "<text x=\"%.2f\" y=\"%.1f\" font-size=\"7\">%d</text>\n", x0 + 2,
+            row_y + 6, inst.instance);
       }
     }
     y += kBand;
