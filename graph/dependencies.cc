@@ -97,7 +97,8 @@ std::vector<Dependency> DropImplied(const GraphIndex& index,
 
 }  // namespace
 
-std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index) {
+std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index,
+                                            DependencyOptions options) {
   std::vector<Dependency> deps;
   RegionTracker tracker;
   std::vector<Touch> touches;
@@ -106,7 +107,7 @@ std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index) {
   for (int core = 0; core < index.num_cores(); ++core) {
     for (int i : index.stream(core)) {
       touches.clear();
-      AppendTouches(index, i, &touches);
+      AppendTouches(index, i, &touches, options.resolved);
       const int engine = static_cast<int>(index.info(i).engine);
       mine.clear();
       for (const Touch& touch : touches) {
@@ -137,6 +138,7 @@ std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index) {
       }
     }
   }
+  if (!options.drop_implied) return deps;  // already sorted by (to, from)
   return DropImplied(index, std::move(deps));
 }
 

@@ -14,6 +14,7 @@
 
 #include "graph/graph_index.h"
 #include "graph/region_tracker.h"
+#include "graph/regions.h"
 
 namespace nkigraph::graph {
 
@@ -28,11 +29,22 @@ struct Dependency {
   bool reuse() const { return tensor != to_tensor; }
 };
 
+struct DependencyOptions {
+  // Drop the write-after-read / -write edges other edges imply (what the
+  // picture wants). A scheduler, which waits for the latest predecessor
+  // anyway, gets the same start times without this pass and skips it.
+  bool drop_implied = true;
+  // A run's dynamic offsets (graph/regions.h); nullptr: static, every
+  // dynamic operand touching its whole tensor.
+  const ResolvedOffsets* resolved = nullptr;
+};
+
 // One edge per dependent pair (read-after-write wins over write-after-read
-// over write-after-write), without the write-after-read / -write ones
-// other edges imply, sorted by (to, from): the instructions one
-// instruction must wait for are one run of the result.
-std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index);
+// over write-after-write), without (by default) the write-after-read /
+// -write ones other edges imply, sorted by (to, from): the instructions
+// one instruction must wait for are one run of the result.
+std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index,
+                                            DependencyOptions options = {});
 
 absl::string_view DepKindName(DepKind kind);  // "raw", "war", "waw"
 

@@ -138,7 +138,8 @@ void AppendIndexRead(const GraphIndex& index, uint32_t core,
 
 }  // namespace
 
-void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out) {
+void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out,
+                   const ResolvedOffsets* resolved) {
   const InstrInfo& info = index.info(i);
   const proto::Instruction& instr = *info.instr;
   for (int pass = 0; pass < 2; ++pass) {
@@ -152,8 +153,15 @@ void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out) {
           ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
       if (!writes && dynamic) AppendIndexRead(index, info.core, ap, out);
       if (writes ? !written : !reads) continue;
-      const Box box =
-          dynamic ? WholeBox(index, ap.tensor_id()) : StaticBox(index, ap);
+      const ResolvedRange* reached = nullptr;
+      if (dynamic && resolved != nullptr) {
+        const auto it = resolved->find({instr.id(), o});
+        if (it != resolved->end()) reached = &it->second;
+      }
+      const Box box = !dynamic             ? StaticBox(index, ap)
+                      : reached != nullptr ? FlatBox(index, ap.tensor_id(),
+                                                     reached->lo, reached->hi)
+                                           : WholeBox(index, ap.tensor_id());
       Append(index, info.core, ap.tensor_id(), box, writes, out);
     }
   }

@@ -10,8 +10,10 @@
 // tensor, and its index tensor's entries are read too.
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "graph/graph_index.h"
 
 namespace nkigraph::graph {
@@ -28,10 +30,24 @@ struct Touch {
   uint32_t tensor = 0;  // the tensor the operand names
 };
 
+// What a run's dynamic offsets really reached: for an operand with a
+// dynamic offset, the lowest and highest flat element of its tensor it
+// touched, keyed by (instruction id, operand slot). The interpreter
+// records them (Interpreter::RecordResolvedOffsets); an operand without an
+// entry touches its whole tensor, as statically.
+struct ResolvedRange {
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+using ResolvedOffsets =
+    absl::flat_hash_map<std::pair<uint32_t, int>, ResolvedRange>;
+
 // Appends the regions instruction `i` reads, then those it writes (an
 // accumulating matmul, dma_compute and other read-modify-write operands
-// appear in both).
-void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out);
+// appear in both). With `resolved`, a dynamic operand touches what the run
+// reached instead of its whole tensor.
+void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out,
+                   const ResolvedOffsets* resolved = nullptr);
 
 }  // namespace nkigraph::graph
 

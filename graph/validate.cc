@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -156,6 +157,11 @@ void CheckOnChipOverlaps(const proto::Graph& graph,
   struct Alloc {
     const proto::Tensor* t;
     int64_t byte_begin, byte_end;
+    // The sort key, held here rather than read through `t` on every
+    // comparison.
+    uint32_t core;
+    int space;
+    uint32_t live_begin;
   };
   std::vector<Alloc> allocs;
   for (const proto::Tensor& t : graph.tensors()) {
@@ -163,11 +169,12 @@ void CheckOnChipOverlaps(const proto::Graph& graph,
     if (!ops::ShapeElements(t.shape()).ok()) continue;
     allocs.push_back(
         Alloc{&t, t.address(),
-              t.address() + DTypeSize(t.dtype()) * ops::RowElements(t)});
+              t.address() + DTypeSize(t.dtype()) * ops::RowElements(t),
+              t.core(), static_cast<int>(t.space()), t.live_begin()});
   }
   std::sort(allocs.begin(), allocs.end(), [](const Alloc& a, const Alloc& b) {
-    return std::make_tuple(a.t->core(), a.t->space(), a.t->live_begin()) <
-           std::make_tuple(b.t->core(), b.t->space(), b.t->live_begin());
+    return std::tie(a.core, a.space, a.live_begin) <
+           std::tie(b.core, b.space, b.live_begin);
   });
   int reported = 0;
   for (size_t i = 0; i < allocs.size() && reported < 20; ++i) {
@@ -175,7 +182,8 @@ void CheckOnChipOverlaps(const proto::Graph& graph,
     for (size_t j = i + 1; j < allocs.size(); ++j) {
       const Alloc& b = allocs[j];
       if (b.t->core() != a.t->core() || b.t->space() != a.t->space()) break;
-      if (b.t->live_begin() >= a.t->live_end()) continue;
+      // Sorted by live_begin: every later one starts after `a` ends too.
+      if (b.t->live_begin() >= a.t->live_end()) break;
       const bool bytes = a.byte_begin < b.byte_end && b.byte_begin < a.byte_end;
       const bool parts =
           a.t->partition_offset() < b.t->partition_offset() + b.t->shape(0) &&
@@ -222,6 +230,11 @@ std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
     return errors;
   }
   absl::flat_hash_set<uint32_t> ids;
+  size_t total = 0;
+  for (const proto::Stream& stream : graph.streams()) {
+    total += stream.instructions_size();
+  }
+  ids.reserve(total);
   for (int c = 0; c < num_cores; ++c) {
     const proto::Stream& stream = graph.streams(c);
     if (stream.core() != static_cast<uint32_t>(c)) {

@@ -86,4 +86,10 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   return interp;
 }
 
+void Interpreter::RecordResolvedOffsets(graph::ResolvedOffsets* sink) {
+  for (int c = 0; c < impl_->num_cores; ++c) {
+    impl_->program(0, c).set_resolved_sink(sink);
+  }
+}
+
 }  // namespace nkigraph::interp

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/regions.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
@@ -78,6 +79,12 @@ class Interpreter {
                                        int core) const;
 
   int64_t instructions_executed() const { return instructions_executed_; }
+
+  // From the next Run on, records into `sink` (which must outlive the
+  // runs) the elements rank 0's dynamically offset operands reach, by
+  // instruction id and operand (graph/regions.h): what the cost model
+  // schedules `nkigraph run --timeline` with. nullptr stops recording.
+  void RecordResolvedOffsets(graph::ResolvedOffsets* sink);
 
  private:
   Interpreter();

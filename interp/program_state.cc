@@ -1,5 +1,6 @@
 #include "interp/program_state.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -300,6 +301,7 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
                        dim_size, ")"));
     }
     base = shifted;
+    RecordReach(i, base + lo, base + hi);
   }
 
   int64_t idx[kMaxWalkDims] = {0};
@@ -328,6 +330,7 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
                          " of '", t.name(), "' (size ", dim_size, ")"));
       }
       row_delta = v * dim_stride;
+      if (!row_skipped) RecordReach(i, row_base + lo, row_base + hi);
     }
     if (row_skipped) {
       MarkSkipped(position, inner_count);
@@ -349,6 +352,16 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
     }
   }
   return absl::OkStatus();
+}
+
+void ProgramState::RecordReach(int i, int64_t lo, int64_t hi) {
+  if (resolved_ == nullptr) return;
+  const auto [it, inserted] =
+      resolved_->try_emplace({current().id(), i}, graph::ResolvedRange{lo, hi});
+  if (!inserted) {
+    it->second.lo = std::min(it->second.lo, lo);
+    it->second.hi = std::max(it->second.hi, hi);
+  }
 }
 
 absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {

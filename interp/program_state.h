@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "graph/regions.h"
 #include "interp/device_memory.h"
 #include "interp/race_detector.h"
 #include "interp/race_scope.h"
@@ -27,6 +28,10 @@ class ProgramState : public ops::ExecContext {
   ProgramState(const proto::Graph& graph, DeviceMemory& memory,
                RaceDetector& race, const std::vector<RaceScope>& race_scopes,
                int rank, int core);
+
+  // Where to record the elements this program's dynamically offset
+  // operands reach (nullptr: nowhere); the cost model's `run --timeline`.
+  void set_resolved_sink(graph::ResolvedOffsets* sink) { resolved_ = sink; }
 
   void Advance() { ++pc_; }
   bool done() const { return pc_ >= stream_->instructions_size(); }
@@ -77,6 +82,8 @@ class ProgramState : public ops::ExecContext {
                                 const Run& run);
   absl::Status CheckRace(const proto::Tensor& t, const Run& run, bool write);
   void MarkSkipped(int64_t position, int64_t count);
+  // Widens the recorded reach of operand `i` to the flat elements [lo, hi].
+  void RecordReach(int i, int64_t lo, int64_t hi);
   // Positions past the last one marked were not skipped (skipped_ only
   // grows as far as MarkSkipped needs).
   bool Skipped(int64_t position) const {
@@ -96,6 +103,7 @@ class ProgramState : public ops::ExecContext {
   int pc_ = 0;
   float fp8_max_;
 
+  graph::ResolvedOffsets* resolved_ = nullptr;
   ops::InstrView view_;
   bool any_skipped_ = false;
   std::vector<uint8_t> skipped_;

@@ -158,11 +158,11 @@ Tensor RingBuffers::Chunk(int b, const RingChunk& chunk) const {
 }
 
 RingBuffers AllocateRingBuffers(const RingParams& params, RingPath path) {
-  RingBuffers buffers;
-  buffers.path = path;
+  RingBuffers buffers{.path = path,
+                      .count = static_cast<int>(params.num_buffers)};
   buffers.k = params.k;
   buffers.chunks = CoreChunks(params, path, builder::program_id());
-  for (int b = 0; b < 2; ++b) {
+  for (int b = 0; b < buffers.count; ++b) {
     const std::string name = absl::StrCat("buf", b);
     if (path == RingPath::kHbm) {
       buffers.buf[b] = builder::ndarray({params.m, params.k}, params.dtype,
@@ -219,16 +219,21 @@ Tensor LhsTransposedTile(const RingBuffers& buffers, const Tensor& chunk_data,
 
 void RunRing(const RingParams& params, const RingBuffers& buffers,
              RingConsumer consume) {
+  const bool double_buffered = buffers.count == 2;
   for (int64_t step = 0; step < params.tp_degree; ++step) {
     Scope scope("ring_step");
-    const int current = static_cast<int>(step % 2);
-    if (step + 1 < params.tp_degree) {
-      LaunchRingPermutes(buffers, /*from=*/current, /*to=*/1 - current);
-    }
+    const bool more = step + 1 < params.tp_degree;
+    const int current = double_buffered ? static_cast<int>(step % 2) : 0;
+    const int next = double_buffered ? 1 - current : 0;
+    // Double-buffered: the next step's data flows into the other buffer
+    // while this step's is consumed.
+    if (more && double_buffered) LaunchRingPermutes(buffers, current, next);
     for (const RingChunk& chunk : buffers.chunks) {
       const Tensor slot_row = ResolveSlotRow(step, chunk.channel, params.m);
       consume(step, chunk, buffers.Chunk(current, chunk), slot_row);
     }
+    // Single-buffered: only once it is consumed may buf0 be replaced.
+    if (more && !double_buffered) LaunchRingPermutes(buffers, current, next);
   }
 }
 

@@ -12,6 +12,11 @@
 //     numerator = ...rank_id(s)               #   consumer, which reads the
 //     consume(buf[s % 2] -> slot numerator)   #   other buffer
 //
+// With num_buffers = 1 the ring is single-buffered: step s's permute
+// replaces buf0 in place after step s's consumer has read it, so permute
+// and consumer cannot overlap (what the double buffer buys, measured by
+// the cost model). The transport choice does not depend on num_buffers.
+//
 // Each rank's m rows are split into LNC_N × CHANNEL_N chunks, one per
 // (core, channel); every chunk is permuted with its own channel id. The
 // buffers live in SBUF (lhs^T: k on the partitions, the core's rows on the
@@ -47,6 +52,7 @@ struct RingParams {
   bool force_hbm_cc = false;
   int64_t nc_version = 3;
   int64_t lnc = 2;
+  int64_t num_buffers = 2;  // 2: double-buffered ring; 1: single-buffered
   proto::DType dtype = proto::BFLOAT16;
 };
 
@@ -63,8 +69,9 @@ ParamField<P> NumGroupsField() {
 
 // The parameters of the kernels built on the ring (fgcc, fg_allgather), in
 // their contract order: tp_degree, num_groups, m, k (described by
-// `k_help`), `after_k`, force_hbm_cc, nc_version, lnc, dtype; with their
-// limits (m and k 1 to 65536, nc_version 2 to 4, lnc 1 or 2). P is
+// `k_help`), `after_k`, force_hbm_cc, nc_version, lnc, num_buffers, dtype;
+// with their limits (m and k 1 to 65536, nc_version 2 to 4, lnc 1 or 2,
+// num_buffers 1 or 2). P is
 // RingParams or derived from it.
 template <typename P>
 std::vector<ParamField<P>> RingFields(std::string k_help,
@@ -87,6 +94,9 @@ std::vector<ParamField<P>> RingFields(std::string k_help,
                    "below 3"),
        IntField<P>("lnc", &P::lnc, {1, 2},
                    "logical cores per rank (1 or 2); the cores split the rows"),
+       IntField<P>("num_buffers", &P::num_buffers, {1, 2},
+                   "ring buffers: 2 double-buffers the ring (step s + 1's "
+                   "permute overlaps step s's consumer), 1 single-buffers it"),
        DTypeField<P>()});
 }
 
@@ -145,10 +155,12 @@ struct RingChunk {
 std::vector<RingChunk> CoreChunks(const RingParams& params, RingPath path,
                                   int64_t core);
 
-// The double buffer buf0 / buf1 of one core: SBUF [min(k, 128), KT, rows of
-// the core] holding lhs^T, or shared HBM [m, k] holding lhs rows.
+// The ring buffers buf0 (and buf1 when double-buffered) of one core: SBUF
+// [min(k, 128), KT, rows of the core] holding lhs^T, or shared HBM [m, k]
+// holding lhs rows.
 struct RingBuffers {
   RingPath path = RingPath::kSbuf;
+  int count = 2;  // num_buffers
   builder::Tensor buf[2];
   std::vector<RingChunk> chunks;
   int64_t k = 0;
@@ -157,7 +169,7 @@ struct RingBuffers {
   builder::Tensor Chunk(int b, const RingChunk& chunk) const;
 };
 
-// Allocates buf0 and buf1 for this core in the current scope. Shared-HBM
+// Allocates num_buffers buffers for this core in the current scope. Shared-HBM
 // buffers are allocated on every core, in the same order.
 RingBuffers AllocateRingBuffers(const RingParams& params, RingPath path);
 

@@ -240,6 +240,23 @@ TEST(FgccInterpretedTest, MatchesReferenceOverTheSharedHbmRing) {
   }
 }
 
+// The single-buffered ring (num_buffers=1) computes the same, over both
+// transports, for both ring kernels; exact for fp32 (the same sums in the
+// same order).
+TEST(FgccInterpretedTest, SingleBufferedRingMatchesReference) {
+  for (const char* hbm : {"0", "1"}) {
+    SCOPED_TRACE(absl::StrCat("force_hbm_cc=", hbm));
+    const Settings ring = {{"tp_degree", "4"},   {"lnc", "2"},
+                           {"m", "10"},          {"k", "130"},
+                           {"num_buffers", "1"}, {"force_hbm_cc", hbm},
+                           {"dtype", "float32"}};
+    Settings fgcc = ring;
+    fgcc.push_back({"n", "9"});
+    ExpectMatchesReference("fgcc", fgcc, /*exact=*/false);
+    ExpectMatchesReference("fg_allgather", ring, /*exact=*/true);
+  }
+}
+
 // --- fgcc and fg_allgather: the ring in the graph -----------------------
 
 // The resolver's iteration per channel, and the permutes' channels, in one

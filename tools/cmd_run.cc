@@ -8,13 +8,20 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cost/cost_table.h"
+#include "cost/schedule.h"
+#include "cost/trace_json.h"
+#include "graph/dependencies.h"
+#include "graph/graph_index.h"
 #include "interp/interpreter.h"
 #include "tools/commands.h"
 #include "tools/run_support.h"
 #include "util/file_io.h"
 #include "util/graph_io.h"
 #include "util/npy.h"
+#include "util/status_macros.h"
 
 namespace nkigraph::tools {
 namespace {
@@ -23,6 +30,7 @@ constexpr char kUsage[] =
     R"(usage: nkigraph run GRAPH [--input NAME=FILE.npy]... [--random-inputs SEED]
                     --output-dir DIR [--dump DIR [--dump-filter REGEX]]
                     [--save-bundle BUNDLE.pb] [--memory-limit BYTES]
+                    [--timeline FILE.json]
 
 Executes GRAPH (.pb or .pbtxt) on the memory-model device and writes
 DIR/<output>.npy for every output. Inputs are .npy files: float32 (rounded
@@ -47,6 +55,10 @@ options:
                               `nkigraph replay FILE` re-executes it
   --memory-limit BYTES        refuse graphs needing more device, shadow and
                               race-detection memory (default 8 GiB)
+  --timeline FILE.json        also write the cost model's Chrome trace of
+                              the run (see `nkigraph profile`), scheduled
+                              with the addresses the run's dynamic offsets
+                              really reached (rank 0's)
   -h, --help                  show this help
 
 Exit status: 0 success, 1 device error (race, deadlock, out-of-bounds
@@ -54,6 +66,26 @@ access, read of never-written memory...), 2 bad usage or input.
 )";
 
 constexpr char kVerb[] = "run";
+
+// Schedules `graph` with the dependencies of the run (its dynamic offsets
+// reaching only `reached`) and writes the Chrome trace; returns the
+// estimated latency.
+using ReachedOffsets = graph::ResolvedOffsets;
+
+absl::StatusOr<double> WriteTimeline(const proto::Graph& ran,
+                                     const ReachedOffsets& reached,
+                                     const std::string& path) {
+  NKI_ASSIGN_OR_RETURN(std::unique_ptr<graph::GraphIndex> index,
+                       graph::GraphIndex::Build(ran));
+  const std::vector<graph::Dependency> deps = graph::AnalyzeDependencies(
+      *index, {.drop_implied = false, .resolved = &reached});
+  NKI_ASSIGN_OR_RETURN(
+      cost::Schedule schedule,
+      cost::ScheduleGraph(*index, cost::CostTableFor(ran.world().target()),
+                          deps));
+  NKI_RETURN_IF_ERROR(cost::WriteChromeTraceFile(schedule, path));
+  return schedule.makespan_ns;
+}
 
 }  // namespace
 
@@ -66,7 +98,8 @@ int RunRun(const std::vector<std::string>& args) {
                        {"--dump", "", true, false},
                        {"--dump-filter", "", true, false},
                        {"--save-bundle", "", true, false},
-                       {"--memory-limit", "", true, false}});
+                       {"--memory-limit", "", true, false},
+                       {"--timeline", "", true, false}});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
     std::cout << kUsage;
@@ -171,6 +204,8 @@ int RunRun(const std::vector<std::string>& args) {
     }
   }
 
+  ReachedOffsets reached;
+  if (parsed->Has("--timeline")) interp.RecordResolvedOffsets(&reached);
   if (absl::Status status = interp.Run(); !status.ok()) {
     const int code = ReportRunError(kVerb, status);
     if (code != kExitFailure) return code;
@@ -216,6 +251,13 @@ int RunRun(const std::vector<std::string>& args) {
                                       "': ", status.message()));
     }
   }
+  double estimate_ns = 0;
+  if (parsed->Has("--timeline")) {
+    absl::StatusOr<double> written =
+        WriteTimeline(interp.graph(), reached, parsed->Get("--timeline"));
+    if (!written.ok()) return ReportError(kVerb, written.status());
+    estimate_ns = *written;
+  }
   std::vector<std::string> names;
   for (const HostArray& output : *outputs) names.push_back(output.name);
   std::cout << "ran " << graph_path << ": " << interp.instructions_executed()
@@ -226,6 +268,10 @@ int RunRun(const std::vector<std::string>& args) {
               << parsed->Get("--dump");
   }
   if (parsed->Has("--save-bundle")) std::cout << "; bundle " << bundle_path;
+  if (parsed->Has("--timeline")) {
+    std::cout << "; timeline " << parsed->Get("--timeline") << " (estimated "
+              << absl::StrFormat("%.3f", estimate_ns / 1000.0) << " us)";
+  }
   std::cout << "\n";
   return kExitOk;
 }

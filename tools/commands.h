@@ -31,6 +31,7 @@ int RunRun(const std::vector<std::string>& args);
 int RunCheck(const std::vector<std::string>& args);
 int RunReplay(const std::vector<std::string>& args);
 int RunVerify(const std::vector<std::string>& args);
+int RunProfile(const std::vector<std::string>& args);
 
 // Prints `nkigraph <verb>: error: <message>` as one line on stderr
 // (newlines in the message become "; ") and returns kExitError.

@@ -36,6 +36,9 @@ constexpr Command kCommands[] = {
      RunRun},
     {"replay", "re-execute a replay bundle and compare its outputs", RunReplay},
     {"verify", "run a registered kernel against its reference", RunVerify},
+    {"profile",
+     "estimate per-engine timing with the cost model (report, trace, SVG)",
+     RunProfile},
 };
 
 void PrintUsage(std::ostream& out) {
