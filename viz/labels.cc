@@ -29,6 +29,9 @@ std::string Extent(const proto::AccessPattern& ap) {
 std::string OperandName(const graph::GraphIndex& index,
                         const proto::AccessPattern& ap) {
   std::string name = ShortName(index.tensor(ap.tensor_id()).name());
+  if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
+    absl::StrAppend(&name, " as ", DTypeName(ap.view_dtype()));
+  }
   if (IsDynamic(ap)) name += "[dyn]";
   return name;
 }
