@@ -12,6 +12,7 @@
 #include "kernels/mlp_tkg.h"
 #include "kernels/sb2sb_allgather.h"
 #include "kernels/tiled_matmul.h"
+#include "kernels/topk_reduce.h"
 
 namespace nkigraph::kernels {
 
@@ -29,6 +30,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   registry.Register(Sb2sbAllgatherTiledSpec());
   registry.Register(MlpTkgSpec());
   registry.Register(AttentionBlockTkgSpec());
+  registry.Register(TopkReduceSpec());
 }
 
 }  // namespace nkigraph::kernels
