@@ -70,10 +70,12 @@ void BM_InterpTiledMatmul(benchmark::State& state) {
                        {"dtype", bf16 ? "bfloat16" : "float32"}});
   if (!graph.ok()) Die(graph.status());
 
-  HostArray lhs{
-      "lhs", proto::FLOAT32, {size, size}, RandomMatrix(size * size, 1), {}};
-  HostArray rhs{
-      "rhs", proto::FLOAT32, {size, size}, RandomMatrix(size * size, 2), {}};
+  HostArray lhs{"lhs",        proto::FLOAT32,
+                {size, size}, RandomMatrix(size * size, 1),
+                {},           {}};
+  HostArray rhs{"rhs",        proto::FLOAT32,
+                {size, size}, RandomMatrix(size * size, 2),
+                {},           {}};
   const double sgemm = SgemmSeconds(size, lhs.f32, rhs.f32);
 
   double total = 0;

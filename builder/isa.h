@@ -120,7 +120,8 @@ Instr dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs,
                   bool accumulate = true, Loc loc = Loc::current());
 
 // Per partition, the index of the first occurrence of each of vals' 8
-// values in data (all-ones when absent).
+// values in data (all-ones when absent); a repeated value takes the next
+// occurrence after the one its previous copy found.
 Instr nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals,
                      Loc loc = Loc::current());
 

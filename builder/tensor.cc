@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "builder/tracer.h"
 #include "ops/access_pattern.h"
+#include "util/dtype.h"
 
 namespace nkigraph::builder {
 namespace {
@@ -264,9 +265,72 @@ Tensor Tensor::WithVectorOffset(const Tensor& index, int indirect_dim,
   return view;
 }
 
+Tensor Tensor::Bitcast(DType dtype, Loc loc) const {
+  if (!valid()) return Tensor();
+  const DType from = this->dtype();
+  const int from_size = DTypeSize(from);
+  const int to_size = IsValidDType(dtype) ? DTypeSize(dtype) : 0;
+  auto refuse = [&](const std::string& why) {
+    return Invalid(
+        absl::StrCat("Bitcast of '", name(), "' (", DTypeName(from), " ",
+                     ShapeString(shape()), ") as ",
+                     to_size > 0 ? DTypeName(dtype) : "?", ": ", why),
+        loc);
+  };
+  if (to_size == 0) return refuse("not a dtype");
+  const int first_free = ops::IsOnChip(space()) ? 1 : 0;
+  if (rank() <= first_free) {
+    return refuse("an on-chip view needs a free dim to reinterpret");
+  }
+  proto::Tensor viewed;
+  if (absl::Status s = ops::ViewedTensor(decl(), dtype, &viewed); !s.ok()) {
+    return refuse(std::string(s.message()));
+  }
+  const Dim& last = dims_.back();
+  if (last.count > 1 && last.stride != 1) {
+    return refuse(absl::StrCat("its last dim (stride ", last.stride,
+                               ") is not contiguous"));
+  }
+  Tensor view = *this;
+  view.view_dtype_ = dtype == decl().dtype() ? proto::DTYPE_UNSPECIFIED : dtype;
+  if (to_size == from_size) return view;
+  // Everything counted in `from` elements re-counts in `to` elements:
+  // multiply by from/to when narrowing, divide by to/from when widening.
+  const int64_t last_bytes = last.count * from_size;
+  auto rescale = [&](int64_t elements, const char* what, int64_t* out) -> bool {
+    const int64_t bytes = elements * from_size;
+    if (bytes % to_size != 0) {
+      refuse(absl::StrCat("its ", what, " (", elements, " ", DTypeName(from),
+                          " elements) is not a whole number of ",
+                          DTypeName(dtype), " elements"));
+      return false;
+    }
+    *out = bytes / to_size;
+    return true;
+  };
+  if (last_bytes % to_size != 0) {
+    return refuse(absl::StrCat("its last dim's ", last_bytes,
+                               " bytes are not a whole number of ",
+                               DTypeName(dtype), " elements"));
+  }
+  if (!rescale(offset_, "offset", &view.offset_)) return Tensor();
+  for (int d = 0; d + 1 < rank(); ++d) {
+    if (!rescale(dims_[d].stride, "stride of an outer dim",
+                 &view.dims_[d].stride)) {
+      return Tensor();
+    }
+  }
+  view.dims_.back() = Dim{1, last_bytes / to_size};
+  return view;
+}
+
 void Tensor::ToAccessPattern(proto::AccessPattern* ap) const {
   ap->set_tensor_id(id_);
   ap->set_offset(offset_);
+  if (view_dtype_ != proto::DTYPE_UNSPECIFIED) {
+    ap->set_view_dtype(view_dtype_);
+    tracer_->RequireSchemaVersion(proto::SCHEMA_VERSION_VIEW_DTYPE);
+  }
   auto* pattern = ap->mutable_pattern();
   pattern->Reserve(2 * static_cast<int>(dims_.size()));
   for (const Dim& dim : dims_) {

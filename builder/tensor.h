@@ -52,7 +52,11 @@ class Tensor {
   uint32_t id() const { return id_; }
   const proto::Tensor& decl() const;  // the declaration in the graph
   const std::string& name() const { return decl().name(); }
-  DType dtype() const { return decl().dtype(); }
+  // The dtype the view reads the bytes as: the tensor's, or a bitcast's.
+  DType dtype() const {
+    return view_dtype_ != proto::DTYPE_UNSPECIFIED ? view_dtype_
+                                                   : decl().dtype();
+  }
   proto::MemorySpace space() const { return decl().space(); }
 
   int rank() const { return static_cast<int>(dims_.size()); }
@@ -96,6 +100,17 @@ class Tensor {
                           OobMode oob = OobMode::kError,
                           Loc loc = Loc::current()) const;
 
+  // The same bytes read as `dtype`, bit for bit (no numeric conversion):
+  // the innermost dim must be contiguous (or a single element), and its
+  // bytes are re-counted in `dtype`'s element size, so the last dim's count
+  // changes (two bfloat16 columns of a row read as one int32) and offsets
+  // and strides re-scale. Refused when the bytes do not divide: the view's
+  // offset, outer strides or last count, or the tensor's last dim, or an
+  // on-chip view whose only dim is the partition dim. Bitcasting back to
+  // the tensor's own dtype gives a plain view. Recorded in the operand
+  // (AccessPattern.view_dtype).
+  Tensor Bitcast(DType dtype, Loc loc = Loc::current()) const;
+
   // The operand form of this view.
   void ToAccessPattern(proto::AccessPattern* ap) const;
 
@@ -112,6 +127,9 @@ class Tensor {
   uint32_t id_ = 0;
   int64_t offset_ = 0;
   Dims dims_;
+  // DTYPE_UNSPECIFIED: the tensor's own; otherwise the bitcast's, in whose
+  // elements offset_ and dims_ count.
+  DType view_dtype_ = proto::DTYPE_UNSPECIFIED;
   struct Dynamic {
     proto::DynamicOffset::Kind kind = proto::DynamicOffset::KIND_UNSPECIFIED;
     uint32_t tensor_id = 0;

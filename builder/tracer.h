@@ -112,6 +112,12 @@ class Tracer {
   // diagnostic.
   void RecordError(absl::string_view message, Loc loc);
 
+  // Raises the graph's schema version to at least `version` (graphs are
+  // written with the lowest version that expresses them).
+  void RequireSchemaVersion(proto::SchemaVersion version) {
+    if (graph_->schema_version() < version) graph_->set_schema_version(version);
+  }
+
   // --- Instruction emission (used by builder/isa) ------------------------
   // nullptr once the trace has failed.
   proto::Instruction* BeginInstr(proto::Opcode opcode, Loc loc);

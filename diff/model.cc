@@ -54,6 +54,7 @@ void PutAccessPattern(std::string* key, const GraphModel& model,
   PutInt(key, ap.offset());
   PutInt(key, ap.pattern_size());
   for (int64_t v : ap.pattern()) PutInt(key, v);
+  PutInt(key, ap.view_dtype());
   if (ap.has_dynamic()) {
     const proto::DynamicOffset& dyn = ap.dynamic();
     PutInt(key, 1);

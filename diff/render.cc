@@ -81,6 +81,14 @@ std::string PatternText(const proto::AccessPattern& ap) {
   return absl::StrCat(text, "]");
 }
 
+std::string ViewText(const proto::AccessPattern& ap) {
+  if (ap.view_dtype() == proto::DTYPE_UNSPECIFIED) return "none";
+  if (!IsValidDType(ap.view_dtype())) {
+    return absl::StrCat("dtype ", static_cast<int>(ap.view_dtype()));
+  }
+  return std::string(DTypeName(ap.view_dtype()));
+}
+
 std::string DynamicText(const GraphModel& model,
                         const proto::AccessPattern& ap) {
   if (!ap.has_dynamic()) return "none";
@@ -118,6 +126,9 @@ std::string OperandText(const GraphModel& model,
       tensor == nullptr ? absl::StrCat("(missing tensor ", ap.tensor_id(), ")")
                         : tensor->name(),
       "[offset=", ap.offset(), " ap=", PatternText(ap));
+  if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
+    absl::StrAppend(&text, " view=", ViewText(ap));
+  }
   if (ap.has_dynamic()) {
     absl::StrAppend(&text, " dynamic=", DynamicText(model, ap));
   }

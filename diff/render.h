@@ -19,6 +19,8 @@ std::string TensorRefText(const GraphModel& model, uint32_t id);
 // "[[200,128],[1,200]]".
 std::string PatternText(const proto::AccessPattern& ap);
 // "scalar idx[3] dim 0", or "none".
+// An operand's bitcast view dtype ("none" for the tensor's own).
+std::string ViewText(const proto::AccessPattern& ap);
 std::string DynamicText(const GraphModel& model,
                         const proto::AccessPattern& ap);
 // "lhs_T_tile[offset=64 ap=[[200,128],[1,200]]]"; "-" when absent.

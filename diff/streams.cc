@@ -77,6 +77,7 @@ std::vector<FieldChange> InstrFields(const GraphModel& ma,
     }
     add(role + " offset", absl::StrCat(x.offset()), absl::StrCat(y.offset()));
     add(role + " ap", PatternText(x), PatternText(y));
+    add(role + " view", ViewText(x), ViewText(y));
     add(role + " dynamic", DynamicText(ma, x), DynamicText(mb, y));
     const uint32_t dyn_x = x.dynamic().tensor_id();
     const uint32_t dyn_y = y.dynamic().tensor_id();

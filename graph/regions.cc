@@ -13,15 +13,40 @@ struct Box {
   int64_t row_lo, row_hi, elem_lo, elem_hi;  // half-open; elems in a row
 };
 
-// The whole tensor.
-Box WholeBox(const GraphIndex& index, uint32_t id) {
+// A tensor as an operand sees it: rows (dim 0), elements per row and bytes
+// per element. A bitcast view has the tensor's rows and bytes, counted in
+// elements of its view dtype.
+struct Layout {
+  int64_t rows;
+  int64_t row;
+  int64_t esize;
+};
+
+Layout DeclaredLayout(const GraphIndex& index, uint32_t id) {
   const proto::Tensor& tensor = index.tensor(id);
-  return Box{0, tensor.shape(0), 0, index.row_elements(id)};
+  return Layout{tensor.shape(0), index.row_elements(id),
+                std::max(DTypeSize(tensor.dtype()), 1)};
+}
+
+Layout OperandLayout(const GraphIndex& index, const proto::AccessPattern& ap) {
+  Layout layout = DeclaredLayout(index, ap.tensor_id());
+  const int view_size = DTypeSize(ap.view_dtype());
+  if (view_size > 0) {
+    // (The validator has checked that the bytes divide.)
+    layout.row = std::max<int64_t>(layout.row * layout.esize / view_size, 1);
+    layout.esize = view_size;
+  }
+  return layout;
+}
+
+// The whole tensor.
+Box WholeBox(const Layout& layout) {
+  return Box{0, layout.rows, 0, layout.row};
 }
 
 // Rows and in-row elements spanned by the flat elements [lo, hi].
-Box FlatBox(const GraphIndex& index, uint32_t id, int64_t lo, int64_t hi) {
-  const int64_t row = index.row_elements(id);
+Box FlatBox(const Layout& layout, int64_t lo, int64_t hi) {
+  const int64_t row = layout.row;
   if (lo / row == hi / row)
     return Box{lo / row, lo / row + 1, lo % row, hi % row + 1};
   return Box{lo / row, hi / row + 1, 0, row};
@@ -31,10 +56,9 @@ Box FlatBox(const GraphIndex& index, uint32_t id, int64_t lo, int64_t hi) {
 // number of rows move along rows; the others move inside a row, as long as
 // they stay inside it; otherwise the box is the flat extent's rows.
 // (128-bit sums: a hostile pattern must not overflow.)
-Box StaticBox(const GraphIndex& index, const proto::AccessPattern& ap) {
-  const uint32_t id = ap.tensor_id();
-  const int64_t row = index.row_elements(id);
-  const __int128 total = static_cast<__int128>(index.tensor(id).shape(0)) * row;
+Box StaticBox(const Layout& layout, const proto::AccessPattern& ap) {
+  const int64_t row = layout.row;
+  const __int128 total = static_cast<__int128>(layout.rows) * row;
   __int128 row_min = 0, row_max = 0, in_min = 0, in_max = 0;
   __int128 flat_min = ap.offset(), flat_max = ap.offset();
   bool separable = true;
@@ -52,7 +76,7 @@ Box StaticBox(const GraphIndex& index, const proto::AccessPattern& ap) {
       separable = false;
     }
   }
-  if (flat_min < 0 || flat_max >= total) return WholeBox(index, id);
+  if (flat_min < 0 || flat_max >= total) return WholeBox(layout);
   const int64_t offset = ap.offset();
   const int64_t base_row = offset / row;
   const int64_t base_in = offset % row;
@@ -62,14 +86,14 @@ Box StaticBox(const GraphIndex& index, const proto::AccessPattern& ap) {
                static_cast<int64_t>(base_in + in_min),
                static_cast<int64_t>(base_in + in_max + 1)};
   }
-  return FlatBox(index, id, static_cast<int64_t>(flat_min),
+  return FlatBox(layout, static_cast<int64_t>(flat_min),
                  static_cast<int64_t>(flat_max));
 }
 
 // Clamps `box` into the tensor; a box entirely outside (a malformed
 // graph) becomes the whole tensor.
-Box Clamp(const GraphIndex& index, uint32_t id, Box box) {
-  const Box whole = WholeBox(index, id);
+Box Clamp(const Layout& layout, Box box) {
+  const Box whole = WholeBox(layout);
   box.row_lo = std::clamp(box.row_lo, whole.row_lo, whole.row_hi);
   box.row_hi = std::clamp(box.row_hi, whole.row_lo, whole.row_hi);
   box.elem_lo = std::clamp(box.elem_lo, whole.elem_lo, whole.elem_hi);
@@ -83,11 +107,12 @@ uint64_t SpaceKey(uint32_t core, proto::MemorySpace space, uint32_t tensor) {
          (uint64_t{static_cast<uint32_t>(space) & 0xff} << 32) | tensor;
 }
 
-void Append(const GraphIndex& index, uint32_t core, uint32_t id, Box box,
-            bool write, std::vector<Touch>* out) {
+void Append(const GraphIndex& index, uint32_t core, uint32_t id,
+            const Layout& layout, Box box, bool write,
+            std::vector<Touch>* out) {
   const proto::Tensor& tensor = index.tensor(id);
-  box = Clamp(index, id, box);
-  const int64_t size = std::max(DTypeSize(tensor.dtype()), 1);
+  box = Clamp(layout, box);
+  const int64_t size = layout.esize;
   Touch touch;
   touch.write = write;
   touch.tensor = id;
@@ -126,13 +151,12 @@ void AppendIndexRead(const GraphIndex& index, uint32_t core,
     (span < 0 ? lo : hi) += span;
   }
   const uint32_t id = dyn.tensor_id();
-  const __int128 last = static_cast<__int128>(index.tensor(id).shape(0)) *
-                            index.row_elements(id) -
-                        1;
+  const Layout layout = DeclaredLayout(index, id);
+  const __int128 last = static_cast<__int128>(layout.rows) * layout.row - 1;
   lo = std::clamp<__int128>(lo, 0, last);
   hi = std::clamp<__int128>(hi, 0, last);
-  Append(index, core, id,
-         FlatBox(index, id, static_cast<int64_t>(lo), static_cast<int64_t>(hi)),
+  Append(index, core, id, layout,
+         FlatBox(layout, static_cast<int64_t>(lo), static_cast<int64_t>(hi)),
          /*write=*/false, out);
 }
 
@@ -158,11 +182,12 @@ void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out,
         const auto it = resolved->find({instr.id(), o});
         if (it != resolved->end()) reached = &it->second;
       }
-      const Box box = !dynamic             ? StaticBox(index, ap)
-                      : reached != nullptr ? FlatBox(index, ap.tensor_id(),
-                                                     reached->lo, reached->hi)
-                                           : WholeBox(index, ap.tensor_id());
-      Append(index, info.core, ap.tensor_id(), box, writes, out);
+      const Layout layout = OperandLayout(index, ap);
+      const Box box = !dynamic ? StaticBox(layout, ap)
+                      : reached != nullptr
+                          ? FlatBox(layout, reached->lo, reached->hi)
+                          : WholeBox(layout);
+      Append(index, info.core, ap.tensor_id(), layout, box, writes, out);
     }
   }
 }

@@ -11,6 +11,7 @@
 #include "ops/device_profile.h"
 #include "ops/instr_view.h"
 #include "util/dtype.h"
+#include "util/graph_io.h"
 
 namespace nkigraph::graph {
 namespace {
@@ -206,7 +207,7 @@ void CheckOnChipOverlaps(const proto::Graph& graph,
 
 std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
   std::vector<Diagnostic> errors;
-  if (graph.schema_version() > proto::SCHEMA_VERSION_CURRENT) {
+  if (graph.schema_version() > kNewestSchemaVersion) {
     errors.push_back(GraphProblem(absl::StrCat(
         "graph schema version ", static_cast<int>(graph.schema_version()),
         " is newer than this nkigraph reads")));
@@ -288,6 +289,14 @@ std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
       for (int i = 0; i < view.num_operands(); ++i) {
         const ops::OperandInfo& op = view.operand(i);
         if (!op.present()) continue;
+        if (op.ap->view_dtype() != proto::DTYPE_UNSPECIFIED &&
+            graph.schema_version() < proto::SCHEMA_VERSION_VIEW_DTYPE) {
+          problem(absl::StrCat("operand '", view.RoleName(i),
+                               "' is a bitcast view, which schema version ",
+                               static_cast<int>(graph.schema_version()),
+                               " cannot express"),
+                  op.tensor);
+        }
         check_owner(*op.tensor, "operand");
         if (op.has_dynamic()) {
           check_owner(graph.tensors(op.ap->dynamic().tensor_id() - 1),

@@ -96,15 +96,25 @@ absl::Status Interpreter::SetInput(const HostArray& array) {
                      ShapeString(array.shape), "; the graph expects ",
                      ShapeString(expected)));
   }
+  const int64_t esize = DTypeSize(t->dtype());
+  const bool raw = array.dtype == proto::UINT16;
+  if (raw && esize != 2) {
+    return HostError(
+        array.name,
+        absl::StrCat("input '", array.name,
+                     "' is uint16 raw bits, but the graph declares it ",
+                     DTypeName(t->dtype()),
+                     " (raw bits are taken for 2-byte dtypes only)"));
+  }
   const bool integer = !IsFloatDType(t->dtype());
-  if (integer != (array.dtype == proto::INT32)) {
+  if (!raw && integer != (array.dtype == proto::INT32)) {
     return HostError(
         array.name,
         absl::StrCat("input '", array.name, "' is ", DTypeName(array.dtype),
                      "; the graph ", "expects ", integer ? "int32" : "float32",
                      " (declared ", DTypeName(t->dtype()), ")"));
   }
-  const size_t values = integer ? array.i32.size() : array.f32.size();
+  const size_t values = array.values();
   if (values != static_cast<size_t>(array.num_elements())) {
     return HostError(array.name,
                      absl::StrCat("input '", array.name, "' has shape ",
@@ -116,14 +126,16 @@ absl::Status Interpreter::SetInput(const HostArray& array) {
     for (int64_t d : t->shape()) n *= d;
     return n;
   }();
-  const int64_t esize = DTypeSize(t->dtype());
   const float fp8_max = ops::ProfileFor(graph_.world().target()).fp8_e4m3_max;
   const bool stacked = t->per_rank() && impl_->num_ranks > 1;
   for (int r = 0; r < impl_->num_ranks; ++r) {
     Region& region = impl_->memory.RegionFor(*t, r, 0);
     uint8_t* dst = &region.data[t->address()];
     const int64_t first = stacked ? r * per_rank : 0;
-    for (int64_t e = 0; e < per_rank; ++e) {
+    for (int64_t e = 0; e < per_rank && raw; ++e) {
+      std::memcpy(dst + e * 2, &array.u16[first + e], 2);
+    }
+    for (int64_t e = 0; e < per_rank && !raw; ++e) {
       if (integer) {
         const int32_t v = array.i32[first + e];
         if (t->dtype() == proto::INT32 || t->dtype() == proto::UINT32) {
@@ -198,7 +210,8 @@ std::vector<std::string> Interpreter::MissingInputs() const {
 }
 
 absl::StatusOr<HostArray> Interpreter::ReadTensor(uint32_t tensor_id, int rank,
-                                                  int core) const {
+                                                  int core,
+                                                  HostForm form) const {
   if (tensor_id < 1 ||
       tensor_id > static_cast<uint32_t>(graph_.tensors_size()) || rank < 0 ||
       rank >= impl_->num_ranks || core < 0 || core >= impl_->num_cores) {
@@ -212,6 +225,26 @@ absl::StatusOr<HostArray> Interpreter::ReadTensor(uint32_t tensor_id, int rank,
   const int64_t n = array.num_elements();
   const int64_t esize = DTypeSize(t.dtype());
   const bool floating = IsFloatDType(t.dtype());
+  if (form == HostForm::kRawBits16 && esize == 2) {
+    // Never-written elements: the dtype's quiet NaN, or 0 for integers.
+    const uint16_t unset = t.dtype() == proto::BFLOAT16  ? 0x7FC0
+                           : t.dtype() == proto::FLOAT16 ? 0x7E00
+                                                         : 0;
+    array.dtype = proto::UINT16;
+    array.u16.resize(n);
+    for (int64_t e = 0; e < n; ++e) {
+      const int64_t byte =
+          DeviceMemory::ByteOffset(t, e, region.partition_bytes);
+      const bool initialized = (region.shadow[byte] & kInitialized) &&
+                               (region.shadow[byte + 1] & kInitialized);
+      if (initialized) {
+        std::memcpy(&array.u16[e], &region.data[byte], 2);
+      } else {
+        array.u16[e] = unset;
+      }
+    }
+    return array;
+  }
   array.dtype = floating ? proto::FLOAT32 : proto::INT32;
   if (floating) {
     array.f32.resize(n);
@@ -242,8 +275,8 @@ absl::StatusOr<HostArray> Interpreter::ReadTensor(uint32_t tensor_id, int rank,
   return array;
 }
 
-absl::StatusOr<HostArray> Interpreter::GetOutput(
-    const std::string& name) const {
+absl::StatusOr<HostArray> Interpreter::GetOutput(const std::string& name,
+                                                 HostForm form) const {
   const proto::Tensor* t = FindOutput(name);
   if (t == nullptr) {
     return HostError(name,
@@ -253,7 +286,7 @@ absl::StatusOr<HostArray> Interpreter::GetOutput(
   const bool stacked = t->per_rank() && impl_->num_ranks > 1;
   HostArray result;
   for (int r = 0; r < (stacked ? impl_->num_ranks : 1); ++r) {
-    NKI_ASSIGN_OR_RETURN(HostArray part, ReadTensor(t->id(), r, 0));
+    NKI_ASSIGN_OR_RETURN(HostArray part, ReadTensor(t->id(), r, 0, form));
     if (r == 0) {
       result = std::move(part);
       // One allocation for every rank's part: stacked outputs of wide
@@ -262,10 +295,10 @@ absl::StatusOr<HostArray> Interpreter::GetOutput(
       if (stacked) {
         result.f32.reserve(result.f32.size() * impl_->num_ranks);
         result.i32.reserve(result.i32.size() * impl_->num_ranks);
+        result.u16.reserve(result.u16.size() * impl_->num_ranks);
       }
     } else {
-      result.f32.insert(result.f32.end(), part.f32.begin(), part.f32.end());
-      result.i32.insert(result.i32.end(), part.i32.begin(), part.i32.end());
+      result.Append(part);
     }
   }
   result.name = name;

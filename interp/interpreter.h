@@ -58,7 +58,8 @@ class Interpreter {
   const proto::Tensor* FindOutput(const std::string& name) const;
 
   // Loads an input (float32 rounded to the declared dtype; int32 for
-  // integer tensors); errors name the input and the expected shape.
+  // integer tensors; uint16 raw bits, copied bit for bit, for any 2-byte
+  // tensor); errors name the input and the expected shape.
   absl::Status SetInput(const HostArray& array);
   // Fills every input not yet set with deterministic random values: an
   // input that declares a value range gets whole numbers uniform in it
@@ -71,12 +72,17 @@ class Interpreter {
   // Runs every program to completion.
   absl::Status Run();
 
+  // How tensors are read back: float32/int32 values, or for 2-byte
+  // tensors (bfloat16, float16, int16, uint16) their uint16 raw bits.
+  enum class HostForm { kValues, kRawBits16 };
+
   // Reads an output (all ranks stacked for per-rank outputs).
-  absl::StatusOr<HostArray> GetOutput(const std::string& name) const;
+  absl::StatusOr<HostArray> GetOutput(const std::string& name,
+                                      HostForm form = HostForm::kValues) const;
   // Reads any tensor as one program sees it; elements never written read
-  // as NaN (floats) or 0.
-  absl::StatusOr<HostArray> ReadTensor(uint32_t tensor_id, int rank,
-                                       int core) const;
+  // as NaN (floats; the dtype's quiet NaN bits as raw bits) or 0.
+  absl::StatusOr<HostArray> ReadTensor(uint32_t tensor_id, int rank, int core,
+                                       HostForm form = HostForm::kValues) const;
 
   int64_t instructions_executed() const { return instructions_executed_; }
 

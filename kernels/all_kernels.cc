@@ -12,6 +12,7 @@
 #include "kernels/mlp_tkg.h"
 #include "kernels/sb2sb_allgather.h"
 #include "kernels/tiled_matmul.h"
+#include "kernels/topk_reduce.h"
 #include "kernels/transformer_tkg.h"
 
 namespace nkigraph::kernels {
@@ -31,6 +32,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   registry.Register(MlpTkgSpec());
   registry.Register(AttentionBlockTkgSpec());
   registry.Register(TransformerTkgSpec());
+  registry.Register(TopkReduceSpec());
 }
 
 }  // namespace nkigraph::kernels

@@ -13,8 +13,9 @@ std::string ShapeText(absl::Span<const int64_t> shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-proto::DType HostDType(proto::DType dtype) {
-  return IsFloatDType(dtype) ? proto::FLOAT32 : proto::INT32;
+proto::DType HostDType(const IoDecl& decl) {
+  if (decl.raw_bits) return proto::UINT16;
+  return IsFloatDType(decl.dtype) ? proto::FLOAT32 : proto::INT32;
 }
 
 }  // namespace
@@ -132,7 +133,9 @@ bool TraceOk(const absl::Status& status, builder::Loc loc) {
 HostIo::HostIo(std::vector<IoDecl> decls, int64_t num_ranks)
     : num_ranks_(num_ranks) {
   rows_.reserve(decls.size());
-  for (IoDecl& decl : decls) rows_.push_back(Row{std::move(decl), nullptr});
+  for (IoDecl& decl : decls) {
+    rows_.push_back(Row{std::move(decl), nullptr, nullptr});
+  }
 }
 
 const HostIo::Row* HostIo::Find(absl::string_view name) const {
@@ -151,13 +154,57 @@ std::vector<int64_t> HostIo::Shape(absl::string_view name) const {
   return shape;
 }
 
+namespace {
+
+// `array` (uint16 raw bits or float32 values of a 2-byte float tensor of
+// `dtype`) in the other form, exactly: bits widen to their value, and
+// values that came from such a tensor narrow back to the same bits. False
+// when the pair is not one of those.
+bool ConvertRawBits(const HostArray& array, proto::DType dtype,
+                    proto::DType want, HostArray* out) {
+  if (dtype != proto::BFLOAT16 && dtype != proto::FLOAT16) return false;
+  *out = HostArray{array.name, want, array.shape, {}, {}, {}};
+  if (array.dtype == proto::UINT16 && want == proto::FLOAT32) {
+    for (uint16_t bits : array.u16) {
+      out->f32.push_back(dtype == proto::BFLOAT16 ? Bf16ToFloat(bits)
+                                                  : Fp16ToFloat(bits));
+    }
+    return true;
+  }
+  if (array.dtype == proto::FLOAT32 && want == proto::UINT16) {
+    for (float v : array.f32) {
+      out->u16.push_back(dtype == proto::BFLOAT16 ? FloatToBf16(v)
+                                                  : FloatToFp16(v));
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::Status HostIo::BindInputs(const HostArrays& inputs) {
   for (Row& row : rows_) {
     if (row.decl.role == IoRole::kOutput || !row.decl.present) continue;
-    absl::StatusOr<const HostArray*> found = FindHostInput(
-        inputs, row.decl.name, Shape(row.decl.name), HostDType(row.decl.dtype));
+    const proto::DType want = HostDType(row.decl);
+    // A 16-bit float input in the other host form (the bits a replay
+    // bundle or `verify` reads back, or values for a raw-bits row) is
+    // converted exactly.
+    for (const HostArray& array : inputs) {
+      if (array.name != row.decl.name || array.dtype == want) continue;
+      auto converted = std::make_unique<HostArray>();
+      if (ConvertRawBits(array, row.decl.dtype, want, converted.get())) {
+        row.converted = std::move(converted);
+      }
+      break;
+    }
+    absl::StatusOr<const HostArray*> found =
+        row.converted != nullptr
+            ? FindHostInput({*row.converted}, row.decl.name,
+                            Shape(row.decl.name), want)
+            : FindHostInput(inputs, row.decl.name, Shape(row.decl.name), want);
     if (!found.ok()) return found.status();
-    row.input = *found;
+    row.input = row.converted != nullptr ? row.converted.get() : *found;
   }
   return absl::OkStatus();
 }
@@ -178,10 +225,12 @@ HostArray HostIo::Zeros(absl::string_view name) const {
   array.name = std::string(name);
   const Row* row = Find(name);
   if (row == nullptr) return array;
-  array.dtype = HostDType(row->decl.dtype);
+  array.dtype = HostDType(row->decl);
   array.shape = Shape(name);
   if (array.dtype == proto::INT32) {
     array.i32.assign(array.num_elements(), 0);
+  } else if (array.dtype == proto::UINT16) {
+    array.u16.assign(array.num_elements(), 0);
   } else {
     array.f32.assign(array.num_elements(), 0.0f);
   }

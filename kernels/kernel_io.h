@@ -9,6 +9,7 @@
 // the .npy layouts of the contract).
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,8 @@ struct IoDecl {
   // the tensor does not exist for this setting.
   bool present = true;
   std::optional<ValueRange> values;  // inputs only
+  // Host arrays of this 2-byte tensor are uint16 raw bits, not values.
+  bool raw_bits = false;
 };
 
 // The I/O table as the kernel body sees it while tracing one core. Every
@@ -132,6 +135,9 @@ class HostIo {
   struct Row {
     IoDecl decl;
     const HostArray* input = nullptr;
+    // The input converted to this row's host form, when it came in the
+    // other (uint16 raw bits or float32 values); `input` points at it.
+    std::shared_ptr<const HostArray> converted;
   };
   const Row* Find(absl::string_view name) const;
 

@@ -247,6 +247,7 @@ struct IoEntry {
   std::string values_text;
   std::function<ValueRange(const P&)> values;
   std::string note;
+  bool raw_bits = false;
 
   // The dtype, when it is not the `dtype` parameter.
   IoEntry& DType(std::string text, std::function<proto::DType(const P&)> fn) {
@@ -284,6 +285,13 @@ struct IoEntry {
     note = std::move(text);
     return *this;
   }
+  // A 2-byte input whose host arrays are uint16 raw bits (for the
+  // reference and the input maker): values no float path preserves, such
+  // as integers packed into bf16 columns.
+  IoEntry& RawBits() {
+    raw_bits = true;
+    return *this;
+  }
 
   IoDecl Resolve(const P& p) const {
     IoDecl decl;
@@ -294,6 +302,7 @@ struct IoEntry {
     decl.per_rank = ranks != RankLayout::kReplicated;
     decl.present = !when || when(p);
     if (values) decl.values = values(p);
+    decl.raw_bits = raw_bits;
     return decl;
   }
 
@@ -306,6 +315,7 @@ struct IoEntry {
     }
     std::string dtype_col = dtype_text;
     if (!values_text.empty()) absl::StrAppend(&dtype_col, " in ", values_text);
+    if (raw_bits) absl::StrAppend(&dtype_col, " (as uint16 raw bits)");
     if (!note.empty()) absl::StrAppend(&dtype_col, " (", note, ")");
     if (!when_text.empty()) {
       absl::StrAppend(&dtype_col, " (only when ", when_text, ")");

@@ -4,6 +4,7 @@
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "util/dtype.h"
 
 namespace nkigraph::ops {
 
@@ -13,6 +14,35 @@ bool IsOnChip(proto::MemorySpace space) {
 
 bool IsHbm(proto::MemorySpace space) {
   return space == proto::HBM || space == proto::SHARED_HBM;
+}
+
+absl::Status ViewedTensor(const proto::Tensor& tensor, proto::DType view,
+                          proto::Tensor* viewed) {
+  const int view_size = IsValidDType(view) ? DTypeSize(view) : 0;
+  if (view_size == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bitcast view of '", tensor.name(), "' has dtype ",
+                     static_cast<int>(view), ", which is not a dtype"));
+  }
+  const int rank = tensor.shape_size();
+  if (rank < 1 || (IsOnChip(tensor.space()) && rank < 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bitcast of '", tensor.name(), "' as ", DTypeName(view),
+        ": it has no free dim to reinterpret (a bitcast changes the last "
+        "dim's element count)"));
+  }
+  const int64_t last_bytes = tensor.shape(rank - 1) * DTypeSize(tensor.dtype());
+  if (last_bytes % view_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bitcast of '", tensor.name(), "' (", DTypeName(tensor.dtype()),
+        ", last dim ", tensor.shape(rank - 1), ") as ", DTypeName(view),
+        ": the last dim's ", last_bytes, " bytes are not a whole number of ",
+        view_size, "-byte elements"));
+  }
+  *viewed = tensor;
+  viewed->set_dtype(view);
+  viewed->set_shape(rank - 1, last_bytes / view_size);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> ShapeElements(

@@ -53,6 +53,14 @@ absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
 absl::Status CheckAccessPattern(const proto::AccessPattern& ap,
                                 const proto::Tensor& tensor);
 
+// The tensor as an operand with a bitcast view (`ap.view_dtype`) sees it:
+// the same bytes and declaration, with dtype `view` and the last dim
+// holding shape[-1] * size(dtype) / size(view) elements. An error when
+// that is not a whole number, the view dtype is unknown, or the last dim
+// is an on-chip tensor's partition dim.
+absl::Status ViewedTensor(const proto::Tensor& tensor, proto::DType view,
+                          proto::Tensor* viewed);
+
 bool IsOnChip(proto::MemorySpace space);
 bool IsHbm(proto::MemorySpace space);
 

@@ -140,7 +140,16 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
       return view->Error("operand '", role.name, "' names tensor id ",
                          ap.tensor_id(), ", which does not exist");
     }
-    const proto::Tensor& tensor = tensors.Get(ap.tensor_id() - 1);
+    const proto::Tensor* declared = &tensors.Get(ap.tensor_id() - 1);
+    if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
+      if (absl::Status s =
+              ViewedTensor(*declared, ap.view_dtype(), &view->viewed_[i]);
+          !s.ok()) {
+        return view->Error("operand '", role.name, "': ", s.message());
+      }
+      declared = &view->viewed_[i];
+    }
+    const proto::Tensor& tensor = *declared;
     if ((Space(tensor.space()) & role.spaces) == 0) {
       return view->Error("operand '", role.name, "' ('", tensor.name(),
                          "') is in ", SpaceName(tensor.space()),
@@ -185,6 +194,11 @@ absl::Status BindInstrView(const proto::Instruction& instr,
     }
     info.ap = &ap;
     info.tensor = &tensors.Get(ap.tensor_id() - 1);
+    if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
+      NKI_RETURN_IF_ERROR(
+          ViewedTensor(*info.tensor, ap.view_dtype(), &view->viewed_[i]));
+      info.tensor = &view->viewed_[i];
+    }
   }
   return absl::OkStatus();
 }

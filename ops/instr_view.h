@@ -21,7 +21,10 @@ using TensorTable = google::protobuf::RepeatedPtrField<proto::Tensor>;
 // One operand as the checks see it.
 struct OperandInfo {
   const proto::AccessPattern* ap = nullptr;
-  const proto::Tensor* tensor = nullptr;  // nullptr: absent optional operand
+  // The tensor as the operand sees it: the declaration, or for a bitcast
+  // view the viewed tensor (ops::ViewedTensor). nullptr: absent optional
+  // operand.
+  const proto::Tensor* tensor = nullptr;
 
   bool present() const { return tensor != nullptr; }
   proto::MemorySpace space() const { return tensor->space(); }
@@ -86,6 +89,9 @@ class InstrView {
   const proto::World* world_ = nullptr;
   int num_operands_ = 0;
   std::array<OperandInfo, kMaxOperands> operands_;
+  // The viewed tensors of bitcast operands, which operands_ point at; a
+  // view is rebound (never copied) for each instruction.
+  std::array<proto::Tensor, kMaxOperands> viewed_;
 };
 
 // Resolves and checks `instr` against the tensor table and the world:

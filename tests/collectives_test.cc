@@ -714,8 +714,8 @@ TEST(FgccReferenceTest, GathersGroupRowsInRankOrderTimesOwnRhs) {
   params.dtype = proto::FLOAT32;
   // lhs: rank 0 = [2], rank 1 = [3]; rhs: rank 0 = [1, 10], rank 1 =
   // [-1, 0.5].
-  HostArray lhs{"lhs", proto::FLOAT32, {2, 1, 1}, {2, 3}, {}};
-  HostArray rhs{"rhs", proto::FLOAT32, {2, 1, 2}, {1, 10, -1, 0.5f}, {}};
+  HostArray lhs{"lhs", proto::FLOAT32, {2, 1, 1}, {2, 3}, {}, {}};
+  HostArray rhs{"rhs", proto::FLOAT32, {2, 1, 2}, {1, 10, -1, 0.5f}, {}, {}};
   absl::StatusOr<std::vector<HostArray>> out =
       FgccReference(params, {lhs, rhs});
   ASSERT_TRUE(out.ok()) << out.status();

@@ -10,8 +10,8 @@ namespace {
 using ::testing::HasSubstr;
 
 std::vector<HostArray> Inputs() {
-  HostArray x{"x", proto::FLOAT32, {2, 3}, std::vector<float>(6, 1.0f), {}};
-  HostArray ids{"ids", proto::INT32, {4}, {}, {0, 1, 2, 3}};
+  HostArray x{"x", proto::FLOAT32, {2, 3}, std::vector<float>(6, 1.0f), {}, {}};
+  HostArray ids{"ids", proto::INT32, {4}, {}, {0, 1, 2, 3}, {}};
   return {x, ids};
 }
 

@@ -152,14 +152,14 @@ TEST(MalformedFileTest, RandomBytesAreAnError) {
 
 TEST(MalformedFileTest, NewerSchemaVersionIsRefusedByTheReader) {
   proto::Graph graph = BaseGraph();
-  graph.set_schema_version(static_cast<proto::SchemaVersion>(2));
+  graph.set_schema_version(static_cast<proto::SchemaVersion>(3));
   const std::string path = TempPath("newer.pb");
   WriteBytes(path, SerializeDeterministic(graph));
   absl::StatusOr<proto::Graph> read = ReadGraph(path);
   ASSERT_FALSE(read.ok());
   EXPECT_THAT(read.status().message(),
-              HasSubstr("graph schema version 2 is newer than this nkigraph"));
-  ExpectRefused(graph, "graph schema version 2 is newer than this nkigraph");
+              HasSubstr("graph schema version 3 is newer than this nkigraph"));
+  ExpectRefused(graph, "graph schema version 3 is newer than this nkigraph");
 }
 
 TEST(MalformedFileTest, MissingSchemaVersionIsRefused) {

@@ -276,11 +276,10 @@ std::map<uint32_t, std::set<std::string>> Provenance(const proto::Graph& g) {
         for (int i = 0; i < instr.operands_size(); ++i) {
           const uint32_t id = instr.operands(i).tensor_id();
           if (id == 0) continue;
-          const ops::Access access = ops::RoleOf(instr, i)->access;
-          if (access != ops::Access::kWrite) {
+          if (ops::ReadsOperand(instr, i)) {
             read.insert(from[id].begin(), from[id].end());
           }
-          if (access != ops::Access::kRead) written.push_back(id);
+          if (ops::WritesOperand(instr, i)) written.push_back(id);
         }
         for (uint32_t id : written) {
           const size_t before = from[id].size();

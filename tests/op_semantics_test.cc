@@ -686,6 +686,27 @@ TEST(OpFindIndex8Test, FirstOccurrenceAndNotFound) {
   EXPECT_EQ(u[2], 9);
 }
 
+TEST(OpFindIndex8Test, RepeatedValuesTakeSuccessiveOccurrences) {
+  absl::StatusOr<Outputs> out = TraceAndRun(
+      [](Tracer& t) {
+        Tensor data = Load(t, "data", {2, 10});
+        Tensor vals = Load(t, "vals", {2, 8});
+        Tensor i = builder::ndarray({2, 8}, proto::INT32, Buffer::kSbuf, "i");
+        isa::nc_find_index8(i, data, vals);
+        Store(t, "i", i, proto::INT32);
+      },
+      {Floats("data", {2, 10}, {5, 3, 5, 7, 5, 3, 9, 0, 2, 5,  //
+                                1, 1, 1, 1, 1, 1, 1, 1, 1, 1}),
+       Floats("vals", {2, 8},
+              {5, 5, 3, 5, 3, 3, 5, 5,  //
+               1, 1, 1, 1, 1, 1, 1, 1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Row 0: the 5s are at 0, 2, 4, 9; the 3s at 1, 5. Row 1: eight copies
+  // of 1 find its first eight occurrences.
+  EXPECT_THAT(out->at("i").i32, ElementsAre(0, 2, 1, 4, 5, -1, 9, -1,  //
+                                            0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 TEST(OpMax8Test, EightLargestDescendingPerPartition) {
   absl::StatusOr<Outputs> out = TraceAndRun(
       [](Tracer& t) {

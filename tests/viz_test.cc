@@ -419,6 +419,24 @@ TEST(VizDependencyTest, DisjointColumnsAndRowsOfOneTensorAreIndependent) {
                                    std::make_tuple(2u, 5u, DepKind::kWaw)));
 }
 
+TEST(VizDependencyTest, DmaComputeReadsItsDstOnlyWhenAccumulating) {
+  const proto::Graph graph = MustTrace(1, 1, [](Tracer&) {
+    Tensor a = builder::ndarray({4, 8}, proto::FLOAT32, Buffer::kSbuf, "a");
+    Tensor acc = builder::ndarray({4, 8}, proto::FLOAT32, Buffer::kSbuf, "acc");
+    Tensor sum = builder::ndarray({4, 8}, proto::FLOAT32, Buffer::kSbuf, "sum");
+    isa::memset(a, 1.0f);                              // #0
+    isa::memset(acc, 0.0f);                            // #1
+    isa::dma_compute(acc, {a}, /*accumulate=*/true);   // #2 reads #1's acc
+    isa::memset(sum, 0.0f);                            // #3
+    isa::dma_compute(sum, {a}, /*accumulate=*/false);  // #4 overwrites #3's
+  });
+  EXPECT_THAT(DepIds(graph),
+              UnorderedElementsAre(std::make_tuple(0u, 2u, DepKind::kRaw),
+                                   std::make_tuple(1u, 2u, DepKind::kRaw),
+                                   std::make_tuple(0u, 4u, DepKind::kRaw),
+                                   std::make_tuple(3u, 4u, DepKind::kWaw)));
+}
+
 TEST(VizDependencyTest, DynamicOffsetTouchesTheWholeTensorAndReadsItsIndex) {
   const proto::Graph graph = MustTrace(1, 1, [](Tracer& t) {
     Tensor x = t.Input("x", {1, 8}, proto::FLOAT32);

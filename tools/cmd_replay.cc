@@ -15,6 +15,7 @@
 #include "interp/interpreter.h"
 #include "tools/commands.h"
 #include "tools/run_support.h"
+#include "util/dtype.h"
 #include "util/graph_io.h"
 
 namespace nkigraph::tools {
@@ -40,6 +41,9 @@ constexpr char kVerb[] = "replay";
 
 std::string Value(const HostArray& array, int64_t i) {
   if (array.dtype == proto::INT32) return absl::StrCat(array.i32[i]);
+  if (array.dtype == proto::UINT16) {
+    return absl::StrFormat("0x%04x (raw bits)", array.u16[i]);
+  }
   uint32_t bits;
   std::memcpy(&bits, &array.f32[i], sizeof(bits));
   return absl::StrFormat("%.9g (0x%08x)", array.f32[i], bits);
@@ -51,10 +55,8 @@ std::optional<std::string> FirstDifference(const HostArray& recorded,
                                            const HostArray& replayed) {
   if (recorded.dtype != replayed.dtype) {
     return absl::StrCat("output '", recorded.name, "' is ",
-                        recorded.dtype == proto::INT32 ? "int32" : "float32",
-                        " in the bundle but ",
-                        replayed.dtype == proto::INT32 ? "int32" : "float32",
-                        " in the replay");
+                        DTypeName(recorded.dtype), " in the bundle but ",
+                        DTypeName(replayed.dtype), " in the replay");
   }
   if (recorded.shape != replayed.shape) {
     return absl::StrCat("output '", recorded.name, "' has shape ",
@@ -62,18 +64,24 @@ std::optional<std::string> FirstDifference(const HostArray& recorded,
                         ShapeString(replayed.shape), " in the replay");
   }
   const int64_t n = recorded.num_elements();
-  const size_t bytes = static_cast<size_t>(n) * 4;
-  const void* a = recorded.dtype == proto::INT32
-                      ? static_cast<const void*>(recorded.i32.data())
-                      : static_cast<const void*>(recorded.f32.data());
-  const void* b = replayed.dtype == proto::INT32
-                      ? static_cast<const void*>(replayed.i32.data())
-                      : static_cast<const void*>(replayed.f32.data());
+  const size_t esize = recorded.dtype == proto::UINT16 ? 2 : 4;
+  const size_t bytes = static_cast<size_t>(n) * esize;
+  auto data = [](const HostArray& array) {
+    return array.dtype == proto::INT32
+               ? static_cast<const void*>(array.i32.data())
+           : array.dtype == proto::UINT16
+               ? static_cast<const void*>(array.u16.data())
+               : static_cast<const void*>(array.f32.data());
+  };
+  const void* a = data(recorded);
+  const void* b = data(replayed);
   if (bytes == 0 || std::memcmp(a, b, bytes) == 0) return std::nullopt;
   const auto* a_bytes = static_cast<const uint8_t*>(a);
   const auto* b_bytes = static_cast<const uint8_t*>(b);
   int64_t i = 0;
-  while (std::memcmp(a_bytes + 4 * i, b_bytes + 4 * i, 4) == 0) ++i;
+  while (std::memcmp(a_bytes + esize * i, b_bytes + esize * i, esize) == 0) {
+    ++i;
+  }
   return absl::StrCat("output '", recorded.name, "' differs at flat index ", i,
                       " ", IndexString(recorded.shape, i), ": bundle ",
                       Value(recorded, i), ", replay ", Value(replayed, i));
@@ -170,7 +178,11 @@ int RunReplay(const std::vector<std::string>& args) {
                 << "' is not recorded in the bundle\n";
       return kExitFailure;
     }
-    absl::StatusOr<HostArray> replayed = interp.GetOutput(name);
+    // In the form the bundle recorded (raw bits for `run --raw-bits`).
+    absl::StatusOr<HostArray> replayed =
+        interp.GetOutput(name, it->dtype == proto::UINT16
+                                   ? interp::Interpreter::HostForm::kRawBits16
+                                   : interp::Interpreter::HostForm::kValues);
     if (!replayed.ok()) return ReportError(kVerb, replayed.status());
     if (std::optional<std::string> difference =
             FirstDifference(*it, *replayed)) {

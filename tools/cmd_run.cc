@@ -30,7 +30,7 @@ constexpr char kUsage[] =
     R"(usage: nkigraph run GRAPH [--input NAME=FILE.npy]... [--random-inputs SEED]
                     --output-dir DIR [--dump DIR [--dump-filter REGEX]]
                     [--save-bundle BUNDLE.pb] [--memory-limit BYTES]
-                    [--timeline FILE.json]
+                    [--timeline FILE.json] [--raw-bits]
 
 Executes GRAPH (.pb or .pbtxt) on the memory-model device and writes
 DIR/<output>.npy for every output. Inputs are .npy files: float32 (rounded
@@ -53,6 +53,10 @@ options:
   --save-bundle FILE          write a replay bundle: the graph, its inputs
                               (as the device holds them) and its outputs;
                               `nkigraph replay FILE` re-executes it
+  --raw-bits                  write 16-bit outputs (bfloat16, float16, int16,
+                              uint16) as uint16 .npy files of their raw
+                              bits, in the bundle too (default: float32 or
+                              int32 values)
   --memory-limit BYTES        refuse graphs needing more device, shadow and
                               race-detection memory (default 8 GiB)
   --timeline FILE.json        also write the cost model's Chrome trace of
@@ -99,7 +103,8 @@ int RunRun(const std::vector<std::string>& args) {
                        {"--dump-filter", "", true, false},
                        {"--save-bundle", "", true, false},
                        {"--memory-limit", "", true, false},
-                       {"--timeline", "", true, false}});
+                       {"--timeline", "", true, false},
+                       {"--raw-bits", "", false, false}});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
     std::cout << kUsage;
@@ -236,7 +241,10 @@ int RunRun(const std::vector<std::string>& args) {
                                            dumper->status().message()));
   }
 
-  absl::StatusOr<std::vector<HostArray>> outputs = ReadOutputs(interp);
+  absl::StatusOr<std::vector<HostArray>> outputs =
+      ReadOutputs(interp, parsed->Has("--raw-bits")
+                              ? interp::Interpreter::HostForm::kRawBits16
+                              : interp::Interpreter::HostForm::kValues);
   if (!outputs.ok()) return ReportError(kVerb, outputs.status());
   if (absl::Status status = WriteArrays(output_dir, *outputs); !status.ok()) {
     return ReportError(kVerb, status);

@@ -50,6 +50,8 @@ proto::NamedArray ToNamedArray(const HostArray& array) {
   for (int64_t d : array.shape) named.add_shape(d);
   if (array.dtype == proto::INT32) {
     named.set_data(array.i32.data(), array.i32.size() * sizeof(int32_t));
+  } else if (array.dtype == proto::UINT16) {
+    named.set_data(array.u16.data(), array.u16.size() * sizeof(uint16_t));
   } else {
     named.set_data(array.f32.data(), array.f32.size() * sizeof(float));
   }
@@ -59,16 +61,18 @@ proto::NamedArray ToNamedArray(const HostArray& array) {
 absl::StatusOr<HostArray> FromNamedArray(const proto::NamedArray& named) {
   HostArray array;
   array.name = named.name();
-  if (named.dtype() != proto::FLOAT32 && named.dtype() != proto::INT32) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("array '", named.name(), "' has dtype ",
-                     static_cast<int>(named.dtype()),
-                     "; bundles hold float32 or int32 arrays"));
+  if (named.dtype() != proto::FLOAT32 && named.dtype() != proto::INT32 &&
+      named.dtype() != proto::UINT16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "array '", named.name(), "' has dtype ",
+        static_cast<int>(named.dtype()),
+        "; bundles hold float32, int32 or uint16 (raw bits) arrays"));
   }
   array.dtype = named.dtype();
+  const uint64_t esize = array.dtype == proto::UINT16 ? 2 : 4;
   // The element count must match the data, which bounds it by the bundle's
   // size: no allocation beyond what was read.
-  const uint64_t max_elements = named.data().size() / 4;
+  const uint64_t max_elements = named.data().size() / esize;
   uint64_t elements = 1;
   for (int64_t d : named.shape()) {
     if (d < 0 ||
@@ -80,13 +84,16 @@ absl::StatusOr<HostArray> FromNamedArray(const proto::NamedArray& named) {
     array.shape.push_back(d);
   }
   if (elements == std::numeric_limits<uint64_t>::max() ||
-      elements * 4 != named.data().size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("array '", named.name(), "' of shape [",
-                     absl::StrJoin(named.shape(), ", "), "] holds ",
-                     named.data().size(), " bytes of data, not 4 per element"));
+      elements * esize != named.data().size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "array '", named.name(), "' of shape [",
+        absl::StrJoin(named.shape(), ", "), "] holds ", named.data().size(),
+        " bytes of data, not ", esize, " per element"));
   }
-  if (array.dtype == proto::INT32) {
+  if (array.dtype == proto::UINT16) {
+    array.u16.resize(elements);
+    std::memcpy(array.u16.data(), named.data().data(), named.data().size());
+  } else if (array.dtype == proto::INT32) {
     array.i32.resize(elements);
     std::memcpy(array.i32.data(), named.data().data(), named.data().size());
   } else {
@@ -112,13 +119,16 @@ absl::StatusOr<std::vector<HostArray>> ReadInputs(
     const bool stacked = tensor->per_rank() && num_ranks > 1;
     HostArray input;
     for (int r = 0; r < (stacked ? num_ranks : 1); ++r) {
-      NKI_ASSIGN_OR_RETURN(HostArray part,
-                           interp.ReadTensor(tensor->id(), r, core));
+      // 16-bit inputs as their bits: a replay then loads exactly the bytes
+      // this run had (a bf16 NaN payload included).
+      NKI_ASSIGN_OR_RETURN(
+          HostArray part,
+          interp.ReadTensor(tensor->id(), r, core,
+                            interp::Interpreter::HostForm::kRawBits16));
       if (r == 0) {
         input = std::move(part);
       } else {
-        input.f32.insert(input.f32.end(), part.f32.begin(), part.f32.end());
-        input.i32.insert(input.i32.end(), part.i32.begin(), part.i32.end());
+        input.Append(part);
       }
     }
     input.name = name;
@@ -129,10 +139,10 @@ absl::StatusOr<std::vector<HostArray>> ReadInputs(
 }
 
 absl::StatusOr<std::vector<HostArray>> ReadOutputs(
-    const interp::Interpreter& interp) {
+    const interp::Interpreter& interp, interp::Interpreter::HostForm form) {
   std::vector<HostArray> outputs;
   for (const std::string& name : interp.OutputNames()) {
-    NKI_ASSIGN_OR_RETURN(HostArray output, interp.GetOutput(name));
+    NKI_ASSIGN_OR_RETURN(HostArray output, interp.GetOutput(name, form));
     outputs.push_back(std::move(output));
   }
   return outputs;

@@ -38,14 +38,17 @@ proto::NamedArray ToNamedArray(const HostArray& array);
 absl::StatusOr<HostArray> FromNamedArray(const proto::NamedArray& array);
 
 // Every input as the device holds it now: after SetInput, rounded to its
-// declared dtype. Per-rank inputs of multi-rank graphs are stacked along a
-// leading [num_ranks] axis, as in .npy files. Read before Run: inputs
-// written in place are overwritten by it.
+// declared dtype; 2-byte inputs as uint16 raw bits. Per-rank inputs of
+// multi-rank graphs are stacked along a leading [num_ranks] axis, as in .npy
+// files. Read before Run: inputs written in place are overwritten by it.
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
     const interp::Interpreter& interp);
-// Every output, in the graph's order.
+// Every output, in the graph's order; with kRawBits16, 2-byte outputs as
+// uint16 raw bits.
 absl::StatusOr<std::vector<HostArray>> ReadOutputs(
-    const interp::Interpreter& interp);
+    const interp::Interpreter& interp,
+    interp::Interpreter::HostForm form =
+        interp::Interpreter::HostForm::kValues);
 
 // "[1, 2]": the multi-index of flat element `flat` of an array of `shape`.
 std::string IndexString(const std::vector<int64_t>& shape, int64_t flat);

@@ -94,13 +94,12 @@ absl::Status ReadMessage(const std::string& path,
 
 absl::Status CheckSchemaVersion(const proto::Graph& graph) {
   const int version = graph.schema_version();
-  if (version > proto::SCHEMA_VERSION_CURRENT) {
-    return LoadError(
-        absl::StatusCode::kFailedPrecondition,
-        absl::StrCat("graph schema version ", version,
-                     " is newer than this nkigraph (",
-                     static_cast<int>(proto::SCHEMA_VERSION_CURRENT),
-                     "); upgrade nkigraph to read it"));
+  if (version > kNewestSchemaVersion) {
+    return LoadError(absl::StatusCode::kFailedPrecondition,
+                     absl::StrCat("graph schema version ", version,
+                                  " is newer than this nkigraph (",
+                                  static_cast<int>(kNewestSchemaVersion),
+                                  "); upgrade nkigraph to read it"));
   }
   if (version == proto::SCHEMA_VERSION_UNSPECIFIED) {
     return LoadError(

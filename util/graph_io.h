@@ -22,6 +22,10 @@ absl::Status WriteMessage(const google::protobuf::Message& message,
 absl::Status ReadMessage(const std::string& path,
                          google::protobuf::Message* message);
 
+// The newest schema version this nkigraph reads and writes.
+inline constexpr proto::SchemaVersion kNewestSchemaVersion =
+    proto::SCHEMA_VERSION_VIEW_DTYPE;
+
 // Refuses graphs written by a newer schema than this reader knows.
 absl::Status CheckSchemaVersion(const proto::Graph& graph);
 

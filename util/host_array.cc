@@ -27,8 +27,7 @@ absl::StatusOr<const HostArray*> FindHostInput(
           absl::StrCat("input '", name, "' must be ", DTypeName(dtype),
                        ", not ", DTypeName(array.dtype)));
     }
-    const size_t values =
-        dtype == proto::INT32 ? array.i32.size() : array.f32.size();
+    const size_t values = array.values();
     if (array.shape != shape ||
         static_cast<int64_t>(values) != array.num_elements()) {
       return absl::InvalidArgumentError(

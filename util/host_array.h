@@ -11,13 +11,30 @@
 namespace nkigraph {
 
 // A host-side array in the .npy exchange form: float32 for floating
-// tensors (bf16/fp8 included), int32 for integer ones.
+// tensors (bf16/fp8 included), int32 for integer ones, or uint16 raw bits
+// for any 2-byte tensor (bfloat16, float16, int16, uint16), taken and
+// given bit for bit: no float path keeps a bf16 NaN payload, and small
+// integers packed into bf16 columns are subnormals.
 struct HostArray {
   std::string name;
-  proto::DType dtype = proto::FLOAT32;  // FLOAT32 or INT32
+  proto::DType dtype = proto::FLOAT32;  // FLOAT32, INT32 or UINT16
   std::vector<int64_t> shape;
-  std::vector<float> f32;    // when FLOAT32
-  std::vector<int32_t> i32;  // when INT32
+  std::vector<float> f32;     // when FLOAT32
+  std::vector<int32_t> i32;   // when INT32
+  std::vector<uint16_t> u16;  // when UINT16: the elements' raw bits
+
+  // How many values the array holds (of its dtype's vector).
+  size_t values() const {
+    return dtype == proto::INT32    ? i32.size()
+           : dtype == proto::UINT16 ? u16.size()
+                                    : f32.size();
+  }
+  // Appends `other`'s values (of the same dtype).
+  void Append(const HostArray& other) {
+    f32.insert(f32.end(), other.f32.begin(), other.f32.end());
+    i32.insert(i32.end(), other.i32.begin(), other.i32.end());
+    u16.insert(u16.end(), other.u16.begin(), other.u16.end());
+  }
 
   int64_t num_elements() const {
     int64_t n = 1;
@@ -33,8 +50,8 @@ using HostOutputs = absl::StatusOr<HostArrays>;
 // A float32 array of zeros.
 HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape);
 
-// The array called `name` among `inputs`, which must have `dtype` (FLOAT32
-// or INT32) and `shape` with as many values; an error naming the input
+// The array called `name` among `inputs`, which must have `dtype` (FLOAT32,
+// INT32 or UINT16) and `shape` with as many values; an error naming the input
 // when it is missing, of another dtype or misshapen. What every kernel
 // reference does first with its inputs.
 absl::StatusOr<const HostArray*> FindHostInput(

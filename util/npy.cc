@@ -207,7 +207,7 @@ struct DescrInfo {
   int itemsize;
 };
 constexpr DescrInfo kDescrs[] = {
-    {"<f4", 4}, {"<f8", 8}, {"<i4", 4}, {"<i8", 8}};
+    {"<f4", 4}, {"<f8", 8}, {"<i4", 4}, {"<i8", 8}, {"<u2", 2}};
 
 absl::StatusOr<HostArray> Parse(absl::string_view bytes) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic) {
@@ -249,7 +249,7 @@ absl::StatusOr<HostArray> Parse(absl::string_view bytes) {
   if (descr == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("unsupported dtype '", header.descr,
-                     "' (supported: <f4, <f8, <i4, <i8)"));
+                     "' (supported: <f4, <f8, <i4, <i8, <u2)"));
   }
   if (header.fortran_order) {
     return absl::InvalidArgumentError(
@@ -305,6 +305,12 @@ absl::StatusOr<HostArray> Parse(absl::string_view bytes) {
       }
       array.f32[i] = static_cast<float>(value);
     }
+  } else if (header.descr == "<u2") {
+    array.dtype = proto::UINT16;
+    array.u16.resize(elements);
+    for (int64_t i = 0; i < elements; ++i) {
+      array.u16[i] = LoadLittle<uint16_t>(src + 2 * i);
+    }
   } else if (header.descr == "<i4") {
     array.dtype = proto::INT32;
     array.i32.resize(elements);
@@ -348,14 +354,28 @@ absl::StatusOr<HostArray> ReadNpy(const std::string& path) {
 
 namespace {
 
+// The .npy descr a host array of `dtype` is written as; empty for none.
+absl::string_view NpyDescr(proto::DType dtype) {
+  switch (dtype) {
+    case proto::FLOAT32:
+      return "<f4";
+    case proto::INT32:
+      return "<i4";
+    case proto::UINT16:
+      return "<u2";
+    default:
+      return "";
+  }
+}
+
 // The magic, version, length and padded header of `array`'s .npy file,
 // after checking the array can be written.
 absl::StatusOr<std::string> NpyPreamble(const HostArray& array) {
-  const bool is_float = array.dtype == proto::FLOAT32;
-  if (!is_float && array.dtype != proto::INT32) {
+  const absl::string_view descr = NpyDescr(array.dtype);
+  if (descr.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("array '", array.name,
-                     "': .npy files hold float32 or int32, not dtype ",
+                     "': .npy files hold float32, int32 or uint16, not dtype ",
                      static_cast<int>(array.dtype)));
   }
   if (array.shape.size() > kMaxRank) {
@@ -374,7 +394,7 @@ absl::StatusOr<std::string> NpyPreamble(const HostArray& array) {
     }
     elements *= dim;
   }
-  const size_t values = is_float ? array.f32.size() : array.i32.size();
+  const size_t values = array.values();
   if (static_cast<int64_t>(values) != elements) {
     return absl::InvalidArgumentError(
         absl::StrCat("array '", array.name, "' has shape [",
@@ -385,7 +405,7 @@ absl::StatusOr<std::string> NpyPreamble(const HostArray& array) {
   std::string shape = absl::StrJoin(array.shape, ", ");
   if (array.shape.size() == 1) shape += ",";
   std::string header =
-      absl::StrCat("{'descr': '", is_float ? "<f4" : "<i4",
+      absl::StrCat("{'descr': '", descr,
                    "', 'fortran_order': False, 'shape': (", shape, "), }");
   // Pad with spaces so that the data starts at a multiple of 64 bytes; the
   // header ends in a newline. As numpy does, an already aligned header still
@@ -408,29 +428,34 @@ absl::StatusOr<std::string> NpyPreamble(const HostArray& array) {
 
 // The array's values as stored, when that is already little-endian.
 absl::string_view RawValues(const HostArray& array) {
-  return array.dtype == proto::FLOAT32
-             ? absl::string_view(
-                   reinterpret_cast<const char*>(array.f32.data()),
-                   4 * array.f32.size())
-             : absl::string_view(
-                   reinterpret_cast<const char*>(array.i32.data()),
-                   4 * array.i32.size());
+  switch (array.dtype) {
+    case proto::FLOAT32:
+      return absl::string_view(reinterpret_cast<const char*>(array.f32.data()),
+                               4 * array.f32.size());
+    case proto::UINT16:
+      return absl::string_view(reinterpret_cast<const char*>(array.u16.data()),
+                               2 * array.u16.size());
+    default:
+      return absl::string_view(reinterpret_cast<const char*>(array.i32.data()),
+                               4 * array.i32.size());
+  }
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> SerializeNpy(const HostArray& array) {
   NKI_ASSIGN_OR_RETURN(std::string bytes, NpyPreamble(array));
-  const bool is_float = array.dtype == proto::FLOAT32;
-  const size_t values = is_float ? array.f32.size() : array.i32.size();
+  const size_t values = array.values();
   bytes.reserve(bytes.size() + 4 * values);
   if constexpr (std::endian::native == std::endian::little) {
     const absl::string_view raw = RawValues(array);
     bytes.append(raw.data(), raw.size());
   } else {
     for (size_t i = 0; i < values; ++i) {
-      if (is_float) {
+      if (array.dtype == proto::FLOAT32) {
         StoreLittle<float>(array.f32[i], &bytes);
+      } else if (array.dtype == proto::UINT16) {
+        StoreLittle<uint16_t>(array.u16[i], &bytes);
       } else {
         StoreLittle<int32_t>(array.i32[i], &bytes);
       }

@@ -14,8 +14,9 @@
 namespace nkigraph {
 
 // Reads a .npy file: versions 1.0, 2.0 and 3.0, C order, little-endian
-// <f4 and <f8 (returned as FLOAT32; doubles are narrowed) or <i4 and <i8
-// (returned as INT32; int64 values outside int32 are an error). A 0-d array
+// <f4 and <f8 (returned as FLOAT32; doubles are narrowed), <i4 and <i8
+// (returned as INT32; int64 values outside int32 are an error) or <u2
+// (returned as UINT16: raw 16-bit elements, bf16 bits say). A 0-d array
 // has an empty shape and one element. Anything else, and any malformed or
 // truncated header or data, is an error naming the file. The returned
 // array's name is empty.
@@ -25,9 +26,9 @@ absl::StatusOr<HostArray> ReadNpy(const std::string& path);
 absl::StatusOr<HostArray> ParseNpy(absl::string_view bytes,
                                    const std::string& path);
 
-// Writes `array` (FLOAT32 as <f4, INT32 as <i4) as a version 1.0 .npy file
-// whose header is padded to a multiple of 64 bytes. Atomic: a temporary
-// file is renamed over `path`.
+// Writes `array` (FLOAT32 as <f4, INT32 as <i4, UINT16 as <u2) as a version 1.0
+// .npy file whose header is padded to a multiple of 64 bytes. Atomic: a
+// temporary file is renamed over `path`.
 absl::Status WriteNpy(const std::string& path, const HostArray& array);
 
 // The bytes WriteNpy writes.

@@ -29,6 +29,9 @@ std::string Extent(const proto::AccessPattern& ap) {
 std::string OperandName(const graph::GraphIndex& index,
                         const proto::AccessPattern& ap) {
   std::string name = ShortName(index.tensor(ap.tensor_id()).name());
+  if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
+    absl::StrAppend(&name, " as ", DTypeName(ap.view_dtype()));
+  }
   if (IsDynamic(ap)) name += "[dyn]";
   return name;
 }
@@ -82,12 +85,13 @@ std::string InstrLabel(const graph::GraphIndex& index, int i) {
   for (int o = 0; o < instr.operands_size(); ++o) {
     const proto::AccessPattern& ap = instr.operands(o);
     if (ap.tensor_id() == 0) continue;
-    const ops::Access access = ops::OperandRoleOf(*info.def, o)->access;
-    if (access != ops::Access::kRead) {
+    // Reads and writes as the dependency analysis sees them (an
+    // accumulating dst is read too).
+    if (ops::WritesOperand(instr, o)) {
       writes.push_back(OperandName(index, ap));
       if (shown == nullptr) shown = &ap;
     }
-    if (access != ops::Access::kWrite) reads.push_back(OperandName(index, ap));
+    if (ops::ReadsOperand(instr, o)) reads.push_back(OperandName(index, ap));
   }
   if (shown == nullptr && instr.operands_size() > 0 &&
       instr.operands(0).tensor_id() != 0) {

@@ -9,9 +9,14 @@
 namespace nkigraph::ops {
 namespace {
 
-// psum is admitted here only so Check can say why it is refused.
+// psum is admitted here only so Check can say why it is refused. dst is
+// read only when accumulating, so the dependency analysis orders an
+// accumulation after dst's last writer and a plain sum only as a write.
 constexpr OperandRole kRoles[] = {
-    {"dst", Access::kReadWrite, kAnySpace},
+    {.name = "dst",
+     .access = Access::kWrite,
+     .spaces = kAnySpace,
+     .also_read_if = "accumulate"},
     {"src", Access::kRead, kAnySpace, /*optional=*/false, /*variadic=*/true}};
 constexpr int kDst = RoleOf(kRoles, "dst");
 constexpr int kFirstSrc = RoleOf(kRoles, "src");

@@ -1,6 +1,10 @@
 // nc_find_index8: per partition, the index of the first element of data
 // equal to each of vals' 8 values, on the vector engine; all ones
 // (0xFFFFFFFF, 0xFFFF; -1 for int32) where a value does not occur.
+// Repeated values take successive occurrences, in vals order: the first of
+// them the first occurrence, the next one the next (so the indices of
+// max8's tied values are distinct, and eight copies of t find the first
+// eight elements equal to t). nc_match_replace8 breaks ties the other way.
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
@@ -71,11 +75,20 @@ absl::Status Execute(ExecContext& ctx) {
   out.resize(p * kValues);
   for (int64_t i = 0; i < p; ++i) {
     const float* row = &data[i * f];
+    const float* targets = &vals[i * kValues];
     for (int64_t k = 0; k < kValues; ++k) {
-      const float target = vals[i * kValues + k];
+      // An earlier equal value claimed an occurrence: search after it.
+      int64_t from = 0;
+      for (int64_t e = k - 1; e >= 0; --e) {
+        if (targets[e] == targets[k]) {
+          const int64_t claimed = out[i * kValues + e];
+          from = claimed == not_found ? f : claimed + 1;
+          break;
+        }
+      }
       int64_t found = not_found;
-      for (int64_t j = 0; j < f; ++j) {
-        if (row[j] == target) {
+      for (int64_t j = from; j < f; ++j) {
+        if (row[j] == targets[k]) {
           found = j;
           break;
         }
