@@ -12,6 +12,14 @@ namespace {
 
 bool IsFp8(proto::DType dtype) { return dtype == proto::FLOAT8_E4M3; }
 
+// The dtype operand `ap` reads `tensor` as: its bitcast view's, or the
+// tensor's own; the pattern counts elements of it.
+proto::DType OperandDType(const proto::AccessPattern& ap,
+                          const proto::Tensor& tensor) {
+  return ap.view_dtype() != proto::DTYPE_UNSPECIFIED ? ap.view_dtype()
+                                                     : tensor.dtype();
+}
+
 struct OperandFacts {
   int64_t elements = 0;
   int64_t bytes = 0;
@@ -25,7 +33,7 @@ OperandFacts FactsOf(const graph::GraphIndex& index,
                      const proto::AccessPattern& ap) {
   OperandFacts f;
   const proto::Tensor& tensor = index.tensor(ap.tensor_id());
-  f.dtype = tensor.dtype();
+  f.dtype = OperandDType(ap, tensor);
   f.space = tensor.space();
   f.elements = ops::ApElements(ap);
   f.bytes = f.elements * std::max(DTypeSize(f.dtype), 1);
@@ -80,7 +88,7 @@ void Traffic::Add(const Traffic& o) {
 int64_t ChargedDmaBytes(const proto::AccessPattern& ap,
                         const proto::Tensor& tensor, int64_t min_packet,
                         int64_t strided_bytes, bool* strided) {
-  const int64_t size = std::max(DTypeSize(tensor.dtype()), 1);
+  const int64_t size = std::max(DTypeSize(OperandDType(ap, tensor)), 1);
   const int64_t elements = ops::ApElements(ap);
   const int dims = ops::NumDims(ap);
   // On chip, dim 0 walks partitions: packets never cross a partition.

@@ -165,6 +165,21 @@ TEST(CostModelTest, DmaTakesFixedPlusChargedBytesOverQueueBandwidth) {
   }
 }
 
+// A bitcast view moves the same bytes: [128, 512] bf16 read as [128, 256]
+// int32 is 1 KiB per partition either way, charged and counted as such.
+TEST(CostModelTest, ABitcastViewMovesTheBytesOfItsTensor) {
+  auto s = ScheduleOf(testing::Trace1([&](Tracer& t) {
+    Tensor x = t.Input("x", {128, 512}, proto::BFLOAT16);
+    Tensor tile = t.Allocate({128, 256}, proto::INT32, Buffer::kSbuf, "tile");
+    isa::dma_copy(tile, x.Bitcast(proto::INT32));
+  }));
+  ASSERT_NE(s, nullptr);
+  const int dma = s->Nth(proto::DMA_COPY);
+  EXPECT_DOUBLE_EQ(s->duration(dma), 600.0 + 128.0 * 1024 / 23.0);
+  const cost::Report report = cost::BuildReport(s->schedule, 0);
+  EXPECT_EQ(report.traffic.hbm(), 128 * 1024);
+}
+
 TEST(CostModelTest, IndependentWorkOverlapsAcrossEnginesAndSerialisesOnOne) {
   auto s = ScheduleOf(testing::Trace1([&](Tracer& t) {
     Tensor st = t.Allocate({128, 128}, proto::BFLOAT16, Buffer::kSbuf, "st");
