@@ -2,7 +2,9 @@
 // registered kernel at its default (or example) configuration — estimated
 // latency, utilisation of the busiest engines, roofline bound and ratio —
 // and fgcc at tp 8 and tp 64 with 1 or 2 buffers over the SBUF or the
-// shared-HBM ring. Estimates from the cost table, not measurements.
+// shared-HBM ring; and the decode step (transformer_tkg) at the
+// Llama-3-70B tp 64 and Llama-3-8B tp 8 shapes on both residual paths.
+// Estimates from the cost table, not measurements.
 //
 //   build/bench/cost_figures [--target trn1|trn2|trn3]
 #include <cstdio>
@@ -143,6 +145,56 @@ int main(int argc, char** argv) {
               Us(r.roofline_ns).c_str(), r.roofline_ratio);
         }
       }
+    }
+  }
+  // The decode step of the seed (transformer_tkg, one rank's shard): per
+  // token of each sequence in the batch, the step's estimated latency next
+  // to its roofline bound, on the HBM and the SBUF residual path.
+  std::printf(
+      "\n| decode step | residual | instructions | latency per token (us) | "
+      "HBM bytes | roofline (us) | bound | ratio |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---|---:|\n");
+  struct Decode {
+    const char* name;
+    Settings settings;
+  };
+  const Settings common = {{"batch", "4"},
+                           {"seq_tkg", "1"},
+                           {"head_dim", "128"},
+                           {"kv_heads", "1"},
+                           {"cache_len", "2048"}};
+  const Decode decodes[] = {
+      {"Llama-3-70B, tp 64, 80 layers",
+       {{"hidden", "8192"},
+        {"q_heads", "1"},
+        {"intermediate", "448"},
+        {"tp_degree", "64"},
+        {"num_layers", "80"}}},
+      {"Llama-3-8B, tp 8, 32 layers",
+       {{"hidden", "4096"},
+        {"q_heads", "4"},
+        {"intermediate", "1792"},
+        {"tp_degree", "8"},
+        {"num_layers", "32"}}},
+  };
+  for (const Decode& d : decodes) {
+    for (const char* sbuf : {"0", "1"}) {
+      Settings settings = common;
+      settings.insert(settings.end(), d.settings.begin(), d.settings.end());
+      settings.push_back({"sbuf_residual_and_cc", sbuf});
+      absl::StatusOr<Row> row = Profile("transformer_tkg", settings, target);
+      if (!row.ok()) {
+        std::printf("| %s | error: %s |\n", d.name,
+                    std::string(row.status().message()).c_str());
+        continue;
+      }
+      const cost::Report& r = row->report;
+      std::printf(
+          "| %s | %s | %lld | %s | %lld | %s | %s | %.2f |\n", d.name,
+          sbuf[0] == '1' ? "SBUF" : "HBM",
+          static_cast<long long>(row->instructions), Us(r.latency_ns).c_str(),
+          static_cast<long long>(r.traffic.hbm()), Us(r.roofline_ns).c_str(),
+          r.compute_bound ? "compute" : "HBM", r.roofline_ratio);
     }
   }
   return 0;

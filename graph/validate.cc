@@ -1,8 +1,10 @@
 #include "graph/validate.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
-#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -173,10 +175,34 @@ void CheckOnChipOverlaps(const proto::Graph& graph,
               t.address() + DTypeSize(t.dtype()) * ops::RowElements(t),
               t.core(), static_cast<int>(t.space()), t.live_begin()});
   }
-  std::sort(allocs.begin(), allocs.end(), [](const Alloc& a, const Alloc& b) {
-    return std::tie(a.core, a.space, a.live_begin) <
-           std::tie(b.core, b.space, b.live_begin);
-  });
+  // Sorted by (core, space, live_begin): grouped by (core, space) in one
+  // stable pass (CheckTensor made every core one of the world's, at most
+  // 2), then each group sorted by live_begin unless the tracer's stack
+  // order already did it, as it usually has.
+  auto group = [](const Alloc& a) {
+    return 2 * static_cast<int>(a.core) + (a.space == proto::PSUM ? 1 : 0);
+  };
+  constexpr int kGroups = 4;
+  std::array<size_t, kGroups + 1> begin = {};
+  for (const Alloc& a : allocs) ++begin[group(a) + 1];
+  for (int g = 0; g < kGroups; ++g) begin[g + 1] += begin[g];
+  {
+    std::vector<Alloc> grouped(allocs.size());
+    std::array<size_t, kGroups> next;
+    std::copy(begin.begin(), begin.end() - 1, next.begin());
+    for (const Alloc& a : allocs) grouped[next[group(a)]++] = a;
+    allocs = std::move(grouped);
+  }
+  auto by_live_begin = [](const Alloc& a, const Alloc& b) {
+    return a.live_begin < b.live_begin;
+  };
+  for (int g = 0; g < kGroups; ++g) {
+    auto first = allocs.begin() + begin[g],
+         last = allocs.begin() + begin[g + 1];
+    if (!std::is_sorted(first, last, by_live_begin)) {
+      std::sort(first, last, by_live_begin);
+    }
+  }
   int reported = 0;
   for (size_t i = 0; i < allocs.size() && reported < 20; ++i) {
     const Alloc& a = allocs[i];
@@ -202,6 +228,29 @@ void CheckOnChipOverlaps(const proto::Graph& graph,
     }
   }
 }
+
+// Instruction ids seen so far. Builders number instructions densely from
+// 1, so ids below a bound proportional to the count live in a bitmap (no
+// hashing, one bit each); any larger id, which a hand-made graph may
+// carry, goes to a hash set. Each id has exactly one home, so a duplicate
+// is always found.
+class IdSet {
+ public:
+  explicit IdSet(size_t expected) : dense_(4 * expected + 64, false) {}
+  // False when `id` was already inserted.
+  bool Insert(uint32_t id) {
+    if (id < dense_.size()) {
+      if (dense_[id]) return false;
+      dense_[id] = true;
+      return true;
+    }
+    return sparse_.insert(id).second;
+  }
+
+ private:
+  std::vector<bool> dense_;
+  absl::flat_hash_set<uint32_t> sparse_;
+};
 
 }  // namespace
 
@@ -230,12 +279,14 @@ std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
                      " instruction streams for ", num_cores, " cores")));
     return errors;
   }
-  absl::flat_hash_set<uint32_t> ids;
   size_t total = 0;
   for (const proto::Stream& stream : graph.streams()) {
     total += stream.instructions_size();
   }
-  ids.reserve(total);
+  IdSet ids(total);
+  // One view for every instruction (MakeInstrView sets all it reads),
+  // rather than clearing a fresh one's operand table each time.
+  ops::InstrView view;
   for (int c = 0; c < num_cores; ++c) {
     const proto::Stream& stream = graph.streams(c);
     if (stream.core() != static_cast<uint32_t>(c)) {
@@ -255,7 +306,7 @@ std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
         }
         errors.push_back(std::move(d));
       };
-      if (!ids.insert(instr.id()).second) {
+      if (!ids.Insert(instr.id())) {
         problem("duplicate instruction id");
       }
       if (instr.file() >=
@@ -264,7 +315,6 @@ std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
               static_cast<uint32_t>(std::max(graph.scopes_size(), 1))) {
         problem("source file or scope index out of range");
       }
-      ops::InstrView view;
       if (absl::Status s =
               ops::MakeInstrView(instr, graph.tensors(), graph.world(), &view);
           !s.ok()) {

@@ -1,5 +1,7 @@
 #include "ops/instr_facts.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "ops/attr_spec.h"
 
@@ -54,15 +56,36 @@ std::string ShortOpcodeName(proto::Opcode opcode) {
   return OpcodeName(opcode);
 }
 
+namespace {
+
+// Per opcode, its op's "engine" attribute, or nullptr when it declares
+// none: found once, so asking an instruction's engine compares no names.
+const AttrSpec* EngineAttrOf(proto::Opcode opcode) {
+  static const std::vector<const AttrSpec*>* const by_code = [] {
+    auto* table = new std::vector<const AttrSpec*>(proto::Opcode_ARRAYSIZE);
+    for (int code = 0; code < proto::Opcode_ARRAYSIZE; ++code) {
+      const OpDef* def = FindOp(static_cast<proto::Opcode>(code));
+      if (def == nullptr) continue;
+      for (const AttrSpec& spec : def->attrs) {
+        if (spec.name == "engine") (*table)[code] = &spec;
+      }
+    }
+    return table;
+  }();
+  return (*by_code)[opcode];
+}
+
+}  // namespace
+
 std::optional<Engine> EngineOf(const proto::Instruction& instr) {
   const OpDef* def = FindOp(instr.opcode());
   if (def == nullptr) return std::nullopt;
-  for (const AttrSpec& spec : def->attrs) {
-    if (spec.name != "engine") continue;
-    // The registry made the attribute's default the op's engine.
-    if (std::optional<Engine> engine = ParseEngine(StringValue(instr, spec))) {
-      return engine;
-    }
+  const AttrSpec* spec = EngineAttrOf(instr.opcode());
+  // Without the attribute set, its default, which the registry made the
+  // op's engine.
+  if (spec == nullptr || instr.attrs_size() == 0) return def->engine;
+  if (std::optional<Engine> engine = ParseEngine(StringValue(instr, *spec))) {
+    return engine;
   }
   return def->engine;
 }

@@ -420,6 +420,19 @@ TEST(MalformedInstructionTest, DuplicateIdsAndBadSourceIndexes) {
   ExpectRefused(graph, "source file or scope index out of range");
 }
 
+// Ids far beyond the instruction count (a hand-made graph may number its
+// instructions so): a duplicate is still found, distinct ones still pass.
+TEST(MalformedInstructionTest, DuplicateIdsFarBeyondTheCountAreFound) {
+  proto::Graph graph = BaseGraph();
+  Instr(graph, 1)->set_id(4000000000u);
+  Instr(graph, 2)->set_id(4000000000u);
+  EXPECT_THAT(Problems(graph), HasSubstr("duplicate instruction id"));
+  graph = BaseGraph();
+  Instr(graph, 1)->set_id(3000000000u);
+  Instr(graph, 2)->set_id(4000000000u);
+  EXPECT_EQ(Problems(graph), "");
+}
+
 // `graph`, written to a .pb file and read back, is refused with `what`,
 // naming instruction `id` (`opcode`).
 void ExpectRefusedFromFile(const proto::Graph& graph, int id,
