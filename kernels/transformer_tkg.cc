@@ -173,24 +173,6 @@ void RunLayers(const TransformerInputs& in, const TransformerParams& p,
   }
 }
 
-TransformerInputs DeclareTransformerInputs(KernelIo& io) {
-  TransformerInputs in;
-  in.x = io.Input("X");
-  in.rmsnorm_attn_gamma = io.Input("rmsnorm_attn_gamma");
-  in.rmsnorm_mlp_gamma = io.Input("rmsnorm_mlp_gamma");
-  in.w_qkv = io.Input("W_qkv");
-  in.w_o = io.Input("W_o");
-  in.w_gate_up = io.Input("W_gate_up");
-  in.w_down = io.Input("W_down");
-  in.k_cache = io.Input("K_cache");
-  in.v_cache = io.Input("V_cache");
-  in.cos = io.Input("cos");
-  in.sin = io.Input("sin");
-  in.mask_cache = io.Input("mask_cache");
-  in.cache_position = io.Input("cache_position");
-  return in;
-}
-
 void TraceTransformerTkg(KernelIo& io, const TransformerParams& p) {
   const TransformerInputs in = DeclareTransformerInputs(io);
   const Tensor out = io.Output("out");
@@ -212,6 +194,24 @@ absl::Status ValidateTransformerParams(const TransformerParams& p) {
 }
 
 }  // namespace
+
+TransformerInputs DeclareTransformerInputs(KernelIo& io) {
+  TransformerInputs in;
+  in.x = io.Input("X");
+  in.rmsnorm_attn_gamma = io.Input("rmsnorm_attn_gamma");
+  in.rmsnorm_mlp_gamma = io.Input("rmsnorm_mlp_gamma");
+  in.w_qkv = io.Input("W_qkv");
+  in.w_o = io.Input("W_o");
+  in.w_gate_up = io.Input("W_gate_up");
+  in.w_down = io.Input("W_down");
+  in.k_cache = io.Input("K_cache");
+  in.v_cache = io.Input("V_cache");
+  in.cos = io.Input("cos");
+  in.sin = io.Input("sin");
+  in.mask_cache = io.Input("mask_cache");
+  in.cache_position = io.Input("cache_position");
+  return in;
+}
 
 AttentionParams AttentionParamsOf(const TransformerParams& p) {
   AttentionParams ap;

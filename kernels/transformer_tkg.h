@@ -65,6 +65,9 @@ struct TransformerInputs {
 };
 
 // The leaf kernels' parameters for the composer's.
+// Declares the composer's inputs from the kernel's I/O table.
+TransformerInputs DeclareTransformerInputs(KernelIo& io);
+
 AttentionParams AttentionParamsOf(const TransformerParams& params);
 MlpParams MlpParamsOf(const TransformerParams& params);
 

@@ -294,20 +294,7 @@ TEST(TransformerTkgTest, WrappingTheComposerInJitTwiceFailsNamingIt) {
   const TransformerParams p = Small(1, false, proto::BFLOAT16);
   absl::StatusOr<proto::Graph> graph = TransformerTkgSpec().Trace(
       p, [](KernelIo& io, const TransformerParams& params) {
-        TransformerInputs in;
-        in.x = io.Input("X");
-        in.rmsnorm_attn_gamma = io.Input("rmsnorm_attn_gamma");
-        in.rmsnorm_mlp_gamma = io.Input("rmsnorm_mlp_gamma");
-        in.w_qkv = io.Input("W_qkv");
-        in.w_o = io.Input("W_o");
-        in.w_gate_up = io.Input("W_gate_up");
-        in.w_down = io.Input("W_down");
-        in.k_cache = io.Input("K_cache");
-        in.v_cache = io.Input("V_cache");
-        in.cos = io.Input("cos");
-        in.sin = io.Input("sin");
-        in.mask_cache = io.Input("mask_cache");
-        in.cache_position = io.Input("cache_position");
+        const TransformerInputs in = DeclareTransformerInputs(io);
         const builder::Tensor out = io.Output("out");
         builder::jit("transformer_tkg",
                      builder::jit("transformer_tkg", TransformerTkg))(in, out,
