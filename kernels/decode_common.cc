@@ -77,6 +77,26 @@ void LoadXTransposed(const BlockIo& io, const CoreShard& h, int64_t t,
   }
 }
 
+// psum[T, n_tile] = Σ over `k_tiles` of lhs_T[k tile]ᵀ · w[k tile, n_tile]:
+// each weight tile DMAed from HBM into SBUF, then one matmul accumulating
+// into psum; each k tile in its own scope `k_scope`.
+template <typename Tiles>
+void AccumulateWeightTiles(const Tensor& psum, const Tensor& lhs_T,
+                           const Tensor& w, const Tiles& k_tiles,
+                           const Tile& n_tile, proto::DType dtype,
+                           absl::string_view k_scope) {
+  for (const Tile k : k_tiles) {
+    Scope scope(k_scope);
+    Tensor w_tile =
+        builder::ndarray({k.size, n_tile.size}, dtype, Buffer::kSbuf, "w_tile");
+    isa::dma_copy(
+        w_tile,
+        w.Slice(0, k.offset, k.size).Slice(1, n_tile.offset, n_tile.size));
+    isa::nc_matmul(psum, PartitionTile(lhs_T, k), w_tile,
+                   /*accumulate=*/k.index > 0);
+  }
+}
+
 }  // namespace
 
 bool XInSbuf(const BlockIo& io) { return io.x.space() == proto::SBUF; }
@@ -206,16 +226,8 @@ Tensor InputProjection(const Tensor& xn_T, const Tensor& w,
     Scope n_scope("n_tile");
     Tensor psum = builder::ndarray({t, n_tile.size}, proto::FLOAT32,
                                    Buffer::kPsum, "projection_psum");
-    for (const Tile k : ShardTiles(h, Partitions())) {
-      Scope k_scope("h_tile");
-      Tensor w_tile = builder::ndarray({k.size, n_tile.size}, p.dtype,
-                                       Buffer::kSbuf, "w_tile");
-      isa::dma_copy(
-          w_tile,
-          w.Slice(0, k.offset, k.size).Slice(1, n_tile.offset, n_tile.size));
-      isa::nc_matmul(psum, PartitionTile(xn_T, k), w_tile,
-                     /*accumulate=*/k.index > 0);
-    }
+    AccumulateWeightTiles(psum, xn_T, w, ShardTiles(h, Partitions()), n_tile,
+                          p.dtype, "h_tile");
     EvacuatePsum(partial.Slice(1, n_tile.offset, n_tile.size), psum);
   }
   AddOtherCoresPartial(full, partial);
@@ -242,16 +254,8 @@ void OutputProjection(const Tensor& in_T, const Tensor& w, const BlockIo& io,
     Scope n_scope("h_tile");
     Tensor psum = builder::ndarray({t, n_tile.size}, proto::FLOAT32,
                                    Buffer::kPsum, "out_psum");
-    for (const Tile k : TiledRange(w.dim(0), Partitions())) {
-      Scope k_scope("k_tile");
-      Tensor w_tile = builder::ndarray({k.size, n_tile.size}, p.dtype,
-                                       Buffer::kSbuf, "w_tile");
-      isa::dma_copy(
-          w_tile,
-          w.Slice(0, k.offset, k.size).Slice(1, n_tile.offset, n_tile.size));
-      isa::nc_matmul(psum, PartitionTile(in_T, k), w_tile,
-                     /*accumulate=*/k.index > 0);
-    }
+    AccumulateWeightTiles(psum, in_T, w, TiledRange(w.dim(0), Partitions()),
+                          n_tile, p.dtype, "k_tile");
     if (sbuf) {
       EvacuatePsum(io.out.Slice(1, n_tile.offset - h.offset, n_tile.size),
                    psum);
