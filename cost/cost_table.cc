@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ops/device_profile.h"
+
 namespace nkigraph::cost {
 namespace {
 
@@ -149,14 +151,7 @@ double CostTable::roofline_bytes_per_ns() const {
 }
 
 const CostTable& CostTableFor(proto::Target target) {
-  switch (target) {
-    case proto::TARGET_TRN1:
-      return kTrn1;
-    case proto::TARGET_TRN3:
-      return kTrn3;
-    default:
-      return kTrn2;
-  }
+  return ops::ForTarget(target, kTrn1, kTrn2, kTrn3);
 }
 
 }  // namespace nkigraph::cost

@@ -24,8 +24,12 @@ struct Layout {
 
 Layout DeclaredLayout(const GraphIndex& index, uint32_t id) {
   const proto::Tensor& tensor = index.tensor(id);
-  return Layout{tensor.shape(0), index.row_elements(id),
-                std::max(DTypeSize(tensor.dtype()), 1)};
+  const int esize = std::max(DTypeSize(tensor.dtype()), 1);
+  // A rank-1 tensor is one row of elements, not a column of one-element
+  // rows: a bitcast view rescales the last dim, which must be the row for
+  // the view's boxes to land on the same bytes (bf16 [8] as int32 [4]).
+  if (tensor.shape_size() == 1) return Layout{1, tensor.shape(0), esize};
+  return Layout{tensor.shape(0), index.row_elements(id), esize};
 }
 
 Layout OperandLayout(const GraphIndex& index, const proto::AccessPattern& ap) {

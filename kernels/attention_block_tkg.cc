@@ -193,18 +193,7 @@ const KernelSpec<AttentionParams>& AttentionBlockTkgSpec() {
            FlagField<P>("o_proj", &P::o_proj,
                         "1: the output projection by W_o (out [B, S, H]); 0: "
                         "the attention output [B, S, q_heads·d]")}),
-      .validate = [](const P& p) -> absl::Status {
-        NKI_RETURN_IF_ERROR(ValidateDecodeTokens(p));
-        NKI_RETURN_IF_ERROR(ValidateDecodeHeads(p));
-        if (p.cache_len < p.seq_tkg) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "parameter 'cache_len' is ", p.cache_len,
-              "; it must be at least seq_tkg = ", p.seq_tkg,
-              " (the active tokens are written at cache_position … "
-              "cache_position + S − 1 < C)"));
-        }
-        return absl::OkStatus();
-      },
+      .validate = [](const P& p) { return ValidateDecodeAttention(p); },
       .io =
           {
               DecodeXRow<P>(),

@@ -289,4 +289,17 @@ void FillUniform(HostArray& array, double lo, double hi, proto::DType dtype,
   }
 }
 
+absl::Status ValidateDecodeAttention(const DecodeParams& p) {
+  NKI_RETURN_IF_ERROR(ValidateDecodeTokens(p));
+  NKI_RETURN_IF_ERROR(ValidateDecodeHeads(p));
+  if (p.cache_len < p.seq_tkg) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameter 'cache_len' is ", p.cache_len,
+                     "; it must be at least seq_tkg = ", p.seq_tkg,
+                     " (the active tokens are written at cache_position … "
+                     "cache_position + S − 1 < C)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace nkigraph::kernels

@@ -95,6 +95,9 @@ absl::Status ValidateDecodeTokens(const DecodeParams& params);
 // B·S·q_heads ≤ 128 (every query row of every token on one tile's
 // partitions, as the original asserts).
 absl::Status ValidateDecodeHeads(const DecodeParams& params);
+// What a kernel running the attention block checks beyond its fields'
+// limits: the tokens and heads above, and cache_len ≥ seq_tkg.
+absl::Status ValidateDecodeAttention(const DecodeParams& params);
 
 // tp_degree ranks (one group), two logical cores each.
 builder::WorldConfig DecodeWorld(int64_t tp_degree);

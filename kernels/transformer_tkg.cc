@@ -180,19 +180,6 @@ void TraceTransformerTkg(KernelIo& io, const TransformerParams& p) {
   builder::jit("transformer_tkg", TransformerTkg)(in, out, p);
 }
 
-absl::Status ValidateTransformerParams(const TransformerParams& p) {
-  NKI_RETURN_IF_ERROR(ValidateDecodeTokens(p));
-  NKI_RETURN_IF_ERROR(ValidateDecodeHeads(p));
-  if (p.cache_len < p.seq_tkg) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter 'cache_len' is ", p.cache_len,
-                     "; it must be at least seq_tkg = ", p.seq_tkg,
-                     " (the active tokens are written at cache_position … "
-                     "cache_position + S − 1 < C)"));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 TransformerInputs DeclareTransformerInputs(KernelIo& io) {
@@ -273,7 +260,7 @@ const KernelSpec<TransformerParams>& TransformerTkgSpec() {
            FlagField<P>("sbuf_residual_and_cc", &P::sbuf_residual_and_cc,
                         "1: residual and all-reduce in SBUF, shards swapped "
                         "by sendrecv")}),
-      .validate = ValidateTransformerParams,
+      .validate = [](const P& p) { return ValidateDecodeAttention(p); },
       .io =
           {
               DecodeXRow<P>().Replicated(),

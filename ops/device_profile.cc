@@ -20,14 +20,7 @@ constexpr DeviceProfile kTrn3{
 }  // namespace
 
 const DeviceProfile& ProfileFor(proto::Target target) {
-  switch (target) {
-    case proto::TARGET_TRN1:
-      return kTrn1;
-    case proto::TARGET_TRN3:
-      return kTrn3;
-    default:
-      return kTrn2;
-  }
+  return ForTarget(target, kTrn1, kTrn2, kTrn3);
 }
 
 absl::StatusOr<proto::Target> ParseTarget(absl::string_view name) {

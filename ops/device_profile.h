@@ -25,6 +25,22 @@ struct DeviceProfile {
 
 // TARGET_UNSPECIFIED reads as trn2, the default.
 const DeviceProfile& ProfileFor(proto::Target target);
+
+// The entry of a per-target table for `target`: trn1's, trn3's, or trn2's
+// (the default target) for anything else. Every table beside the device
+// profile (the cost model's too) picks its entry through this.
+template <typename T>
+const T& ForTarget(proto::Target target, const T& trn1, const T& trn2,
+                   const T& trn3) {
+  switch (target) {
+    case proto::TARGET_TRN1:
+      return trn1;
+    case proto::TARGET_TRN3:
+      return trn3;
+    default:
+      return trn2;
+  }
+}
 absl::StatusOr<proto::Target> ParseTarget(absl::string_view name);
 
 }  // namespace nkigraph::ops

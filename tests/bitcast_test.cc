@@ -31,15 +31,7 @@ using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using testing::Trace1;
 
-HostArray RawBits(const std::string& name, std::vector<int64_t> shape,
-                  std::vector<uint16_t> bits) {
-  HostArray a;
-  a.name = name;
-  a.dtype = proto::UINT16;
-  a.shape = std::move(shape);
-  a.u16 = std::move(bits);
-  return a;
-}
+using testing::RawBits;
 
 // bf16 bit patterns no float path keeps: subnormals (small integers packed
 // into bf16 columns are subnormals), NaNs with payloads, -0, infinities.
@@ -135,7 +127,7 @@ TEST(BitcastTest, GraphsWithoutBitcastsKeepSchemaVersionOne) {
     t.Output("out", out);
   });
   ASSERT_TRUE(graph.ok()) << graph.status();
-  EXPECT_EQ(graph->schema_version(), proto::SCHEMA_VERSION_CURRENT);
+  EXPECT_EQ(static_cast<int>(graph->schema_version()), 1);
 }
 
 // The trace error of `body`, which must fail.
@@ -208,7 +200,7 @@ TEST(BitcastTest, ValidationRefusesAnImpossibleViewNamingTheInstruction) {
 
 TEST(BitcastTest, ValidationRefusesAViewInASchemaVersionOneGraph) {
   proto::Graph graph = PairsAsInt32Graph();
-  graph.set_schema_version(proto::SCHEMA_VERSION_CURRENT);
+  graph.set_schema_version(static_cast<proto::SchemaVersion>(1));
   EXPECT_THAT(graph::CheckGraph(graph).message(),
               AllOf(HasSubstr("instruction #0 dma_copy"),
                     HasSubstr("operand 'src' is a bitcast view, which schema "
@@ -250,6 +242,34 @@ TEST(BitcastTest, DependenciesSeeTheBytesAViewTouches) {
   }
   EXPECT_THAT(raw, ::testing::UnorderedElementsAre(std::pair(1u, 2u),
                                                    std::pair(0u, 3u)));
+}
+
+// A rank-1 HBM tensor viewed wider: int32 element 2 is bf16 elements 4, 5.
+TEST(BitcastTest, DependenciesSeeTheBytesAViewOfARank1TensorTouches) {
+  absl::StatusOr<proto::Graph> graph = Trace1([](Tracer& t) {
+    Tensor x = t.Input("x", {1, 8}, proto::BFLOAT16);
+    Tensor buf = t.Allocate({8}, proto::BFLOAT16, Buffer::kSharedHbm, "buf");
+    Tensor tile = builder::ndarray({1, 1}, proto::INT32, Buffer::kSbuf, "t");
+    Tensor other = builder::ndarray({1, 1}, proto::INT32, Buffer::kSbuf, "o");
+    isa::dma_copy(buf.Slice(0, 5, 1), x.Select(0, 0).Slice(0, 5, 1));  // #0
+    // #1 reads int32 element 2 (bf16 4, 5): after #0.
+    isa::dma_copy(tile,
+                  buf.Bitcast(proto::INT32).Slice(0, 2, 1).Reshape({1, 1}));
+    // #2 reads int32 element 0 (bf16 0, 1): independent of #0.
+    isa::dma_copy(other,
+                  buf.Bitcast(proto::INT32).Slice(0, 0, 1).Reshape({1, 1}));
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<std::unique_ptr<graph::GraphIndex>> index =
+      graph::GraphIndex::Build(*graph);
+  ASSERT_TRUE(index.ok()) << index.status();
+  std::vector<std::pair<uint32_t, uint32_t>> raw;
+  for (const graph::Dependency& dep : graph::AnalyzeDependencies(**index)) {
+    if (dep.kind != graph::DepKind::kRaw) continue;
+    raw.emplace_back((*index)->instr(dep.from).id(),
+                     (*index)->instr(dep.to).id());
+  }
+  EXPECT_THAT(raw, ::testing::ElementsAre(std::pair(0u, 1u)));
 }
 
 TEST(BitcastTest, PicturesLabelTheView) {

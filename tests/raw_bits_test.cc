@@ -33,15 +33,7 @@ using ::testing::HasSubstr;
 const std::vector<uint16_t> kBits = {0x7F81, 0xFFC3, 0x7FFF, 0x0001,
                                      0x8001, 0x007F, 0x8000, 0x3F80};
 
-HostArray RawBits(const std::string& name, std::vector<int64_t> shape,
-                  std::vector<uint16_t> bits) {
-  HostArray a;
-  a.name = name;
-  a.dtype = proto::UINT16;
-  a.shape = std::move(shape);
-  a.u16 = std::move(bits);
-  return a;
-}
+using testing::RawBits;
 
 // x [2, 4] of `dtype` copied through SBUF to output "y".
 proto::Graph CopyGraph(proto::DType dtype) {

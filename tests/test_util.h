@@ -55,6 +55,17 @@ inline HostArray Ints(const std::string& name, std::vector<int64_t> shape,
   return a;
 }
 
+// The raw bits of 16-bit elements, as a uint16 .npy holds them.
+inline HostArray RawBits(const std::string& name, std::vector<int64_t> shape,
+                         std::vector<uint16_t> bits) {
+  HostArray a;
+  a.name = name;
+  a.dtype = proto::UINT16;
+  a.shape = std::move(shape);
+  a.u16 = std::move(bits);
+  return a;
+}
+
 // Operand `role` of `instr`, by the role's name in the op's definition
 // (tests name operands, not positions). An unknown role fails the test and
 // gives an empty operand.
