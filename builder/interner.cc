@@ -4,13 +4,23 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace nkigraph::builder {
 
 absl::string_view RelativeSource(const char* file) {
   absl::string_view path(file);
   absl::string_view root(NKIGRAPH_SOURCE_DIR "/");
-  if (path.substr(0, root.size()) == root) path.remove_prefix(root.size());
+  if (path.substr(0, root.size()) == root) {
+    path.remove_prefix(root.size());
+    return path;
+  }
+  // A build that compiles with paths relative to its build directory (a
+  // compiler cache shared between checkouts rewrites them so) names files
+  // "../kernels/x.cc": the build directory sits inside the source tree.
+  while (absl::ConsumePrefix(&path, "../") ||
+         absl::ConsumePrefix(&path, "./")) {
+  }
   return path;
 }
 

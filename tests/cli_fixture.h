@@ -2,7 +2,7 @@
 #define NKIGRAPH_TESTS_CLI_FIXTURE_H_
 
 // What every test of the nkigraph command line needs: a fresh temporary
-// directory per test and a way to run the built binary (NKIGRAPH_CLI_PATH,
+// directory per test and a way to run the built binary (testing::CliPath(),
 // set by CMake) as a separate process, capturing its exit code, stdout and
 // stderr.
 
@@ -18,10 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-
-#ifndef NKIGRAPH_CLI_PATH
-#error "NKIGRAPH_CLI_PATH must name the nkigraph binary"
-#endif
+#include "tests/test_paths.h"
 
 namespace nkigraph::testing {
 
@@ -65,9 +62,8 @@ class CliFixture : public ::testing::Test {
   CliResult RunCli(const std::string& args) {
     const std::string out = Path("stdout.txt");
     const std::string err = Path("stderr.txt");
-    const std::string command =
-        absl::StrCat("'", NKIGRAPH_CLI_PATH, "' ", args, " >'", out, "' 2>'",
-                     err, "' </dev/null");
+    const std::string command = absl::StrCat("'", CliPath(), "' ", args, " >'",
+                                             out, "' 2>'", err, "' </dev/null");
     const int status = std::system(command.c_str());
     CliResult result;
     if (status != -1 && WIFEXITED(status)) {

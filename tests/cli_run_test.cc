@@ -1,6 +1,6 @@
 // The executing verbs of the nkigraph command line (run, replay, check,
-// verify), run as a separate process. NKIGRAPH_CLI_PATH (set by CMake) is
-// the built binary.
+// verify), run as a separate process (testing::CliPath() is the built
+// binary).
 #include <dirent.h>
 #include <stdlib.h>
 #include <sys/wait.h>

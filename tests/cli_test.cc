@@ -1,5 +1,5 @@
-// The nkigraph command line, run as a separate process. NKIGRAPH_CLI_PATH
-// (set by CMake) is the built binary.
+// The nkigraph command line, run as a separate process (testing::CliPath()
+// is the built binary).
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>

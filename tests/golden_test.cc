@@ -22,11 +22,8 @@
 #include "gtest/gtest.h"
 #include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
+#include "tests/test_paths.h"
 #include "util/graph_io.h"
-
-#ifndef NKIGRAPH_SOURCE_DIR
-#error "NKIGRAPH_SOURCE_DIR must name the source tree"
-#endif
 
 namespace nkigraph {
 namespace {
@@ -36,7 +33,7 @@ using ::testing::HasSubstr;
 constexpr char kRegenCommand[] = "scripts/regen_goldens.sh";
 
 std::string GoldenDir() {
-  return absl::StrCat(NKIGRAPH_SOURCE_DIR, "/tests/golden");
+  return absl::StrCat(testing::SourceDir(), "/tests/golden");
 }
 
 // One line of configs.txt.
