@@ -230,16 +230,17 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
                      " are not ordered by any core_barrier, sendrecv or "
                      "collective"));
   }
-  if (race_.over_budget()) {
+  if (race_.over_budget(rank_, core_)) {
     return DiagnosticError(
         absl::StatusCode::kResourceExhausted,
         MakeDiagnostic(
             DiagnosticKind::kResource,
             absl::StrCat("race-detection state for shared HBM needs more than ",
+                         race_.program_budget(),
+                         " bytes for this program, its share of the ",
                          race_.max_state_bytes(),
-                         " bytes, what the memory limit leaves after device "
-                         "memory (",
-                         race_.intervals(),
+                         " the memory limit leaves after device memory (",
+                         race_.intervals(rank_, core_),
                          " access intervals; raise --memory-limit)")));
   }
   return absl::OkStatus();

@@ -2,6 +2,7 @@
 #define NKIGRAPH_INTERP_PROGRAM_STATE_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,8 +34,18 @@ class ProgramState : public ops::ExecContext {
   // operands reach (nullptr: nowhere); the cost model's `run --timeline`.
   void set_resolved_sink(graph::ResolvedOffsets* sink) { resolved_ = sink; }
 
-  void Advance() { ++pc_; }
+  void Advance() {
+    ++pc_;
+    // One writer (the thread running this program); progress reports read
+    // it from another thread.
+    executed_.store(executed_.load(std::memory_order_relaxed) + 1,
+                    std::memory_order_relaxed);
+  }
   bool done() const { return pc_ >= stream_->instructions_size(); }
+  // The position of the current instruction in the stream.
+  int pc() const { return pc_; }
+  // Instructions executed since construction; safe to read from any thread.
+  int64_t executed() const { return executed_.load(std::memory_order_relaxed); }
   const proto::Instruction& current() const {
     return stream_->instructions(pc_);
   }
@@ -101,6 +112,7 @@ class ProgramState : public ops::ExecContext {
   const int rank_;
   const int core_;
   int pc_ = 0;
+  std::atomic<int64_t> executed_{0};
   float fp8_max_;
 
   graph::ResolvedOffsets* resolved_ = nullptr;

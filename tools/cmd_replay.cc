@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "interp/interpreter.h"
 #include "tools/commands.h"
+#include "tools/run_flags.h"
 #include "tools/run_support.h"
 #include "util/dtype.h"
 #include "util/graph_io.h"
@@ -22,7 +23,7 @@ namespace nkigraph::tools {
 namespace {
 
 constexpr char kUsage[] =
-    R"(usage: nkigraph replay BUNDLE [--memory-limit BYTES]
+    R"(usage: nkigraph replay BUNDLE [--memory-limit BYTES] [--threads N] [--quiet]
 
 Re-executes a replay bundle written by `nkigraph run --save-bundle`: runs
 its graph with its inputs and compares every output bit for bit with the
@@ -31,6 +32,11 @@ outputs it recorded (a NaN equals a NaN with the same bits).
 options:
   --memory-limit BYTES   refuse graphs needing more device memory
                          (default 8 GiB)
+  --threads N            run the programs (ranks x cores) on N threads
+                         (default: one per core of the machine); the
+                         results are the same for every N
+  -q, --quiet            no progress line on stderr (there is one only
+                         when stderr is a terminal)
   -h, --help             show this help
 
 Exit status: 0 identical, 1 an output differs or the run stopped with a
@@ -92,7 +98,9 @@ std::optional<std::string> FirstDifference(const HostArray& recorded,
 int RunReplay(const std::vector<std::string>& args) {
   absl::StatusOr<ParsedArgs> parsed =
       ParseArgs(args, {{"--memory-limit", "", /*takes_value=*/true,
-                        /*repeated=*/false}});
+                        /*repeated=*/false},
+                       kThreadsFlag,
+                       kQuietFlag});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
     std::cout << kUsage;
@@ -109,6 +117,9 @@ int RunReplay(const std::vector<std::string>& args) {
     if (!limit.ok()) return ReportError(kVerb, limit.status());
     options.memory_limit_bytes =
         static_cast<int64_t>(std::min<uint64_t>(*limit, INT64_MAX));
+  }
+  if (absl::Status status = ApplyRunFlags(*parsed, &options); !status.ok()) {
+    return ReportError(kVerb, status);
   }
 
   proto::Bundle bundle;

@@ -17,6 +17,7 @@
 #include "graph/graph_index.h"
 #include "interp/interpreter.h"
 #include "tools/commands.h"
+#include "tools/run_flags.h"
 #include "tools/run_support.h"
 #include "util/file_io.h"
 #include "util/graph_io.h"
@@ -31,6 +32,7 @@ constexpr char kUsage[] =
                     --output-dir DIR [--dump DIR [--dump-filter REGEX]]
                     [--save-bundle BUNDLE.pb] [--memory-limit BYTES]
                     [--timeline FILE.json] [--raw-bits]
+                    [--threads N] [--quiet]
 
 Executes GRAPH (.pb or .pbtxt) on the memory-model device and writes
 DIR/<output>.npy for every output. Inputs are .npy files: float32 (rounded
@@ -63,6 +65,11 @@ options:
                               the run (see `nkigraph profile`), scheduled
                               with the addresses the run's dynamic offsets
                               really reached (rank 0's)
+  --threads N                 run the programs (ranks x cores) on N threads
+                              (default: one per core of the machine); the
+                              results are the same for every N
+  -q, --quiet                 no progress line on stderr (there is one
+                              only when stderr is a terminal)
   -h, --help                  show this help
 
 Exit status: 0 success, 1 device error (race, deadlock, out-of-bounds
@@ -104,7 +111,9 @@ int RunRun(const std::vector<std::string>& args) {
                        {"--save-bundle", "", true, false},
                        {"--memory-limit", "", true, false},
                        {"--timeline", "", true, false},
-                       {"--raw-bits", "", false, false}});
+                       {"--raw-bits", "", false, false},
+                       kThreadsFlag,
+                       kQuietFlag});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
     std::cout << kUsage;
@@ -138,6 +147,9 @@ int RunRun(const std::vector<std::string>& args) {
     if (!limit.ok()) return ReportError(kVerb, limit.status());
     options.memory_limit_bytes =
         static_cast<int64_t>(std::min<uint64_t>(*limit, INT64_MAX));
+  }
+  if (absl::Status status = ApplyRunFlags(*parsed, &options); !status.ok()) {
+    return ReportError(kVerb, status);
   }
   std::unique_ptr<TensorDumper> dumper;
   if (parsed->Has("--dump")) {

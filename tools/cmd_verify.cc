@@ -15,6 +15,7 @@
 #include "kernels/compare.h"
 #include "kernels/registry.h"
 #include "tools/commands.h"
+#include "tools/run_flags.h"
 #include "tools/run_support.h"
 #include "util/graph_io.h"
 
@@ -24,6 +25,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: nkigraph verify NAME [--set PARAM=VALUE]... [--seed S] [--out-dir DIR]
        nkigraph verify --all [--seed S] [--out-dir DIR]
+       (either form also takes [--memory-limit BYTES] [--threads N] [--quiet])
 
 Traces the registered kernel NAME, runs it on the interpreter with
 deterministic random inputs (index inputs come from the kernel, valid for
@@ -45,6 +47,11 @@ options:
                           DIR/NAME/{inputs,outputs,reference}/*.npy
   --memory-limit BYTES    refuse graphs needing more device memory
                           (default 8 GiB)
+  --threads N             run the programs (ranks x cores) on N threads
+                          (default: one per core of the machine); the
+                          results are the same for every N
+  -q, --quiet             no progress line on stderr (there is one only
+                          when stderr is a terminal)
   -h, --help              show this help
 
 Exit status: 0 every output within tolerance, 1 a mismatch or a device
@@ -241,7 +248,9 @@ int RunVerify(const std::vector<std::string>& args) {
                        {"--all", "", /*takes_value=*/false, false},
                        {"--seed", "", true, false},
                        {"--out-dir", "", true, false},
-                       {"--memory-limit", "", true, false}});
+                       {"--memory-limit", "", true, false},
+                       kThreadsFlag,
+                       kQuietFlag});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
     std::cout << kUsage;
@@ -263,6 +272,10 @@ int RunVerify(const std::vector<std::string>& args) {
     if (!limit.ok()) return ReportError(kVerb, limit.status());
     options.run.memory_limit_bytes =
         static_cast<int64_t>(std::min<uint64_t>(*limit, INT64_MAX));
+  }
+  if (absl::Status status = ApplyRunFlags(*parsed, &options.run);
+      !status.ok()) {
+    return ReportError(kVerb, status);
   }
   const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
 
