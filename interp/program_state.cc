@@ -138,10 +138,8 @@ absl::StatusOr<int64_t> ProgramState::ReadIndex(uint32_t tensor_id,
   const int64_t byte =
       DeviceMemory::ByteOffset(t, flat, region.partition_bytes);
   const int64_t esize = DTypeSize(t.dtype());
-  for (int64_t b = 0; b < esize; ++b) {
-    if (!(region.shadow[byte + b] & kInitialized)) {
-      return AccessError("dynamic offset reads never-written", t, flat);
-    }
+  if (!region.shadow.All(byte, esize, kInitialized)) {
+    return AccessError("dynamic offset reads never-written", t, flat);
   }
   const Run run{0, 1, flat, 1, byte, esize};
   NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
@@ -152,21 +150,25 @@ absl::Status ProgramState::CheckInitialized(const proto::Tensor& t,
                                             const Region& region,
                                             const Run& run) {
   const int64_t esize = DTypeSize(t.dtype());
-  if (run.byte_stride == esize && !any_skipped_) {
-    // Contiguous: one vectorizable pass, and a slow search only on failure.
-    const uint8_t* shadow = &region.shadow[run.byte];
-    uint8_t all = kInitialized;
-    for (int64_t b = 0; b < run.count * esize; ++b) all &= shadow[b];
-    if (all & kInitialized) return absl::OkStatus();
+  if (!any_skipped_) {
+    // The bytes from the run's first to its last element: when all of them
+    // are initialised so is every element (a stride-1 run is exactly its
+    // hull). Not for runs spread thinly over a large span, where looking
+    // at each element is cheaper.
+    const int64_t span = std::abs(run.byte_stride) * (run.count - 1);
+    if (span <= 4 * run.count * esize) {
+      const int64_t lo = run.byte_stride < 0 ? run.byte - span : run.byte;
+      if (region.shadow.All(lo, span + esize, kInitialized)) {
+        return absl::OkStatus();
+      }
+    }
   }
   for (int64_t k = 0; k < run.count; ++k) {
     if (Skipped(run.position + k)) continue;
-    const uint8_t* shadow = &region.shadow[run.byte + k * run.byte_stride];
-    for (int64_t b = 0; b < esize; ++b) {
-      if (!(shadow[b] & kInitialized)) {
-        return AccessError("reads never-written", t,
-                           run.flat + k * run.flat_stride);
-      }
+    if (!region.shadow.All(run.byte + k * run.byte_stride, esize,
+                           kInitialized)) {
+      return AccessError("reads never-written", t,
+                         run.flat + k * run.flat_stride);
     }
   }
   return absl::OkStatus();
@@ -448,6 +450,118 @@ absl::StatusOr<absl::Span<const int64_t>> ProgramState::ReadInt(int i) {
   return absl::MakeConstSpan(out);
 }
 
+bool ProgramState::LayoutAsRows(int i, RowLayout* layout) const {
+  const ops::OperandInfo& op = view_.operand(i);
+  const proto::Tensor& t = *op.tensor;
+  const proto::AccessPattern& ap = *op.ap;
+  if (any_skipped_ ||
+      ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED) {
+    return false;
+  }
+  const bool on_chip = ops::IsOnChip(t.space());
+  const int nd = ops::NumDims(ap);
+  // Merge the inner dims into one contiguous run while they are (never
+  // across partitions: on chip dim 0 walks them).
+  int d = nd - 1;
+  while (d >= 0 && ops::Count(ap, d) == 1) --d;
+  if (d < 0) {  // a single element
+    *layout = {1, 1, 0, 0, ap.offset(), 0};
+  } else {
+    if (ops::Stride(ap, d) != 1 || (on_chip && d == 0)) return false;
+    int64_t cols = ops::Count(ap, d);
+    for (--d; d >= (on_chip ? 1 : 0); --d) {
+      if (ops::Count(ap, d) == 1) continue;
+      if (ops::Stride(ap, d) != cols) break;
+      cols *= ops::Count(ap, d);
+    }
+    int64_t rows = 1;
+    int64_t flat_stride = 0;
+    for (; d >= 0; --d) {
+      if (ops::Count(ap, d) == 1) continue;
+      if (rows != 1) return false;  // two outer dims
+      rows = ops::Count(ap, d);
+      flat_stride = ops::Stride(ap, d);
+    }
+    *layout = {rows, cols, 0, 0, ap.offset(), flat_stride};
+  }
+  const int64_t esize = DTypeSize(t.dtype());
+  const Region& region = memory_.RegionFor(t, rank_, core_);
+  layout->byte =
+      DeviceMemory::ByteOffset(t, layout->flat, region.partition_bytes);
+  if (layout->rows == 1) return true;
+  if (on_chip) {
+    const int64_t row = ops::RowElements(t);
+    if (layout->flat_stride % row != 0) return false;
+    layout->stride = layout->flat_stride / row * region.partition_bytes;
+  } else {
+    layout->stride = layout->flat_stride * esize;
+  }
+  return true;
+}
+
+absl::StatusOr<ops::ExecContext::Rows> ProgramState::ReadRows(int i) {
+  RowLayout layout;
+  if (!LayoutAsRows(i, &layout)) return Rows{};
+  const proto::Tensor& t = *view_.operand(i).tensor;
+  Region& region = memory_.RegionFor(t, rank_, core_);
+  const int64_t esize = DTypeSize(t.dtype());
+  for (int64_t r = 0; r < layout.rows; ++r) {
+    const Run run{r * layout.cols,
+                  layout.cols,
+                  layout.flat + r * layout.flat_stride,
+                  1,
+                  layout.byte + r * layout.stride,
+                  esize};
+    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+  }
+  return Rows{&region.data[layout.byte], layout.rows, layout.cols,
+              layout.stride};
+}
+
+ops::ExecContext::MatmulRows ProgramState::MatmulInPlace(int i,
+                                                         bool accumulate) {
+  RowLayout layout;
+  const proto::Tensor& t = *view_.operand(i).tensor;
+  if (t.dtype() != proto::FLOAT32 || !LayoutAsRows(i, &layout) ||
+      layout.byte % 4 != 0 || layout.stride % 4 != 0) {
+    return {};
+  }
+  Region& region = memory_.RegionFor(t, rank_, core_);
+  const int64_t bytes = layout.cols * 4;
+  if (accumulate) {
+    for (int64_t r = 0; r < layout.rows; ++r) {
+      if (!region.shadow.All(layout.byte + r * layout.stride, bytes,
+                             kMatmulGroup)) {
+        return {};
+      }
+    }
+  }
+  for (int64_t r = 0; r < layout.rows; ++r) {
+    region.shadow.Set(layout.byte + r * layout.stride, bytes,
+                      kInitialized | kMatmulGroup);
+  }
+  return {reinterpret_cast<float*>(&region.data[layout.byte]), layout.rows,
+          layout.cols, layout.stride / 4};
+}
+
+ops::ExecContext::MutableRows ProgramState::WriteFloatInPlace(int i) {
+  RowLayout layout;
+  const proto::Tensor& t = *view_.operand(i).tensor;
+  if (t.dtype() != proto::FLOAT32 || !ops::IsOnChip(t.space()) ||
+      !LayoutAsRows(i, &layout) || layout.byte % 4 != 0 ||
+      layout.stride % 4 != 0) {
+    return {};
+  }
+  Region& region = memory_.RegionFor(t, rank_, core_);
+  for (int64_t r = 0; r < layout.rows; ++r) {
+    region.shadow.Set(layout.byte + r * layout.stride, layout.cols * 4,
+                      kInitialized);
+  }
+  return {reinterpret_cast<float*>(&region.data[layout.byte]), layout.rows,
+          layout.cols, layout.stride / 4};
+}
+
 template <typename StoreRun, typename StoreOne>
 absl::Status ProgramState::WriteWalk(int i, StoreRun&& store_run,
                                      StoreOne&& store_one) {
@@ -459,8 +573,7 @@ absl::Status ProgramState::WriteWalk(int i, StoreRun&& store_run,
                 if (run.byte_stride == esize && !any_skipped_) {
                   store_run(t.dtype(), &region.data[run.byte], run.position,
                             run.count);
-                  std::memset(&region.shadow[run.byte], kInitialized,
-                              run.count * esize);
+                  region.shadow.Set(run.byte, run.count * esize, kInitialized);
                   return absl::OkStatus();
                 }
                 for (int64_t k = 0; k < run.count; ++k) {
@@ -468,7 +581,7 @@ absl::Status ProgramState::WriteWalk(int i, StoreRun&& store_run,
                   if (Skipped(position)) continue;
                   const int64_t byte = run.byte + k * run.byte_stride;
                   store_one(t.dtype(), &region.data[byte], position);
-                  std::memset(&region.shadow[byte], kInitialized, esize);
+                  region.shadow.Set(byte, esize, kInitialized);
                 }
                 return absl::OkStatus();
               });
@@ -521,6 +634,50 @@ absl::Status ProgramState::WriteRaw(int i, absl::Span<const uint8_t> bytes) {
       });
 }
 
+absl::Status ProgramState::WriteRawRows(int i, const Rows& rows) {
+  const int64_t esize = DTypeSize(view_.operand(i).dtype());
+  if (rows.rows * rows.cols != view_.operand(i).elements()) {
+    return absl::InternalError("WriteRawRows: wrong element count");
+  }
+  // Where source element `position` is; walked in order, so kept as a
+  // cursor rather than divided out per element.
+  int64_t at = 0, row = 0, col = 0;
+  auto seek = [&](int64_t position) -> const uint8_t* {
+    if (position != at) {
+      row = position / rows.cols;
+      col = position % rows.cols;
+      at = position;
+    }
+    return rows.data + row * rows.stride + col * esize;
+  };
+  auto advance = [&](int64_t n) {
+    at += n;
+    col += n;
+    while (col >= rows.cols) {
+      col -= rows.cols;
+      ++row;
+    }
+  };
+  return WriteWalk(
+      i,
+      [&](proto::DType, uint8_t* dst, int64_t position, int64_t n) {
+        // A destination run may span several source rows.
+        while (n > 0) {
+          const uint8_t* src = seek(position);
+          const int64_t take = std::min(n, rows.cols - col);
+          std::memcpy(dst, src, take * esize);
+          advance(take);
+          dst += take * esize;
+          position += take;
+          n -= take;
+        }
+      },
+      [&](proto::DType, uint8_t* dst, int64_t position) {
+        std::memcpy(dst, seek(position), esize);
+        advance(1);
+      });
+}
+
 absl::Status ProgramState::MatmulWrite(int i, absl::Span<const float> values,
                                        bool accumulate) {
   if (static_cast<int64_t>(values.size()) != view_.operand(i).elements()) {
@@ -532,9 +689,12 @@ absl::Status ProgramState::MatmulWrite(int i, absl::Span<const float> values,
           const Run& run) -> absl::Status {
         const int64_t esize = DTypeSize(t.dtype());
         // Every element of the run must belong to an open accumulation group.
-        if (accumulate) {
+        const bool contiguous = run.byte_stride == esize;
+        if (accumulate &&
+            !(contiguous &&
+              region.shadow.All(run.byte, run.count * esize, kMatmulGroup))) {
           for (int64_t k = 0; k < run.count; ++k) {
-            if (!(region.shadow[run.byte + k * run.byte_stride] &
+            if (!(region.shadow.Get(run.byte + k * run.byte_stride) &
                   kMatmulGroup)) {
               return AccessError(
                   "accumulates (accumulate=true) into psum that no matmul "
@@ -552,8 +712,8 @@ absl::Status ProgramState::MatmulWrite(int i, absl::Span<const float> values,
           } else {
             std::memcpy(dst, src, run.count * 4);
           }
-          std::memset(&region.shadow[run.byte], kInitialized | kMatmulGroup,
-                      run.count * 4);
+          region.shadow.Set(run.byte, run.count * 4,
+                            kInitialized | kMatmulGroup);
           return absl::OkStatus();
         }
         for (int64_t k = 0; k < run.count; ++k) {
@@ -562,7 +722,7 @@ absl::Status ProgramState::MatmulWrite(int i, absl::Span<const float> values,
           float value = src[k];
           if (accumulate) value += LoadAsFloat(t.dtype(), dst);
           StoreFromFloat(t.dtype(), value, dst, fp8_max_);
-          std::memset(&region.shadow[byte], kInitialized | kMatmulGroup, esize);
+          region.shadow.Set(byte, esize, kInitialized | kMatmulGroup);
         }
         return absl::OkStatus();
       });

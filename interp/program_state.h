@@ -50,9 +50,13 @@ class ProgramState : public ops::ExecContext {
   absl::StatusOr<absl::Span<const float>> ReadFloat(int i) override;
   absl::StatusOr<absl::Span<const int64_t>> ReadInt(int i) override;
   absl::StatusOr<absl::Span<const uint8_t>> ReadRaw(int i) override;
+  absl::StatusOr<Rows> ReadRows(int i) override;
+  MatmulRows MatmulInPlace(int i, bool accumulate) override;
+  MutableRows WriteFloatInPlace(int i) override;
   absl::Status WriteFloat(int i, absl::Span<const float> values) override;
   absl::Status WriteInt(int i, absl::Span<const int64_t> values) override;
   absl::Status WriteRaw(int i, absl::Span<const uint8_t> bytes) override;
+  absl::Status WriteRawRows(int i, const Rows& rows) override;
   absl::Status MatmulWrite(int i, absl::Span<const float> values,
                            bool accumulate) override;
   absl::Span<float> ReduceRegisters(ops::Engine engine) override;
@@ -69,6 +73,19 @@ class ProgramState : public ops::ExecContext {
     int64_t byte;  // the first element's byte offset in its region
     int64_t byte_stride;
   };
+
+  // Operand `i` as `rows` runs of `cols` contiguous elements in its
+  // region, the first at byte `byte`, `stride` bytes apart; false when it
+  // is not one (dynamic offset, strided elements, uneven rows).
+  struct RowLayout {
+    int64_t rows;
+    int64_t cols;
+    int64_t byte;
+    int64_t stride;
+    int64_t flat;         // the first element's flat index
+    int64_t flat_stride;  // flat elements from one row to the next
+  };
+  bool LayoutAsRows(int i, RowLayout* layout) const;
 
   template <typename RunFn>
   absl::Status Walk(int i, RunFn&& fn);
