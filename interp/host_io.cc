@@ -82,37 +82,14 @@ const proto::Tensor* Interpreter::FindOutput(const std::string& name) const {
 }
 
 absl::Status Interpreter::SetInput(const HostArray& array) {
-  const void* values = array.dtype == proto::INT32
-                           ? static_cast<const void*>(array.i32.data())
-                       : array.dtype == proto::UINT16
-                           ? static_cast<const void*>(array.u16.data())
-                           : static_cast<const void*>(array.f32.data());
-  return SetInputValues(array.name, array.dtype, array.shape, values,
-                        array.values());
-}
-
-absl::Status Interpreter::SetInput(const std::string& name,
-                                   const MappedNpy& npy) {
-  proto::DType dtype;
-  const void* values = npy.layout().HostValues(&dtype);
-  if (values == nullptr) {  // converted first (float64, int64)
-    NKI_ASSIGN_OR_RETURN(HostArray array, npy.Read());
-    array.name = name;
-    return SetInput(array);
-  }
-  return SetInputValues(name, dtype, npy.layout().shape, values,
-                        static_cast<size_t>(npy.layout().elements));
-}
-
-absl::Status Interpreter::SetInputValues(const std::string& name,
-                                         proto::DType dtype,
-                                         const std::vector<int64_t>& shape,
-                                         const void* data, size_t values) {
-  int64_t elements = 1;
-  for (int64_t d : shape) elements *= d;
-  const float* f32 = static_cast<const float*>(data);
-  const int32_t* i32 = static_cast<const int32_t*>(data);
-  const uint16_t* u16 = static_cast<const uint16_t*>(data);
+  const std::string& name = array.name;
+  const proto::DType dtype = array.dtype;
+  const std::vector<int64_t>& shape = array.shape;
+  const int64_t elements = array.num_elements();
+  const size_t values = array.values();
+  const float* f32 = array.f32.data();
+  const int32_t* i32 = array.i32.data();
+  const uint16_t* u16 = array.u16.data();
   const proto::Tensor* t = FindInput(name);
   if (t == nullptr) {
     return HostError(name,

@@ -12,7 +12,6 @@
 #include "graph/regions.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
-#include "util/npy.h"
 
 namespace nkigraph::interp {
 
@@ -62,9 +61,6 @@ class Interpreter {
   // integer tensors; uint16 raw bits, copied bit for bit, for any 2-byte
   // tensor); errors name the input and the expected shape.
   absl::Status SetInput(const HostArray& array);
-  // The same from a mapped .npy file, copied from the page cache straight
-  // into device memory when it holds float32, int32 or uint16 values.
-  absl::Status SetInput(const std::string& name, const MappedNpy& npy);
   // Fills every input not yet set with deterministic random values: an
   // input that declares a value range gets whole numbers uniform in it
   // (0 or 1 for a 0/1 mask, valid indices for an index), whatever its
@@ -98,11 +94,6 @@ class Interpreter {
 
  private:
   Interpreter();
-  // SetInput's checks and copy, from `values` values of the host dtype
-  // `dtype` (FLOAT32, INT32 or UINT16) at `data`.
-  absl::Status SetInputValues(const std::string& name, proto::DType dtype,
-                              const std::vector<int64_t>& shape,
-                              const void* data, size_t values);
   friend class ProgramState;
 
   proto::Graph graph_;

@@ -76,6 +76,35 @@ void StoreInt(proto::DType dtype, int64_t v, uint8_t* dst, float fp8_max) {
   }
 }
 
+// Copies `count` elements of `esize` bytes from src (every src_stride
+// bytes) to dst (every dst_stride bytes): fixed-size moves, not a memcpy
+// call per element.
+template <typename T>
+void CopyStridedAs(uint8_t* dst, int64_t dst_stride, const uint8_t* src,
+                   int64_t src_stride, int64_t count) {
+  for (int64_t k = 0; k < count; ++k) {
+    T v;
+    std::memcpy(&v, src + k * src_stride, sizeof(T));
+    std::memcpy(dst + k * dst_stride, &v, sizeof(T));
+  }
+}
+
+void CopyStrided(uint8_t* dst, int64_t dst_stride, const uint8_t* src,
+                 int64_t src_stride, int64_t count, int64_t esize) {
+  switch (esize) {
+    case 4:
+      return CopyStridedAs<uint32_t>(dst, dst_stride, src, src_stride, count);
+    case 2:
+      return CopyStridedAs<uint16_t>(dst, dst_stride, src, src_stride, count);
+    case 1:
+      return CopyStridedAs<uint8_t>(dst, dst_stride, src, src_stride, count);
+    default:
+      for (int64_t k = 0; k < count; ++k) {
+        std::memcpy(dst + k * dst_stride, src + k * src_stride, esize);
+      }
+  }
+}
+
 std::string ElementString(const proto::Tensor& t, int64_t flat) {
   std::vector<int64_t> index(t.shape_size());
   for (int d = t.shape_size() - 1; d >= 0; --d) {
@@ -149,6 +178,7 @@ absl::StatusOr<int64_t> ProgramState::ReadIndex(uint32_t tensor_id,
 absl::Status ProgramState::CheckInitialized(const proto::Tensor& t,
                                             const Region& region,
                                             const Run& run) {
+  if (skip_init_checks_) return absl::OkStatus();
   const int64_t esize = DTypeSize(t.dtype());
   if (!any_skipped_) {
     // The bytes from the run's first to its last element: when all of them
@@ -371,23 +401,24 @@ absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {
   const int64_t esize = DTypeSize(op.dtype());
   std::vector<uint8_t>& out = raws_[i];
   out.assign(op.elements() * esize, 0);
-  NKI_RETURN_IF_ERROR(Walk(
-      i,
-      [&](const proto::Tensor& t, Region& region,
-          const Run& run) -> absl::Status {
-        NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
-        NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
-        uint8_t* dst = &out[run.position * esize];
-        if (run.byte_stride == esize) {
-          std::memcpy(dst, &region.data[run.byte], run.count * esize);
-        } else {
-          for (int64_t k = 0; k < run.count; ++k) {
-            std::memcpy(dst + k * esize,
-                        &region.data[run.byte + k * run.byte_stride], esize);
-          }
-        }
-        return absl::OkStatus();
-      }));
+  skip_init_checks_ = StridedAndInitialized(i);
+  const absl::Status walked =
+      Walk(i,
+           [&](const proto::Tensor& t, Region& region,
+               const Run& run) -> absl::Status {
+             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+             NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+             uint8_t* dst = &out[run.position * esize];
+             if (run.byte_stride == esize) {
+               std::memcpy(dst, &region.data[run.byte], run.count * esize);
+             } else {
+               CopyStrided(dst, esize, &region.data[run.byte], run.byte_stride,
+                           run.count, esize);
+             }
+             return absl::OkStatus();
+           });
+  skip_init_checks_ = false;
+  NKI_RETURN_IF_ERROR(walked);
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) std::memset(&out[p * esize], 0, esize);
@@ -401,7 +432,8 @@ absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
   const int64_t esize = DTypeSize(op.dtype());
   std::vector<float>& out = floats_[i];
   out.resize(op.elements());
-  NKI_RETURN_IF_ERROR(Walk(
+  skip_init_checks_ = StridedAndInitialized(i);
+  const absl::Status walked = Walk(
       i,
       [&](const proto::Tensor& t, Region& region,
           const Run& run) -> absl::Status {
@@ -417,7 +449,9 @@ absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
           }
         }
         return absl::OkStatus();
-      }));
+      });
+  skip_init_checks_ = false;
+  NKI_RETURN_IF_ERROR(walked);
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) out[p] = 0.0f;
@@ -430,24 +464,110 @@ absl::StatusOr<absl::Span<const int64_t>> ProgramState::ReadInt(int i) {
   const ops::OperandInfo& op = view_.operand(i);
   std::vector<int64_t>& out = ints_[i];
   out.assign(op.elements(), 0);
-  NKI_RETURN_IF_ERROR(Walk(
-      i,
-      [&](const proto::Tensor& t, Region& region,
-          const Run& run) -> absl::Status {
-        NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
-        NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
-        for (int64_t k = 0; k < run.count; ++k) {
-          out[run.position + k] =
-              LoadInt(t.dtype(), &region.data[run.byte + k * run.byte_stride]);
-        }
-        return absl::OkStatus();
-      }));
+  skip_init_checks_ = StridedAndInitialized(i);
+  const absl::Status walked =
+      Walk(i,
+           [&](const proto::Tensor& t, Region& region,
+               const Run& run) -> absl::Status {
+             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+             NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+             for (int64_t k = 0; k < run.count; ++k) {
+               out[run.position + k] = LoadInt(
+                   t.dtype(), &region.data[run.byte + k * run.byte_stride]);
+             }
+             return absl::OkStatus();
+           });
+  skip_init_checks_ = false;
+  NKI_RETURN_IF_ERROR(walked);
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) out[p] = 0;
     }
   }
   return absl::MakeConstSpan(out);
+}
+
+template <typename Fn>
+bool ProgramState::ForEachSortedRun(int i, Fn&& fn) const {
+  const ops::OperandInfo& op = view_.operand(i);
+  const proto::Tensor& t = *op.tensor;
+  const proto::AccessPattern& ap = *op.ap;
+  if (ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED) {
+    return false;
+  }
+  // Dims by decreasing |stride|, negative strides walked from their low
+  // end (the same elements); count-1 dims dropped. On chip dim 0 (the
+  // partitions) stays outermost: its stride spans whole rows.
+  struct Dim {
+    int64_t stride;
+    int64_t count;
+  };
+  Dim dims[ops::kMaxDims + 1];
+  int nd = 0;
+  int64_t base = ap.offset();
+  for (int d = 0; d < ops::NumDims(ap); ++d) {
+    int64_t stride = ops::Stride(ap, d);
+    const int64_t count = ops::Count(ap, d);
+    if (count == 1) continue;
+    if (stride < 0) {
+      base += stride * (count - 1);
+      stride = -stride;
+    }
+    dims[nd++] = {stride, count};
+  }
+  const bool on_chip = ops::IsOnChip(t.space());
+  const int first = on_chip && nd > 0 && ops::Count(ap, 0) > 1 ? 1 : 0;
+  std::stable_sort(dims + first, dims + nd, [](const Dim& a, const Dim& b) {
+    return a.stride > b.stride;
+  });
+  // Merge contiguous inner dims into the run.
+  int64_t run = 1;
+  while (nd > first && dims[nd - 1].stride == run) {
+    run *= dims[nd - 1].count;
+    --nd;
+  }
+  const int64_t esize = DTypeSize(t.dtype());
+  const Region& region = memory_.RegionFor(t, rank_, core_);
+  int64_t idx[ops::kMaxDims + 1] = {0};
+  while (true) {
+    int64_t flat = base;
+    for (int d = 0; d < nd; ++d) flat += idx[d] * dims[d].stride;
+    fn(DeviceMemory::ByteOffset(t, flat, region.partition_bytes), run * esize);
+    int d = nd - 1;
+    for (; d >= 0; --d) {
+      if (++idx[d] < dims[d].count) break;
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+  return true;
+}
+
+bool ProgramState::StridedAndInitialized(int i) const {
+  const ops::OperandInfo& op = view_.operand(i);
+  const proto::AccessPattern& ap = *op.ap;
+  const int nd = ops::NumDims(ap);
+  if (any_skipped_ || nd == 0 || ops::Stride(ap, nd - 1) == 1 ||
+      ops::Count(ap, nd - 1) == 1) {
+    return false;
+  }
+  const Region& region = memory_.RegionFor(*op.tensor, rank_, core_);
+  bool all = true;
+  const bool walked = ForEachSortedRun(i, [&](int64_t byte, int64_t length) {
+    all = all && region.shadow.All(byte, length, kInitialized);
+  });
+  return walked && all;
+}
+
+bool ProgramState::WriteCannotFail(int i) const {
+  const ops::OperandInfo& op = view_.operand(i);
+  if (op.ap->dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED) {
+    return false;
+  }
+  const proto::Tensor& t = *op.tensor;
+  if (!race_.enabled() || t.space() != proto::SHARED_HBM) return true;
+  const RaceScope scope = race_scopes_[t.id() - 1];
+  return scope == RaceScope::kNone || scope == RaceScope::kOneCore;
 }
 
 bool ProgramState::LayoutAsRows(int i, RowLayout* layout) const {
@@ -565,26 +685,40 @@ ops::ExecContext::MutableRows ProgramState::WriteFloatInPlace(int i) {
 template <typename StoreRun, typename StoreOne>
 absl::Status ProgramState::WriteWalk(int i, StoreRun&& store_run,
                                      StoreOne&& store_one) {
-  return Walk(i,
-              [&](const proto::Tensor& t, Region& region,
-                  const Run& run) -> absl::Status {
-                NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/true));
-                const int64_t esize = DTypeSize(t.dtype());
-                if (run.byte_stride == esize && !any_skipped_) {
-                  store_run(t.dtype(), &region.data[run.byte], run.position,
-                            run.count);
-                  region.shadow.Set(run.byte, run.count * esize, kInitialized);
-                  return absl::OkStatus();
-                }
-                for (int64_t k = 0; k < run.count; ++k) {
-                  const int64_t position = run.position + k;
-                  if (Skipped(position)) continue;
-                  const int64_t byte = run.byte + k * run.byte_stride;
-                  store_one(t.dtype(), &region.data[byte], position);
-                  region.shadow.Set(byte, esize, kInitialized);
-                }
-                return absl::OkStatus();
-              });
+  // A strided operand whose write cannot fail part way is marked after the
+  // walk, run by run in stride order, instead of element by element.
+  const ops::OperandInfo& op = view_.operand(i);
+  const int nd = ops::NumDims(*op.ap);
+  const bool strided = nd > 0 && ops::Stride(*op.ap, nd - 1) != 1 &&
+                       ops::Count(*op.ap, nd - 1) > 1;
+  const bool defer = strided && !any_skipped_ && WriteCannotFail(i);
+  NKI_RETURN_IF_ERROR(Walk(
+      i,
+      [&](const proto::Tensor& t, Region& region,
+          const Run& run) -> absl::Status {
+        NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/true));
+        const int64_t esize = DTypeSize(t.dtype());
+        if (run.byte_stride == esize && !any_skipped_) {
+          store_run(t.dtype(), &region.data[run.byte], run.position, run.count);
+          region.shadow.Set(run.byte, run.count * esize, kInitialized);
+          return absl::OkStatus();
+        }
+        for (int64_t k = 0; k < run.count; ++k) {
+          const int64_t position = run.position + k;
+          if (Skipped(position)) continue;
+          const int64_t byte = run.byte + k * run.byte_stride;
+          store_one(t.dtype(), &region.data[byte], position);
+          if (!defer) region.shadow.Set(byte, esize, kInitialized);
+        }
+        return absl::OkStatus();
+      }));
+  if (defer) {
+    Region& region = memory_.RegionFor(*op.tensor, rank_, core_);
+    ForEachSortedRun(i, [&](int64_t byte, int64_t length) {
+      region.shadow.Set(byte, length, kInitialized);
+    });
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ProgramState::WriteFloat(int i, absl::Span<const float> values) {
@@ -630,7 +764,7 @@ absl::Status ProgramState::WriteRaw(int i, absl::Span<const uint8_t> bytes) {
         std::memcpy(dst, &bytes[position * esize], n * esize);
       },
       [&](proto::DType, uint8_t* dst, int64_t position) {
-        std::memcpy(dst, &bytes[position * esize], esize);
+        CopyStrided(dst, esize, &bytes[position * esize], esize, 1, esize);
       });
 }
 
@@ -673,7 +807,7 @@ absl::Status ProgramState::WriteRawRows(int i, const Rows& rows) {
         }
       },
       [&](proto::DType, uint8_t* dst, int64_t position) {
-        std::memcpy(dst, seek(position), esize);
+        CopyStrided(dst, esize, seek(position), esize, 1, esize);
         advance(1);
       });
 }

@@ -87,6 +87,21 @@ class ProgramState : public ops::ExecContext {
   };
   bool LayoutAsRows(int i, RowLayout* layout) const;
 
+  // The shadow bytes a static operand touches do not depend on the order
+  // its elements are walked in, so for shadow work on a strided operand
+  // (a transposing DMA) its dims are visited by decreasing stride, which
+  // turns per-element marks and checks into runs. Calls fn(byte, length)
+  // for each run; false (nothing called) for operands with a dynamic
+  // offset.
+  template <typename Fn>
+  bool ForEachSortedRun(int i, Fn&& fn) const;
+  // Whether static operand `i` is strided in its innermost dim, with every
+  // byte it reads initialised (the per-element checks can be skipped).
+  bool StridedAndInitialized(int i) const;
+  // Whether a write to operand `i` cannot fail part way (no dynamic
+  // offset, no race tracking), so its shadow can be marked after the data.
+  bool WriteCannotFail(int i) const;
+
   template <typename RunFn>
   absl::Status Walk(int i, RunFn&& fn);
   // Walks operand `i` for a write: store_run(dtype, dst, position, n) for
@@ -123,6 +138,10 @@ class ProgramState : public ops::ExecContext {
   graph::ResolvedOffsets* resolved_ = nullptr;
   ops::InstrView view_;
   bool any_skipped_ = false;
+  // Set while walking an operand whose reads are known initialised, or
+  // whose writes are marked after the walk (see ForEachSortedRun).
+  bool skip_init_checks_ = false;
+  bool defer_marks_ = false;
   std::vector<uint8_t> skipped_;
   std::array<std::vector<float>, ops::kMaxOperands> floats_;
   std::array<std::vector<int64_t>, ops::kMaxOperands> ints_;

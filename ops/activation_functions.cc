@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "ops/row_ops.h"
 #include "ops/vector_exp.h"
 
 namespace nkigraph::ops {
@@ -44,7 +45,9 @@ absl::StatusOr<ActFunc> ParseActFunc(absl::string_view name) {
 
 bool IsActFuncName(absl::string_view name) { return ByName().contains(name); }
 
-float ApplyActFunc(ActFunc func, float x) {
+// Out of line on purpose: ApplyActFuncRow's NaN fallback calls this very
+// code, whose choice between two NaNs is the reference.
+[[gnu::noinline]] float ApplyActFunc(ActFunc func, float x) {
   switch (func) {
     case ActFunc::kCopy:
       return x;
@@ -127,6 +130,15 @@ void SigmoidRow(float alpha_or_one, bool scaled, const float* x, float* out,
 
 void ApplyActFuncRow(ActFunc func, const float* x, float scale, float bias,
                      float* out, int64_t n) {
+  bool nan = scale != scale || bias != bias;
+  for (int64_t j = 0; j < n; ++j) nan |= x[j] != x[j];
+  if (nan) {
+    // Two NaNs may meet: element by element, as ApplyActFunc decides.
+    for (int64_t j = 0; j < n; ++j) {
+      out[j] = ApplyActFunc(func, x[j] * scale + bias);
+    }
+    return;
+  }
   for (int64_t j = 0; j < n; ++j) out[j] = x[j] * scale + bias;
   switch (func) {
     case ActFunc::kExp:

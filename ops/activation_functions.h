@@ -3,7 +3,6 @@
 
 #include <array>
 #include <cstddef>
-#include <cstdint>
 #include <iterator>
 
 #include "absl/status/statusor.h"
@@ -92,12 +91,6 @@ absl::StatusOr<ActFunc> ParseActFunc(absl::string_view name);
 // Whether `name` names a function (a hash lookup).
 bool IsActFuncName(absl::string_view name);
 float ApplyActFunc(ActFunc func, float x);
-// out[j] = ApplyActFunc(func, x[j] * scale + bias) for j < n, bit for bit
-// (the product and the sum each rounded to float, as element by element),
-// with the function chosen once per row and exp vectorised (ExpRow).
-// `out` may be `x`.
-void ApplyActFuncRow(ActFunc func, const float* x, float scale, float bias,
-                     float* out, int64_t n);
 
 }  // namespace nkigraph::ops
 

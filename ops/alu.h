@@ -93,21 +93,6 @@ float ApplyAlu(Alu op, float a, float b);
 // Exact integer semantics, for all-integer operands.
 int64_t ApplyAluInt(Alu op, int64_t a, int64_t b);
 
-// The same on whole rows, bit for bit what ApplyAlu gives element by
-// element, in loops the compiler vectorises (the operation chosen once per
-// row, not per element). `out` may be `a` or `b`.
-//   out[j] = ApplyAlu(op, a[j], b[j])
-void ApplyAluRow(Alu op, const float* a, const float* b, float* out, int64_t n);
-//   out[j] = ApplyAlu(op, a[j], s), or ApplyAlu(op, s, a[j]) if `reverse`
-void ApplyAluRowScalar(Alu op, const float* a, float s, bool reverse,
-                       float* out, int64_t n);
-// Reduces `rows` rows of `cols` elements (row r at data + r * stride) in
-// element order: out[r] = ApplyAlu(op, ... ApplyAlu(op, init, x[0]) ...,
-// x[cols - 1]). Several rows advance together, so the reductions' latency
-// overlaps without changing any row's order of operations.
-void ReduceRows(Alu op, float init, const float* data, int64_t rows,
-                int64_t cols, int64_t stride, float* out);
-
 }  // namespace nkigraph::ops
 
 #endif  // NKIGRAPH_OPS_ALU_H_

@@ -86,9 +86,17 @@ Alu AluOf(const InstrView& view, const AttrSpec& spec) {
   return op.ok() ? *op : Alu::kBypass;  // unreachable on a checked instruction
 }
 
+namespace {
+
+// Below this many elements an operand's copy costs less than finding out
+// whether it can be used in place.
+constexpr int64_t kInPlaceMinElements = 512;
+
+}  // namespace
+
 absl::StatusOr<FloatRows> ReadFloatRows(ExecContext& ctx, int i) {
   const OperandInfo& op = ctx.view().operand(i);
-  if (op.dtype() == proto::FLOAT32) {
+  if (op.dtype() == proto::FLOAT32 && op.elements() >= kInPlaceMinElements) {
     absl::StatusOr<ExecContext::Rows> rows = ctx.ReadRows(i);
     if (!rows.ok()) return rows.status();
     if (rows->data != nullptr &&
@@ -147,7 +155,8 @@ FloatOut FloatDestination(
     std::vector<float>& scratch) {
   const InstrView& view = ctx.view();
   const OperandInfo& d = view.operand(dst);
-  bool usable = d.dtype() == proto::FLOAT32 && IsOnChip(d.space());
+  bool usable = d.dtype() == proto::FLOAT32 && IsOnChip(d.space()) &&
+                d.elements() >= kInPlaceMinElements;
   for (const auto& [i, rows] : sources) {
     if (!usable) break;
     usable = !MayOverlap(d, view.operand(i)) ||

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "ops/activation_functions.h"
 #include "ops/alu.h"
+#include "ops/row_ops.h"
 #include "ops/vector_exp.h"
 #include "util/dtype.h"
 
@@ -97,10 +98,11 @@ TEST(RowKernelsTest, AluRowMatchesApplyAluOnEveryPairOfSpecials) {
 }
 
 TEST(RowKernelsTest, ReduceRowsFoldsEachRowInOrder) {
-  // 11 rows (8 together, then 3 alone) of 7 columns, in a strided buffer;
-  // one row with a NaN, one of signed zeros only.
+  // 27 rows (16 together, 8 together, then 3 alone) of 13 columns (one
+  // vector block and a tail), in a strided buffer; one row with a NaN, one
+  // of signed zeros only.
   const std::vector<float> s = Specials();
-  constexpr int64_t kRows = 11, kCols = 7, kStride = 9;
+  constexpr int64_t kRows = 27, kCols = 13, kStride = 15;
   std::vector<float> data(kRows * kStride, 123.0f);
   for (int64_t r = 0; r < kRows; ++r) {
     for (int64_t c = 0; c < kCols; ++c) {

@@ -170,28 +170,13 @@ int RunRun(const std::vector<std::string>& args) {
       return ReportError(kVerb,
                          absl::StrCat("input '", name, "' is given twice"));
     }
-    // Mapped, so the values go from the page cache to the device in one
-    // copy.
-    absl::StatusOr<MappedNpy> npy = MappedNpy::Open(file);
-    if (!npy.ok()) {
-      return ReportError(
-          kVerb, absl::StrCat("input '", name, "': ", npy.status().message()));
+    absl::StatusOr<HostArray> array = ReadNpy(file);
+    if (!array.ok()) {
+      return ReportError(kVerb, absl::StrCat("input '", name,
+                                             "': ", array.status().message()));
     }
-    proto::DType host_dtype;
-    absl::Status status;
-    if (npy->layout().HostValues(&host_dtype) != nullptr) {
-      status = interp.SetInput(name, *npy);
-    } else {  // float64 or int64, narrowed first
-      absl::StatusOr<HostArray> array = npy->Read();
-      if (!array.ok()) {
-        return ReportError(
-            kVerb,
-            absl::StrCat("input '", name, "': ", array.status().message()));
-      }
-      array->name = name;
-      status = interp.SetInput(*array);
-    }
-    if (!status.ok()) {
+    array->name = name;
+    if (absl::Status status = interp.SetInput(*array); !status.ok()) {
       return ReportError(
           kVerb, absl::StrCat(status.message(), " (from '", file, "')"));
     }

@@ -25,25 +25,6 @@ absl::Status WriteFileAtomically(const std::string& path,
 
 bool EndsWith(absl::string_view text, absl::string_view suffix);
 
-// A whole file mapped read-only into memory (empty files map to no bytes):
-// large inputs are read where the page cache holds them, without a copy.
-class MappedFile {
- public:
-  MappedFile() = default;
-  static absl::StatusOr<MappedFile> Open(const std::string& path);
-  ~MappedFile();
-  MappedFile(MappedFile&& other) noexcept;
-  MappedFile& operator=(MappedFile&& other) noexcept;
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  absl::string_view bytes() const { return {data_, size_}; }
-
- private:
-  const char* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 }  // namespace nkigraph
 
 #endif  // NKIGRAPH_UTIL_FILE_IO_H_

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "util/file_io.h"
+#include "util/mapped_file.h"
 #include "util/status_macros.h"
 
 namespace nkigraph {
@@ -209,9 +210,7 @@ struct DescrInfo {
 constexpr DescrInfo kDescrs[] = {
     {"<f4", 4}, {"<f8", 8}, {"<i4", 4}, {"<i8", 8}, {"<u2", 2}};
 
-}  // namespace
-
-absl::StatusOr<NpyLayout> ParseNpyLayout(absl::string_view bytes) {
+absl::StatusOr<HostArray> Parse(absl::string_view bytes) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic) {
     return absl::InvalidArgumentError("not a .npy file (bad magic bytes)");
   }
@@ -285,21 +284,16 @@ absl::StatusOr<NpyLayout> ParseNpyLayout(absl::string_view bytes) {
         " needs ", expected, " bytes but the file holds ", data.size()));
   }
 
-  return NpyLayout{std::move(header.descr), std::move(header.shape), elements,
-                   data};
-}
-
-absl::StatusOr<HostArray> NpyLayout::ToHostArray() const {
   HostArray array;
-  array.shape = shape;
+  array.shape = header.shape;
   const char* src = data.data();
-  if (descr == "<f4") {
+  if (header.descr == "<f4") {
     array.dtype = proto::FLOAT32;
     array.f32.resize(elements);
     for (int64_t i = 0; i < elements; ++i) {
       array.f32[i] = LoadLittle<float>(src + 4 * i);
     }
-  } else if (descr == "<f8") {
+  } else if (header.descr == "<f8") {
     array.dtype = proto::FLOAT32;
     array.f32.resize(elements);
     for (int64_t i = 0; i < elements; ++i) {
@@ -312,13 +306,13 @@ absl::StatusOr<HostArray> NpyLayout::ToHostArray() const {
       }
       array.f32[i] = static_cast<float>(value);
     }
-  } else if (descr == "<u2") {
+  } else if (header.descr == "<u2") {
     array.dtype = proto::UINT16;
     array.u16.resize(elements);
     for (int64_t i = 0; i < elements; ++i) {
       array.u16[i] = LoadLittle<uint16_t>(src + 2 * i);
     }
-  } else if (descr == "<i4") {
+  } else if (header.descr == "<i4") {
     array.dtype = proto::INT32;
     array.i32.resize(elements);
     for (int64_t i = 0; i < elements; ++i) {
@@ -341,52 +335,24 @@ absl::StatusOr<HostArray> NpyLayout::ToHostArray() const {
   return array;
 }
 
-const void* NpyLayout::HostValues(proto::DType* dtype) const {
-  *dtype = proto::DTYPE_UNSPECIFIED;
-  if constexpr (std::endian::native != std::endian::little) return nullptr;
-  if (descr == "<f4") *dtype = proto::FLOAT32;
-  if (descr == "<i4") *dtype = proto::INT32;
-  if (descr == "<u2") *dtype = proto::UINT16;
-  return *dtype == proto::DTYPE_UNSPECIFIED ? nullptr : data.data();
-}
-
-namespace {
-
-absl::Status InFile(const absl::Status& status, const std::string& path) {
-  return absl::Status(status.code(),
-                      absl::StrCat("'", path, "': ", status.message()));
-}
-
 }  // namespace
 
 absl::StatusOr<HostArray> ParseNpy(absl::string_view bytes,
                                    const std::string& path) {
-  absl::StatusOr<NpyLayout> layout = ParseNpyLayout(bytes);
-  if (!layout.ok()) return InFile(layout.status(), path);
-  absl::StatusOr<HostArray> array = layout->ToHostArray();
-  if (!array.ok()) return InFile(array.status(), path);
-  return array;
-}
-
-absl::StatusOr<MappedNpy> MappedNpy::Open(const std::string& path) {
-  MappedNpy npy;
-  NKI_ASSIGN_OR_RETURN(npy.file_, MappedFile::Open(path));
-  absl::StatusOr<NpyLayout> layout = ParseNpyLayout(npy.file_.bytes());
-  if (!layout.ok()) return InFile(layout.status(), path);
-  npy.layout_ = *std::move(layout);
-  npy.path_ = path;
-  return npy;
-}
-
-absl::StatusOr<HostArray> MappedNpy::Read() const {
-  absl::StatusOr<HostArray> array = layout_.ToHostArray();
-  if (!array.ok()) return InFile(array.status(), path_);
+  absl::StatusOr<HostArray> array = Parse(bytes);
+  if (!array.ok()) {
+    return absl::Status(
+        array.status().code(),
+        absl::StrCat("'", path, "': ", array.status().message()));
+  }
   return array;
 }
 
 absl::StatusOr<HostArray> ReadNpy(const std::string& path) {
-  NKI_ASSIGN_OR_RETURN(MappedNpy npy, MappedNpy::Open(path));
-  return npy.Read();
+  // Mapped rather than read into a string: the values are copied once,
+  // from the page cache into the array.
+  NKI_ASSIGN_OR_RETURN(const MappedFile file, MappedFile::Open(path));
+  return ParseNpy(file.bytes(), path);
 }
 
 namespace {

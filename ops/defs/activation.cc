@@ -6,6 +6,7 @@
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
+#include "ops/row_ops.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
@@ -73,17 +74,46 @@ absl::Status Execute(ExecContext& ctx) {
   const bool reduce = cmd == "reduce" || cmd == "reset_reduce";
   std::vector<float>& scratch = ctx.ScratchFloat(0);
   const FloatOut out = FloatDestination(ctx, kDst, {{kData, data}}, scratch);
+  std::vector<float>& sums = ctx.ScratchFloat(1);
+  sums.assign(p, 0.0f);
+  bool any_nan_row = false;
+  std::vector<int64_t>& nan_rows = ctx.ScratchInt(0);
+  nan_rows.assign(p, 0);
   for (int64_t i = 0; i < p; ++i) {
     const float s = scale.empty() ? scale_imm : scale[i];
     const float b = bias.empty() ? bias_imm : bias[i];
-    ApplyActFuncRow(func, data.row(i), s, b, out.rows.row(i), f);
+    const float* x = data.row(i);
+    float* y = out.rows.row(i);
+    bool nan = s != s || b != b;
+    for (int64_t j = 0; j < f; ++j) nan |= x[j] != x[j];
+    if (nan) {
+      // Where two NaNs can meet, which one survives is the compiled
+      // scalar code's choice: this row the element-by-element way.
+      float sum = 0.0f;
+      for (int64_t j = 0; j < f; ++j) {
+        const float value = ApplyActFunc(func, x[j] * s + b);
+        y[j] = value;
+        sum += value;
+      }
+      sums[i] = sum;
+      nan_rows[i] = 1;
+      any_nan_row = true;
+    } else {
+      ApplyActFuncRow(func, x, s, b, y, f);
+    }
   }
   if (reduce) {
     // Each row summed in order from 0, as the engine's accumulator does.
-    std::vector<float>& sums = ctx.ScratchFloat(1);
-    sums.resize(p);
-    ReduceRows(Alu::kAdd, 0.0f, out.rows.data, p, f, out.rows.stride,
-               sums.data());
+    if (!any_nan_row) {
+      ReduceRows(Alu::kAdd, 0.0f, out.rows.data, p, f, out.rows.stride,
+                 sums.data());
+    } else {
+      for (int64_t i = 0; i < p; ++i) {
+        if (nan_rows[i]) continue;
+        ReduceRows(Alu::kAdd, 0.0f, out.rows.row(i), 1, f, out.rows.stride,
+                   &sums[i]);
+      }
+    }
     for (int64_t i = 0; i < p; ++i) regs[i] += sums[i];
   }
   NKI_RETURN_IF_ERROR(FinishFloat(ctx, kDst, out, scratch));

@@ -5,6 +5,7 @@
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
+#include "ops/row_ops.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {

@@ -4,6 +4,7 @@
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
+#include "ops/row_ops.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
