@@ -1,11 +1,13 @@
 #include "interp/device_memory.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "ops/access_pattern.h"
 #include "util/diagnostic.h"
 #include "util/dtype.h"
+#include "util/status_macros.h"
 
 namespace nkigraph::interp {
 namespace {
@@ -60,24 +62,29 @@ absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph) {
   memory.hbm_bytes_ = e.hbm;
   memory.hbm_.resize(ranks);
   for (Region& r : memory.hbm_) {
-    r.data.assign(e.hbm, 0);
-    r.shadow.assign(e.hbm, 0);
+    NKI_RETURN_IF_ERROR(AllocateRegion(e.hbm, 0, r));
   }
-  auto make_on_chip = [&](std::vector<Region>& regions,
-                          const std::vector<int64_t>& rows) {
-    regions.resize(static_cast<size_t>(ranks) * memory.num_cores_);
+  for (auto [regions, rows] : {std::pair{&memory.sbuf_, &e.sbuf_row},
+                               std::pair{&memory.psum_, &e.psum_row}}) {
+    regions->resize(static_cast<size_t>(ranks) * memory.num_cores_);
     for (int r = 0; r < ranks; ++r) {
       for (int c = 0; c < memory.num_cores_; ++c) {
-        Region& region = regions[r * memory.num_cores_ + c];
-        region.partition_bytes = rows[c];
-        region.data.assign(rows[c] * kPartitions, 0);
-        region.shadow.assign(rows[c] * kPartitions, 0);
+        NKI_RETURN_IF_ERROR(
+            AllocateRegion((*rows)[c] * kPartitions, (*rows)[c],
+                           (*regions)[r * memory.num_cores_ + c]));
       }
     }
-  };
-  make_on_chip(memory.sbuf_, e.sbuf_row);
-  make_on_chip(memory.psum_, e.psum_row);
+  }
   return memory;
+}
+
+absl::Status DeviceMemory::AllocateRegion(int64_t bytes,
+                                          int64_t partition_bytes,
+                                          Region& region) {
+  NKI_ASSIGN_OR_RETURN(region.data, ByteBuffer::Allocate(bytes));
+  NKI_ASSIGN_OR_RETURN(region.shadow, Shadow::Allocate(bytes));
+  region.partition_bytes = partition_bytes;
+  return absl::OkStatus();
 }
 
 Region& DeviceMemory::RegionFor(const proto::Tensor& tensor, int rank,

@@ -5,19 +5,19 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "interp/byte_buffer.h"
+#include "interp/shadow.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::interp {
 
-// Shadow bits kept for every byte of device memory.
-inline constexpr uint8_t kInitialized = 1;  // written since the run began
-inline constexpr uint8_t kMatmulGroup = 2;  // psum: last written by a matmul
-
 // One byte-addressed memory with its shadow. On-chip regions are
 // partition-major: byte b of partition p is at p * partition_bytes + b.
+// Both start as untouched zero pages (ByteBuffer): what the graph never
+// touches is never allocated, and nothing is zero-filled up front.
 struct Region {
-  std::vector<uint8_t> data;
-  std::vector<uint8_t> shadow;
+  ByteBuffer data;
+  Shadow shadow;
   int64_t partition_bytes = 0;  // on-chip only
 };
 
@@ -27,7 +27,8 @@ struct Region {
 // PSUM region.
 class DeviceMemory {
  public:
-  // Bytes of data and shadow state the graph's tensors need.
+  // Bytes of data and shadow state the graph's tensors need at most (a
+  // shadow byte per byte, as if every 64-byte block were written in part).
   static absl::StatusOr<int64_t> BytesNeeded(const proto::Graph& graph);
   // Allocates them; the caller has checked BytesNeeded against its limit.
   static absl::StatusOr<DeviceMemory> Create(const proto::Graph& graph);
@@ -39,6 +40,11 @@ class DeviceMemory {
                             int64_t partition_bytes);
 
  private:
+  // Allocates one region of `bytes` bytes with its shadow: every byte of
+  // device memory the interpreter holds is allocated here.
+  static absl::Status AllocateRegion(int64_t bytes, int64_t partition_bytes,
+                                     Region& region);
+
   int num_cores_ = 1;
   int64_t hbm_bytes_ = 0;
   std::vector<Region> hbm_;   // [rank]
