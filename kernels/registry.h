@@ -150,8 +150,17 @@ struct KernelDef {
 
 class KernelRegistry {
  public:
-  // Every kernel of the project (kernels/all_kernels.cc lists them).
+  // Every kernel of the project (kernels/all_kernels.cc lists them), then
+  // those a program added with AddToGlobal.
   static const KernelRegistry& Global();
+
+  // Adds the kernels `add` registers (registry.Register(MySpec())) to
+  // Global(): how a program with kernels of its own (its own nkigraph
+  // command, tools/cli.h; its tests) gives them to everything that reads
+  // the registry. Adds nothing and fails with AlreadyExists when a
+  // kernel's name is taken, and with FailedPrecondition once Global() has
+  // been read (so no reader ever sees it change).
+  static absl::Status AddToGlobal(absl::FunctionRef<void(KernelRegistry&)> add);
 
   void Register(KernelDef def);
   template <typename P>

@@ -129,6 +129,8 @@ void PrintCounts(absl::string_view title,
   PrintTable(rows, "  ", out);
 }
 
+}  // namespace
+
 void PrintInfo(const proto::Graph& graph, std::ostream& out) {
   out << "kernel: " << graph.kernel_name() << "\n";
   out << "params:";
@@ -243,8 +245,6 @@ void PrintInfo(const proto::Graph& graph, std::ostream& out) {
     PrintTable(rows, "  ", out);
   }
 }
-
-}  // namespace
 
 int RunInfo(const std::vector<std::string>& args) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {});

@@ -17,7 +17,9 @@
 #include "tools/commands.h"
 #include "tools/run_flags.h"
 #include "tools/run_support.h"
+#include "tools/verify_kernel.h"
 #include "util/graph_io.h"
+#include "util/status_macros.h"
 
 namespace nkigraph::tools {
 namespace {
@@ -59,7 +61,6 @@ error, 2 bad usage or a kernel that cannot be traced.
 )";
 
 constexpr char kVerb[] = "verify";
-constexpr double kDefaultTolerance = 1e-4;
 
 struct VerifyOptions {
   uint64_t seed = 1;
@@ -67,41 +68,31 @@ struct VerifyOptions {
   interp::RunOptions run;
 };
 
-// Compares one output with its reference under the kernel's comparison;
-// prints a line naming the measure and returns whether it passed.
-bool CheckOutput(const HostArray& got, const HostArray& want,
-                 kernels::Comparison comparison, double tol) {
-  std::cout << "  " << got.name << " " << ShapeString(got.shape) << ": ";
-  absl::StatusOr<kernels::OutputComparison> c =
-      kernels::CompareOutput(got, want, comparison, tol);
-  if (!c.ok()) {
-    std::cout << "FAIL: " << c.status().message() << "\n";
-    return false;
+// Writes what the verification produced under the --out-dir: the graph
+// (once traced and loaded), the inputs, outputs and reference (as far as
+// they exist).
+absl::Status WriteVerification(const KernelVerification& v,
+                               const std::string& out_dir) {
+  if (out_dir.empty() || v.interp == nullptr) return absl::OkStatus();
+  NKI_RETURN_IF_ERROR(MakeDirectories(out_dir));
+  const std::string name = SafeFileName(v.kernel);
+  NKI_RETURN_IF_ERROR(
+      WriteGraph(v.interp->graph(), absl::StrCat(out_dir, "/", name, ".pb")));
+  const std::string kernel_dir = absl::StrCat(out_dir, "/", name);
+  for (const auto& [sub, arrays] : {std::pair{"inputs", &v.inputs},
+                                    {"outputs", &v.outputs},
+                                    {"reference", &v.reference}}) {
+    if (arrays->empty()) continue;
+    NKI_RETURN_IF_ERROR(
+        WriteArrays(absl::StrCat(kernel_dir, "/", sub), *arrays));
   }
-  std::cout << absl::StrFormat("max abs err %.3g, max rel err %.3g, ",
-                               c->max_abs_error, c->max_rel_error);
-  if (comparison == kernels::Comparison::kScale) {
-    std::cout << absl::StrFormat("scale max|want| %.3g, ", c->scale);
-  }
-  std::cout << absl::StrFormat(
-      "max %s %.3g, tol %.3g: ", kernels::ComparisonMeasure(comparison),
-      c->error, tol);
-  if (c->ok()) {
-    std::cout << "PASS\n";
-    return true;
-  }
-  std::cout << absl::StrFormat(
-      "FAIL (%d of %d elements outside tolerance; first at %s: got %.9g, "
-      "want %.9g)\n",
-      c->failures, got.num_elements(), IndexString(got.shape, c->first_failure),
-      c->first_got, c->first_want);
-  return false;
+  return absl::OkStatus();
 }
 
 // Verifies one kernel; returns the exit code. With `skip_when_unverifiable`
 // (--all), kernels without a reference or with required parameters are
 // skipped (*skipped set).
-int VerifyKernel(
+int VerifyAndReport(
     const kernels::KernelDef& def,
     const std::vector<std::pair<std::string, std::string>>& settings,
     const VerifyOptions& options, bool skip_when_unverifiable, bool* skipped) {
@@ -121,119 +112,50 @@ int VerifyKernel(
       *skipped = true;
       return kExitOk;
     }
-  }
-  if (!def.reference) {
-    if (skip_when_unverifiable) {
+    if (!def.reference) {
       std::cout << name << ": SKIP (no reference)\n";
       *skipped = true;
       return kExitOk;
     }
-    return ReportError(kVerb, absl::StrCat("kernel '", name,
-                                           "' has no reference to compare "
-                                           "with"));
   }
-  absl::StatusOr<kernels::ParamValues> values =
-      registry.ParseParams(def, settings);
-  if (!values.ok()) return ReportError(kVerb, values.status());
-  absl::StatusOr<proto::Graph> graph = registry.Trace(name, settings);
-  if (!graph.ok()) return ReportError(kVerb, graph.status());
-  std::vector<std::string> pairs;
-  for (const auto& [key, value] : values->AsPairs()) {
-    pairs.push_back(absl::StrCat(key, "=", value));
+  KernelVerification v;
+  const absl::Status status =
+      VerifyKernel(registry, def, settings, options.seed, options.run, &v);
+  // Not traced (bad parameters, a trace error, no reference): nothing to
+  // report but the error.
+  if (v.interp == nullptr && v.stage != VerifyStage::kCreate) {
+    return ReportError(kVerb, status);
   }
-  std::cout << "verify " << name << " (" << absl::StrJoin(pairs, ", ")
-            << "), seed " << options.seed << ", compared by "
-            << kernels::ComparisonName(def.comparison) << " ("
-            << kernels::ComparisonMeasure(def.comparison) << ")\n";
-  const std::string kernel_dir =
-      options.out_dir.empty()
-          ? ""
-          : absl::StrCat(options.out_dir, "/", SafeFileName(name));
-  if (!options.out_dir.empty()) {
-    if (absl::Status status = MakeDirectories(options.out_dir); !status.ok()) {
-      return ReportError(kVerb, status);
-    }
-    if (absl::Status status = WriteGraph(
-            *graph,
-            absl::StrCat(options.out_dir, "/", SafeFileName(name), ".pb"));
-        !status.ok()) {
-      return ReportError(kVerb, status);
-    }
+  std::cout << VerifyHeader(v) << "\n";
+  if (absl::Status written = WriteVerification(v, options.out_dir);
+      !written.ok()) {
+    return ReportError(kVerb, written);
   }
-  absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
-      interp::Interpreter::Create(*std::move(graph), options.run);
-  if (!created.ok()) {
-    return ReportError(kVerb, absl::StrCat("kernel '", name,
-                                           "': ", created.status().message()));
-  }
-  interp::Interpreter& interp = **created;
-  if (def.make_inputs) {
-    absl::StatusOr<std::vector<HostArray>> made =
-        def.make_inputs(*values, options.seed);
-    if (!made.ok()) {
-      return ReportError(
-          kVerb, absl::StrCat("kernel '", name,
-                              "': making inputs: ", made.status().message()));
-    }
-    for (const HostArray& input : *made) {
-      if (absl::Status status = interp.SetInput(input); !status.ok()) {
+  if (!status.ok()) {
+    switch (v.stage) {
+      case VerifyStage::kRun:
+        if (status.code() == interp::kDeviceErrorCode) {
+          std::cout << name << ": FAIL (device error)\n";
+          return ReportRunError(kVerb, status);
+        }
+        return ReportError(kVerb, status);
+      case VerifyStage::kMakeInputs:
+        return ReportError(
+            kVerb, absl::StrCat("kernel '", name,
+                                "': making inputs: ", status.message()));
+      case VerifyStage::kReference:
+        return ReportError(
+            kVerb,
+            absl::StrCat("kernel '", name, "': reference: ", status.message()));
+      default:
         return ReportError(
             kVerb, absl::StrCat("kernel '", name, "': ", status.message()));
-      }
     }
   }
-  if (absl::Status status = interp.FillRandomInputs(options.seed);
-      !status.ok()) {
-    return ReportError(kVerb,
-                       absl::StrCat("kernel '", name, "': ", status.message()));
-  }
-  // The reference sees the inputs exactly as the device holds them.
-  absl::StatusOr<std::vector<HostArray>> inputs = ReadInputs(interp);
-  if (!inputs.ok()) return ReportError(kVerb, inputs.status());
-  if (!kernel_dir.empty()) {
-    if (absl::Status status =
-            WriteArrays(absl::StrCat(kernel_dir, "/inputs"), *inputs);
-        !status.ok()) {
-      return ReportError(kVerb, status);
-    }
-  }
-
-  if (absl::Status status = interp.Run(); !status.ok()) {
-    std::cout << name << ": FAIL (device error)\n";
-    return ReportRunError(kVerb, status);
-  }
-  absl::StatusOr<std::vector<HostArray>> outputs = ReadOutputs(interp);
-  if (!outputs.ok()) return ReportError(kVerb, outputs.status());
-  absl::StatusOr<std::vector<HostArray>> reference =
-      def.reference(*values, *inputs);
-  if (!reference.ok()) {
-    return ReportError(kVerb, absl::StrCat("kernel '", name, "': reference: ",
-                                           reference.status().message()));
-  }
-  if (!kernel_dir.empty()) {
-    for (const auto& [sub, arrays] :
-         {std::pair{"outputs", &*outputs}, {"reference", &*reference}}) {
-      if (absl::Status status =
-              WriteArrays(absl::StrCat(kernel_dir, "/", sub), *arrays);
-          !status.ok()) {
-        return ReportError(kVerb, status);
-      }
-    }
-  }
-
-  const double tol = def.tolerance ? def.tolerance(*values) : kDefaultTolerance;
   bool pass = true;
-  for (const HostArray& output : *outputs) {
-    auto want =
-        std::find_if(reference->begin(), reference->end(),
-                     [&](const HostArray& r) { return r.name == output.name; });
-    if (want == reference->end()) {
-      std::cout << "  " << output.name << ": FAIL: the reference has no "
-                << "such output\n";
-      pass = false;
-      continue;
-    }
-    pass &= CheckOutput(output, *want, def.comparison, tol);
+  for (const OutputCheck& check : v.checks) {
+    std::cout << FormatCheck(check, v.comparison, v.tolerance) << "\n";
+    pass &= check.ok();
   }
   std::cout << name << ": " << (pass ? "PASS" : "FAIL") << "\n";
   return pass ? kExitOk : kExitFailure;
@@ -288,8 +210,8 @@ int RunVerify(const std::vector<std::string>& args) {
     int passed = 0, failed = 0, skipped = 0, worst = kExitOk;
     for (const kernels::KernelDef& def : registry.kernels()) {
       bool skip = false;
-      const int code = VerifyKernel(def, def.example, options,
-                                    /*skip_when_unverifiable=*/true, &skip);
+      const int code = VerifyAndReport(def, def.example, options,
+                                       /*skip_when_unverifiable=*/true, &skip);
       if (skip) {
         ++skipped;
       } else if (code == kExitOk) {
@@ -328,8 +250,8 @@ int RunVerify(const std::vector<std::string>& args) {
     settings.push_back(*std::move(kv));
   }
   bool skipped = false;
-  return VerifyKernel(*def, settings, options,
-                      /*skip_when_unverifiable=*/false, &skipped);
+  return VerifyAndReport(*def, settings, options,
+                         /*skip_when_unverifiable=*/false, &skipped);
 }
 
 }  // namespace nkigraph::tools

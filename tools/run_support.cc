@@ -104,7 +104,7 @@ absl::StatusOr<HostArray> FromNamedArray(const proto::NamedArray& named) {
 }
 
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
-    const interp::Interpreter& interp) {
+    const interp::Interpreter& interp, interp::Interpreter::HostForm form) {
   const proto::Graph& graph = interp.graph();
   const int num_ranks = static_cast<int>(graph.world().num_ranks());
   std::vector<HostArray> inputs;
@@ -119,12 +119,10 @@ absl::StatusOr<std::vector<HostArray>> ReadInputs(
     const bool stacked = tensor->per_rank() && num_ranks > 1;
     HostArray input;
     for (int r = 0; r < (stacked ? num_ranks : 1); ++r) {
-      // 16-bit inputs as their bits: a replay then loads exactly the bytes
-      // this run had (a bf16 NaN payload included).
-      NKI_ASSIGN_OR_RETURN(
-          HostArray part,
-          interp.ReadTensor(tensor->id(), r, core,
-                            interp::Interpreter::HostForm::kRawBits16));
+      // 16-bit inputs as their bits by default: a replay then loads exactly
+      // the bytes this run had (a bf16 NaN payload included).
+      NKI_ASSIGN_OR_RETURN(HostArray part,
+                           interp.ReadTensor(tensor->id(), r, core, form));
       if (r == 0) {
         input = std::move(part);
       } else {

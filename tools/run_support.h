@@ -38,11 +38,14 @@ proto::NamedArray ToNamedArray(const HostArray& array);
 absl::StatusOr<HostArray> FromNamedArray(const proto::NamedArray& array);
 
 // Every input as the device holds it now: after SetInput, rounded to its
-// declared dtype; 2-byte inputs as uint16 raw bits. Per-rank inputs of
-// multi-rank graphs are stacked along a leading [num_ranks] axis, as in .npy
-// files. Read before Run: inputs written in place are overwritten by it.
+// declared dtype; 2-byte inputs as uint16 raw bits (or, with kValues, as
+// float32 or int32 values like the others). Per-rank inputs of multi-rank
+// graphs are stacked along a leading [num_ranks] axis, as in .npy files.
+// Read before Run: inputs written in place are overwritten by it.
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
-    const interp::Interpreter& interp);
+    const interp::Interpreter& interp,
+    interp::Interpreter::HostForm form =
+        interp::Interpreter::HostForm::kRawBits16);
 // Every output, in the graph's order; with kRawBits16, 2-byte outputs as
 // uint16 raw bits.
 absl::StatusOr<std::vector<HostArray>> ReadOutputs(
