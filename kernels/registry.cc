@@ -276,17 +276,13 @@ absl::StatusOr<proto::Graph> KernelRegistry::Trace(
       [&](builder::Tracer& t) { prepared.def->body(t, prepared.values); });
 }
 
-absl::Status KernelRegistry::TraceInPlace(
+absl::StatusOr<builder::SerializedGraph> KernelRegistry::TraceSerialized(
     const std::string& name,
-    const std::vector<std::pair<std::string, std::string>>& settings,
-    absl::FunctionRef<absl::Status(const proto::Graph&)> consume) const {
+    const std::vector<std::pair<std::string, std::string>>& settings) const {
   NKI_ASSIGN_OR_RETURN(Prepared prepared, Prepare(name, settings));
   builder::Tracer tracer(std::move(prepared.config));
-  NKI_ASSIGN_OR_RETURN(const proto::Graph* graph,
-                       tracer.TraceInPlace([&](builder::Tracer& t) {
-                         prepared.def->body(t, prepared.values);
-                       }));
-  return consume(*graph);
+  return tracer.TraceSerialized(
+      [&](builder::Tracer& t) { prepared.def->body(t, prepared.values); });
 }
 
 }  // namespace nkigraph::kernels

@@ -183,14 +183,11 @@ class KernelRegistry {
       const std::string& name,
       const std::vector<std::pair<std::string, std::string>>& settings) const;
 
-  // The same, without copying the graph out of the tracer's arena: the
-  // graph is handed to `consume` and lives only during that call. For big
-  // graphs headed straight to serialization. Returns the trace's error or
-  // what `consume` returns.
-  absl::Status TraceInPlace(
+  // The same, as the bytes of a binary graph file (never held as
+  // messages: the way to trace a big graph for writing).
+  absl::StatusOr<builder::SerializedGraph> TraceSerialized(
       const std::string& name,
-      const std::vector<std::pair<std::string, std::string>>& settings,
-      absl::FunctionRef<absl::Status(const proto::Graph&)> consume) const;
+      const std::vector<std::pair<std::string, std::string>>& settings) const;
 
  private:
   // A kernel, its parsed parameters and its trace configuration.

@@ -145,10 +145,10 @@ int RunDot(const std::vector<std::string>& args) {
     format = *by_name;
   }
 
-  absl::StatusOr<proto::Graph> graph = ReadGraph(input);
+  absl::StatusOr<ArenaGraph> graph = LoadGraph(input);
   if (!graph.ok()) return ReportError("dot", graph.status());
   absl::StatusOr<std::string> rendered =
-      viz::RenderGraph(*graph, options, format);
+      viz::RenderGraph(**graph, options, format);
   if (!rendered.ok()) {
     return ReportError(
         "dot", absl::StrCat("'", input, "': ", rendered.status().message()));

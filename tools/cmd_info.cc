@@ -256,9 +256,9 @@ int RunInfo(const std::vector<std::string>& args) {
   absl::StatusOr<std::string> path =
       OnePositional(*parsed, "info", "graph file", "nkigraph info FILE");
   if (!path.ok()) return ReportError("info", path.status());
-  absl::StatusOr<proto::Graph> graph = ReadGraph(*path);
+  absl::StatusOr<ArenaGraph> graph = LoadGraph(*path);
   if (!graph.ok()) return ReportError("info", graph.status());
-  PrintInfo(*graph, std::cout);
+  PrintInfo(**graph, std::cout);
   return kExitOk;
 }
 

@@ -82,9 +82,9 @@ int RunProfile(const std::vector<std::string>& args) {
                                            "not '",
                                            parsed->Get("--top"), "'"));
   }
-  absl::StatusOr<proto::Graph> loaded = ReadGraph(*path);
+  absl::StatusOr<ArenaGraph> loaded = LoadGraph(*path);
   if (!loaded.ok()) return ReportError(kVerb, loaded.status());
-  proto::Target target = loaded->world().target();
+  proto::Target target = (*loaded)->world().target();
   if (parsed->Has("--target")) {
     absl::StatusOr<proto::Target> named =
         ops::ParseTarget(parsed->Get("--target"));
@@ -92,7 +92,7 @@ int RunProfile(const std::vector<std::string>& args) {
     target = *named;
   }
   absl::StatusOr<std::unique_ptr<graph::GraphIndex>> index =
-      graph::GraphIndex::Build(*loaded);
+      graph::GraphIndex::Build(**loaded);
   if (!index.ok()) return ReportError(kVerb, index.status());
   absl::StatusOr<cost::Schedule> schedule =
       cost::ScheduleGraph(**index, cost::CostTableFor(target));
