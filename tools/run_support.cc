@@ -1,10 +1,7 @@
 #include "tools/run_support.h"
 
-#include <bit>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <limits>
 #include <system_error>
 #include <utility>
 
@@ -17,9 +14,6 @@
 #include "util/status_macros.h"
 
 namespace nkigraph::tools {
-
-static_assert(std::endian::native == std::endian::little,
-              "NamedArray data is little-endian; this host is not");
 
 int ReportRunError(absl::string_view verb, const absl::Status& status) {
   if (status.code() == interp::kDeviceErrorCode) {
@@ -42,66 +36,6 @@ absl::StatusOr<uint64_t> ParseCount(absl::string_view text,
 }
 
 // --- Arrays ------------------------------------------------------------
-
-proto::NamedArray ToNamedArray(const HostArray& array) {
-  proto::NamedArray named;
-  named.set_name(array.name);
-  named.set_dtype(array.dtype);
-  for (int64_t d : array.shape) named.add_shape(d);
-  if (array.dtype == proto::INT32) {
-    named.set_data(array.i32.data(), array.i32.size() * sizeof(int32_t));
-  } else if (array.dtype == proto::UINT16) {
-    named.set_data(array.u16.data(), array.u16.size() * sizeof(uint16_t));
-  } else {
-    named.set_data(array.f32.data(), array.f32.size() * sizeof(float));
-  }
-  return named;
-}
-
-absl::StatusOr<HostArray> FromNamedArray(const proto::NamedArray& named) {
-  HostArray array;
-  array.name = named.name();
-  if (named.dtype() != proto::FLOAT32 && named.dtype() != proto::INT32 &&
-      named.dtype() != proto::UINT16) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "array '", named.name(), "' has dtype ",
-        static_cast<int>(named.dtype()),
-        "; bundles hold float32, int32 or uint16 (raw bits) arrays"));
-  }
-  array.dtype = named.dtype();
-  const uint64_t esize = array.dtype == proto::UINT16 ? 2 : 4;
-  // The element count must match the data, which bounds it by the bundle's
-  // size: no allocation beyond what was read.
-  const uint64_t max_elements = named.data().size() / esize;
-  uint64_t elements = 1;
-  for (int64_t d : named.shape()) {
-    if (d < 0 ||
-        (d > 0 && elements > max_elements / static_cast<uint64_t>(d) + 1)) {
-      elements = std::numeric_limits<uint64_t>::max();
-      break;
-    }
-    elements *= static_cast<uint64_t>(d);
-    array.shape.push_back(d);
-  }
-  if (elements == std::numeric_limits<uint64_t>::max() ||
-      elements * esize != named.data().size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "array '", named.name(), "' of shape [",
-        absl::StrJoin(named.shape(), ", "), "] holds ", named.data().size(),
-        " bytes of data, not ", esize, " per element"));
-  }
-  if (array.dtype == proto::UINT16) {
-    array.u16.resize(elements);
-    std::memcpy(array.u16.data(), named.data().data(), named.data().size());
-  } else if (array.dtype == proto::INT32) {
-    array.i32.resize(elements);
-    std::memcpy(array.i32.data(), named.data().data(), named.data().size());
-  } else {
-    array.f32.resize(elements);
-    std::memcpy(array.f32.data(), named.data().data(), named.data().size());
-  }
-  return array;
-}
 
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
     const interp::Interpreter& interp, interp::Interpreter::HostForm form) {

@@ -18,6 +18,7 @@
 #include "interp/interpreter.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
+#include "util/named_array.h"
 
 namespace nkigraph::tools {
 
@@ -33,9 +34,9 @@ absl::StatusOr<uint64_t> ParseCount(absl::string_view text,
 
 // --- Arrays ------------------------------------------------------------
 
-proto::NamedArray ToNamedArray(const HostArray& array);
-// Checks the dtype, shape and data size; errors name the array.
-absl::StatusOr<HostArray> FromNamedArray(const proto::NamedArray& array);
+// The bundle's NamedArray (util/named_array.h).
+using ::nkigraph::FromNamedArray;
+using ::nkigraph::ToNamedArray;
 
 // Every input as the device holds it now: after SetInput, rounded to its
 // declared dtype; 2-byte inputs as uint16 raw bits (or, with kValues, as
