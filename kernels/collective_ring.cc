@@ -158,8 +158,9 @@ Tensor RingBuffers::Chunk(int b, const RingChunk& chunk) const {
 }
 
 RingBuffers AllocateRingBuffers(const RingParams& params, RingPath path) {
-  RingBuffers buffers{.path = path,
-                      .count = static_cast<int>(params.num_buffers)};
+  RingBuffers buffers;
+  buffers.path = path;
+  buffers.count = static_cast<int>(params.num_buffers);
   buffers.k = params.k;
   buffers.chunks = CoreChunks(params, path, builder::program_id());
   for (int b = 0; b < buffers.count; ++b) {
