@@ -52,9 +52,17 @@ absl::StatusOr<int64_t> DeviceMemory::BytesNeeded(const proto::Graph& graph) {
   return 2 * per_rank * std::max<int64_t>(1, graph.world().num_ranks());
 }
 
-absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph) {
+absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph,
+                                                  MemoryBudget* budget) {
   const Extents e = Measure(graph);
   DeviceMemory memory;
+  if (budget != nullptr) {
+    absl::StatusOr<int64_t> bytes = BytesNeeded(graph);
+    if (!bytes.ok()) return bytes.status();
+    memory.charge_ =
+        ScopedCharge(budget, *bytes, "device memory and its shadow state");
+    if (!memory.charge_.status().ok()) return memory.charge_.status();
+  }
   const int ranks = std::max<int>(1, graph.world().num_ranks());
   memory.num_cores_ = std::max<int>(1, graph.world().num_cores());
   memory.hbm_bytes_ = e.hbm;

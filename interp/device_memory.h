@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "proto/nkigraph.pb.h"
+#include "util/memory_budget.h"
 
 namespace nkigraph::interp {
 
@@ -29,8 +30,10 @@ class DeviceMemory {
  public:
   // Bytes of data and shadow state the graph's tensors need.
   static absl::StatusOr<int64_t> BytesNeeded(const proto::Graph& graph);
-  // Allocates them; the caller has checked BytesNeeded against its limit.
-  static absl::StatusOr<DeviceMemory> Create(const proto::Graph& graph);
+  // Allocates them, charging `budget` (when given) before allocating;
+  // the charge is released when the memory is.
+  static absl::StatusOr<DeviceMemory> Create(const proto::Graph& graph,
+                                             MemoryBudget* budget = nullptr);
 
   int64_t hbm_bytes() const { return hbm_bytes_; }
   Region& RegionFor(const proto::Tensor& tensor, int rank, int core);
@@ -39,6 +42,7 @@ class DeviceMemory {
                             int64_t partition_bytes);
 
  private:
+  ScopedCharge charge_;
   int num_cores_ = 1;
   int64_t hbm_bytes_ = 0;
   std::vector<Region> hbm_;   // [rank]

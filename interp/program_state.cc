@@ -230,18 +230,7 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
                      " are not ordered by any core_barrier, sendrecv or "
                      "collective"));
   }
-  if (race_.over_budget()) {
-    return DiagnosticError(
-        absl::StatusCode::kResourceExhausted,
-        MakeDiagnostic(
-            DiagnosticKind::kResource,
-            absl::StrCat("race-detection state for shared HBM needs more than ",
-                         race_.max_state_bytes(),
-                         " bytes, what the memory limit leaves after device "
-                         "memory (",
-                         race_.intervals(),
-                         " access intervals; raise --memory-limit)")));
-  }
+  NKI_RETURN_IF_ERROR(race_.ChargeGrowth());
   return absl::OkStatus();
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace nkigraph::interp {
 
 bool RaceDetector::ByteState::operator==(const ByteState& o) const {
@@ -11,11 +13,10 @@ bool RaceDetector::ByteState::operator==(const ByteState& o) const {
          std::equal(read_instr, read_instr + kMaxCores, o.read_instr);
 }
 
-RaceDetector::RaceDetector(int num_ranks, int num_cores,
-                           int64_t max_state_bytes)
+RaceDetector::RaceDetector(int num_ranks, int num_cores, MemoryBudget* budget)
     : enabled_(num_cores >= 2 && num_cores <= kMaxCores),
       num_cores_(num_cores),
-      max_state_bytes_(max_state_bytes) {
+      budget_(budget) {
   if (!enabled_) return;
   clocks_.assign(static_cast<size_t>(num_ranks) * num_cores * num_cores, 0);
   // Every core starts in epoch 1, so epoch 0 means "no access yet".
@@ -23,6 +24,25 @@ RaceDetector::RaceDetector(int num_ranks, int num_cores,
     for (int c = 0; c < num_cores; ++c) Clock(r, c, c) = 1;
   }
   bytes_.resize(num_ranks);
+}
+
+RaceDetector::~RaceDetector() {
+  if (budget_ != nullptr) budget_->Release(charged_);
+}
+
+absl::Status RaceDetector::ChargeGrowth() {
+  constexpr int64_t kStep = 64 << 10;
+  const int64_t state = StateBytes();
+  if (budget_ == nullptr || state <= charged_) return absl::OkStatus();
+  const int64_t more = (state - charged_ + kStep - 1) / kStep * kStep;
+  if (absl::Status status = budget_->Charge(
+          more, absl::StrCat("race-detection state for shared HBM (",
+                             intervals_, " access intervals)"));
+      !status.ok()) {
+    return status;
+  }
+  charged_ += more;
+  return absl::OkStatus();
 }
 
 std::optional<RaceDetector::Conflict> RaceDetector::Access(int rank, int core,

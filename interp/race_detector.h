@@ -5,8 +5,10 @@
 #include <optional>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "interp/interval_map.h"
+#include "util/memory_budget.h"
 
 namespace nkigraph::interp {
 
@@ -30,15 +32,18 @@ class RaceDetector {
     bool other_was_write;
   };
 
-  // Enabled only when there are at least two cores per rank.
-  // `max_state_bytes` is what the caller may let StateBytes() reach before
-  // it gives up (see over_budget).
-  RaceDetector(int num_ranks, int num_cores,
-               int64_t max_state_bytes = INT64_MAX);
+  // Enabled only when there are at least two cores per rank. The state's
+  // growth is charged to `budget` (none: unbounded) by ChargeGrowth.
+  RaceDetector(int num_ranks, int num_cores, MemoryBudget* budget = nullptr);
+  ~RaceDetector();
+  RaceDetector(const RaceDetector&) = delete;
+  RaceDetector& operator=(const RaceDetector&) = delete;
 
   bool enabled() const { return enabled_; }
-  bool over_budget() const { return StateBytes() > max_state_bytes_; }
-  int64_t max_state_bytes() const { return max_state_bytes_; }
+  // Charges the budget for what the state has grown by since the last
+  // call (in 64 KiB steps, so not every access touches the budget); the
+  // budget's error when the limit is reached.
+  absl::Status ChargeGrowth();
 
   // Records an access of `length` bytes at `offset` of rank's HBM; returns
   // the earlier unordered access it races with, if any: the one on the
@@ -73,8 +78,9 @@ class RaceDetector {
 
   bool enabled_;
   int num_cores_;
-  int64_t max_state_bytes_;
-  std::vector<uint32_t> clocks_;               // [rank][core][of_core]
+  MemoryBudget* budget_;
+  int64_t charged_ = 0;           // bytes of StateBytes() charged to budget_
+  std::vector<uint32_t> clocks_;  // [rank][core][of_core]
   std::vector<IntervalMap<ByteState>> bytes_;  // [rank]
   int64_t intervals_ = 0;                      // summed over ranks
 };

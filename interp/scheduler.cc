@@ -34,6 +34,19 @@ absl::Status DeviceError(const proto::Graph& graph, const ProgramState& p,
   return DiagnosticError(kDeviceErrorCode, d);
 }
 
+// The run has taken its --max-steps instructions; `instr`, program p's
+// next, is where it stopped.
+absl::Status StepLimitError(const proto::Graph& graph, const ProgramState& p,
+                            const proto::Instruction& instr, int64_t steps) {
+  Diagnostic d = graph::InstructionDiagnostic(
+      DiagnosticKind::kResource, graph, instr,
+      absl::StrCat("the run stopped here, at its step limit of ", steps,
+                   " instructions (--max-steps)"));
+  if (graph.world().num_ranks() > 1) d.rank = p.rank();
+  if (graph.world().num_cores() > 1) d.core = p.core();
+  return DiagnosticError(absl::StatusCode::kResourceExhausted, d);
+}
+
 }  // namespace
 
 absl::Status Interpreter::Run() {
@@ -47,6 +60,10 @@ absl::Status Interpreter::Run() {
   }
   Impl& impl = *impl_;
   const proto::Graph& g = graph_;
+  const int64_t max_steps = options_.max_steps;
+  auto over_step_limit = [&] {
+    return max_steps > 0 && instructions_executed_ >= max_steps;
+  };
 
   auto notify_writes = [&](ProgramState& p, const proto::Instruction& instr) {
     if (!options_.on_write) return;
@@ -71,6 +88,7 @@ absl::Status Interpreter::Run() {
       const proto::Instruction& instr = p.current();
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       if (def->sync != ops::SyncKind::kNone) return absl::OkStatus();
+      if (over_step_limit()) return StepLimitError(g, p, instr, max_steps);
       NKI_RETURN_IF_ERROR(p.Bind(instr));
       if (absl::Status s = def->execute(p); !s.ok()) {
         return DeviceError(g, p, instr, s);
@@ -119,6 +137,11 @@ absl::Status Interpreter::Run() {
       if (p.done()) continue;
       if (!match(p, &group)) continue;
       const proto::Instruction& instr = p.current();
+      if (max_steps > 0 &&
+          instructions_executed_ + static_cast<int64_t>(group.size()) >
+              max_steps) {
+        return StepLimitError(g, p, instr, max_steps);
+      }
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       contexts.clear();
       for (ProgramState* q : group) {

@@ -6,10 +6,13 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "diff/diff.h"
 #include "diff/format.h"
 #include "google/protobuf/arena.h"
+#include "google/protobuf/stubs/logging.h"
 #include "tools/commands.h"
+#include "tools/run_support.h"
 #include "util/file_io.h"
 #include "util/graph_io.h"
 
@@ -41,7 +44,9 @@ options:
   --limit N           detail at most N tensor changes and N instruction
                       changes per core (default 1000; 0: all); the
                       summary always counts everything
-  -h, --help          show this help
+%s  -h, --help          show this help
+
+Either file may be a replay bundle: its graph is compared.
 )";
 
 constexpr int64_t kDefaultLimit = 1000;
@@ -60,14 +65,18 @@ absl::StatusOr<const proto::Graph*> LoadGraph(const std::string& path,
   }
   absl::StatusOr<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
-  if (!graph->ParseFromString(*bytes)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", path, "' is not a valid binary ",
-                     graph->GetTypeName(), " (truncated or corrupt)"));
+  bool parsed = false;
+  {
+    // Parse failures are reported below, not in protobuf's log.
+    const google::protobuf::LogSilencer silence_protobuf_log;
+    parsed = graph->ParseFromString(*bytes);
   }
-  if (absl::Status status = CheckSchemaVersion(*graph); !status.ok()) {
-    return absl::Status(status.code(),
-                        absl::StrCat("'", path, "': ", status.message()));
+  if (!parsed || !CheckSchemaVersion(*graph).ok()) {
+    // Not a graph: a replay bundle stands for its graph; otherwise the
+    // reader's error.
+    absl::StatusOr<GraphSource> source = ReadGraphArg("diff", path);
+    if (!source.ok()) return source.status();
+    *graph = std::move(source->graph);
   }
   return graph;
 }
@@ -78,11 +87,19 @@ int RunDiff(const std::vector<std::string>& args) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(
       args, {{"--strict", "", /*takes_value=*/false, /*repeated=*/false},
              {"--format", "", /*takes_value=*/true, /*repeated=*/false},
-             {"--limit", "", /*takes_value=*/true, /*repeated=*/false}});
+             {"--limit", "", /*takes_value=*/true, /*repeated=*/false},
+             DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError("diff", parsed.status());
   if (parsed->help) {
-    std::cout << kUsage;
+    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
     return kExitOk;
+  }
+  // A JSON diff's errors are JSON too, unless asked otherwise.
+  if (parsed->Get("--format") == "json" && !parsed->Has("--diagnostics")) {
+    SetDiagnosticsFormat(DiagnosticsFormat::kJson);
+  } else if (absl::Status status = ApplyDiagnosticsFlag(*parsed);
+             !status.ok()) {
+    return ReportError("diff", status);
   }
   if (parsed->positionals.size() != 2) {
     return ReportError("diff",

@@ -11,12 +11,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "kernels/compare.h"
 #include "kernels/registry.h"
 #include "tools/commands.h"
 #include "tools/run_support.h"
 #include "util/graph_io.h"
+#include "util/memory_budget.h"
 
 namespace nkigraph::tools {
 namespace {
@@ -43,8 +45,13 @@ options:
   --seed S                the inputs' random seed (default 1)
   --out-dir DIR           also write DIR/NAME.pb (the graph) and
                           DIR/NAME/{inputs,outputs,reference}/*.npy
-  --memory-limit BYTES    refuse graphs needing more device memory
-                          (default 8 GiB)
+  --memory-limit BYTES    the most a kernel's check may hold (default
+                          8 GiB): device memory with its shadow state,
+                          race-detection state, and the host arrays (the
+                          inputs, their copy for the reference, the
+                          outputs, the reference's outputs); checked
+                          before the run, and as it grows. The
+                          reference's own working memory is not counted
   -h, --help              show this help
 
 Exit status: 0 every output within tolerance, 1 a mismatch or a device
@@ -130,6 +137,38 @@ int VerifyKernel(
   if (!values.ok()) return ReportError(kVerb, values.status());
   absl::StatusOr<proto::Graph> graph = registry.Trace(name, settings);
   if (!graph.ok()) return ReportError(kVerb, graph.status());
+  // One account per kernel for everything its check holds.
+  MemoryBudget budget(options.run.memory_limit_bytes);
+  interp::RunOptions run_options = options.run;
+  run_options.budget = &budget;
+  std::vector<ScopedCharge> held;
+  const int64_t input_bytes = HostInputBytes(*graph, /*raw_bits16=*/false);
+  const int64_t input_copy_bytes = HostInputBytes(*graph, /*raw_bits16=*/true);
+  const int64_t output_bytes = HostOutputBytes(*graph, /*raw_bits16=*/false);
+  {
+    // Before anything large is allocated: does the whole check fit?
+    absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*graph);
+    if (device.ok()) {
+      if (absl::Status fits = CheckMemoryPlan(
+              budget,
+              {{"the graph", static_cast<int64_t>(graph->ByteSizeLong())},
+               {"device memory and its shadow state", *device},
+               {"inputs made on the host", def.make_inputs ? input_bytes : 0},
+               {"the reference's copy of the inputs", input_copy_bytes},
+               {"outputs on the host", output_bytes},
+               {"the reference's outputs", output_bytes}});
+          !fits.ok()) {
+        return ReportError(
+            kVerb, WithContext(absl::StrCat("kernel '", name, "'"), fits));
+      }
+    }
+  }
+  ScopedCharge graph_charge(&budget,
+                            static_cast<int64_t>(graph->ByteSizeLong()),
+                            "host memory for the traced graph");
+  if (!graph_charge.status().ok()) {
+    return ReportError(kVerb, graph_charge.status());
+  }
   std::vector<std::string> pairs;
   for (const auto& [key, value] : values->AsPairs()) {
     pairs.push_back(absl::StrCat(key, "=", value));
@@ -154,13 +193,16 @@ int VerifyKernel(
     }
   }
   absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
-      interp::Interpreter::Create(*std::move(graph), options.run);
+      interp::Interpreter::Create(*std::move(graph), run_options);
   if (!created.ok()) {
-    return ReportError(kVerb, absl::StrCat("kernel '", name,
-                                           "': ", created.status().message()));
+    return ReportError(kVerb, WithContext(absl::StrCat("kernel '", name, "'"),
+                                          created.status()));
   }
   interp::Interpreter& interp = **created;
   if (def.make_inputs) {
+    const ScopedCharge charge(&budget, input_bytes,
+                              "host memory for the inputs the kernel makes");
+    if (!charge.status().ok()) return ReportError(kVerb, charge.status());
     absl::StatusOr<std::vector<HostArray>> made =
         def.make_inputs(*values, options.seed);
     if (!made.ok()) {
@@ -177,11 +219,11 @@ int VerifyKernel(
   }
   if (absl::Status status = interp.FillRandomInputs(options.seed);
       !status.ok()) {
-    return ReportError(kVerb,
-                       absl::StrCat("kernel '", name, "': ", status.message()));
+    return ReportError(
+        kVerb, WithContext(absl::StrCat("kernel '", name, "'"), status));
   }
   // The reference sees the inputs exactly as the device holds them.
-  absl::StatusOr<std::vector<HostArray>> inputs = ReadInputs(interp);
+  absl::StatusOr<std::vector<HostArray>> inputs = ReadInputs(interp, &held);
   if (!inputs.ok()) return ReportError(kVerb, inputs.status());
   if (!kernel_dir.empty()) {
     if (absl::Status status =
@@ -195,8 +237,15 @@ int VerifyKernel(
     std::cout << name << ": FAIL (device error)\n";
     return ReportRunError(kVerb, status);
   }
-  absl::StatusOr<std::vector<HostArray>> outputs = ReadOutputs(interp);
+  absl::StatusOr<std::vector<HostArray>> outputs =
+      ReadOutputs(interp, interp::Interpreter::HostForm::kValues, &held);
   if (!outputs.ok()) return ReportError(kVerb, outputs.status());
+  // The reference's outputs, as big as the interpreter's.
+  ScopedCharge reference_charge(&budget, output_bytes,
+                                "host memory for the reference's outputs");
+  if (!reference_charge.status().ok()) {
+    return ReportError(kVerb, reference_charge.status());
+  }
   absl::StatusOr<std::vector<HostArray>> reference =
       def.reference(*values, *inputs);
   if (!reference.ok()) {
@@ -258,11 +307,11 @@ int RunVerify(const std::vector<std::string>& args) {
     options.seed = *seed;
   }
   if (parsed->Has("--memory-limit")) {
-    absl::StatusOr<uint64_t> limit =
-        ParseCount(parsed->Get("--memory-limit"), "--memory-limit");
-    if (!limit.ok()) return ReportError(kVerb, limit.status());
-    options.run.memory_limit_bytes =
-        static_cast<int64_t>(std::min<uint64_t>(*limit, INT64_MAX));
+    if (absl::Status status =
+            ParseMemoryLimit(parsed->Get("--memory-limit"), options.run);
+        !status.ok()) {
+      return ReportError(kVerb, status);
+    }
   }
   const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
 
