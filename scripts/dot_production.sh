@@ -8,6 +8,7 @@
 #
 #   scripts/dot_production.sh            # pictures under out/dot_production
 #   BUILD_DIR=build OUT=/tmp/dots scripts/dot_production.sh
+#   GRAPHS="bwmm bwd" scripts/dot_production.sh   # only these graphs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,9 +27,13 @@ llama8b_tp8=(--set hidden=4096 --set q_heads=4 --set kv_heads=1
   --set head_dim=128 --set intermediate=1792 --set batch=4 --set seq_tkg=1
   --set cache_len=2048 --set tp_degree=8)
 
+graphs="${GRAPHS:-fgcc_tp8 fgcc_tp64 bwmm bwd bwd_big decode8b}"
+wanted() { [[ " $graphs " == *" $1 "* ]]; }
+
 trace() {
   local name=$1 kernel=$2
   shift 2
+  wanted "$name" || return 0
   "$cli" trace "$kernel" "$@" -o "$out/$name.pb" >/dev/null
 }
 
@@ -70,12 +75,12 @@ trace bwd blockwise_mm_bwd "${moe[@]}"
 trace bwd_big blockwise_mm_bwd "${big_moe[@]}"
 trace decode8b transformer_tkg "${llama8b_tp8[@]}" --set num_layers=32
 
-for g in fgcc_tp8 fgcc_tp64 bwmm bwd bwd_big decode8b; do
+for g in $graphs; do
   draw "$g" "$g"
   draw "$g.barrier" "$g" --view barrier
 done
-draw fgcc_tp8.ring_step fgcc_tp8 --scope ring_step --instance 1 --core 0
-draw bwmm.block2 bwmm --scope block --instance 2
-draw bwd.block2 bwd --scope block --instance 2
-draw decode8b.layer0 decode8b --scope layer0 --core 0 --max-nodes 60
+wanted fgcc_tp8 && draw fgcc_tp8.ring_step fgcc_tp8 --scope ring_step --instance 1 --core 0
+wanted bwmm && draw bwmm.block2 bwmm --scope block --instance 2
+wanted bwd && draw bwd.block2 bwd --scope block --instance 2
+wanted decode8b && draw decode8b.layer0 decode8b --scope layer0 --core 0 --max-nodes 60
 exit $failed
