@@ -38,10 +38,10 @@ constexpr char kUsage[] =
                     [--diagnostics json]
 
 Executes GRAPH (.pb or .pbtxt, or a replay bundle's graph) on the
-memory-model device and writes
-DIR/<output>.npy for every output. Inputs are .npy files: float32 (rounded
-to the declared dtype) or int32 for integer tensors; per-rank tensors of a
-multi-rank graph carry a leading [num_ranks] axis.
+memory-model device and writes DIR/<output>.npy for every output. Inputs
+are .npy files: float32 (rounded to the declared dtype) or int32 for
+integer tensors; per-rank tensors of a multi-rank graph carry a leading
+[num_ranks] axis.
 
 options:
   -i, --input NAME=FILE.npy   an input (repeatable; every input is needed
