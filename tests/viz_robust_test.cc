@@ -75,9 +75,9 @@ TEST(VizLayoutGuardTest, ParallelLooseEdgesFoldIntoOneThatListsTheirLabels) {
   EXPECT_EQ(loose, 1);
   // Folded, the picture lays out.
   VizGraph local = TwoLooseEdgesAcrossClusters();
-  // A loose edge inside one box (A and C share cluster_1) constrains; a
-  // loose edge beside an invisible anchor (C -> D, across the boxes)
-  // constrains instead of it.
+  // A loose edge beside an invisible anchor (C -> D, across the boxes)
+  // constrains instead of it; a loose edge inside one box (A -> C, both in
+  // cluster_1) stays loose until ConstrainLooseEdgesInsideClusters.
   local.edges.push_back({0, 2, {{"constraint", "false"}}});
   local.edges.push_back({2, 3, {{"constraint", "false"}, {"style", "dashed"}}});
   local.edges.push_back({2, 3, {{"style", "invis"}}});
@@ -88,7 +88,8 @@ TEST(VizLayoutGuardTest, ParallelLooseEdgesFoldIntoOneThatListsTheirLabels) {
         std::find(edge.attrs.begin(), edge.attrs.end(),
                   std::pair<std::string, std::string>("constraint", "false")) !=
         edge.attrs.end();
-    EXPECT_EQ(loose, edge.tail == 1 && edge.head == 3)
+    EXPECT_EQ(loose, (edge.tail == 1 && edge.head == 3) ||
+                         (edge.tail == 0 && edge.head == 2))
         << edge.tail << " -> " << edge.head;
     EXPECT_FALSE(edge.tail == 2 && edge.head == 3 &&
                  std::find(edge.attrs.begin(), edge.attrs.end(),
@@ -98,6 +99,19 @@ TEST(VizLayoutGuardTest, ParallelLooseEdgesFoldIntoOneThatListsTheirLabels) {
   absl::StatusOr<std::string> svg = Render(g, Format::kSvg);
   ASSERT_TRUE(svg.ok()) << svg.status();
   EXPECT_THAT(*svg, HasSubstr("</svg>"));
+}
+
+TEST(VizLayoutGuardTest, LooseEdgesInsideOneClusterConstrainAsAFallback) {
+  VizGraph g = TwoLooseEdgesAcrossClusters();
+  g.edges.push_back({0, 2, {{"constraint", "false"}}});  // inside cluster_1
+  EXPECT_EQ(ConstrainLooseEdgesInsideClusters(g), 1);
+  int loose = 0;
+  for (const VizEdge& edge : g.edges) {
+    for (const auto& [key, value] : edge.attrs) {
+      loose += key == "constraint" && value == "false";
+    }
+  }
+  EXPECT_EQ(loose, 2);  // the two B -> D edges across the boxes
 }
 
 TEST(VizLayoutGuardTest, FallbacksChangeThePictureAsTheySay) {

@@ -33,21 +33,6 @@ std::string* FindAttr(Attrs& attrs, absl::string_view key) {
 }  // namespace
 
 int FoldParallelLooseEdges(VizGraph& graph) {
-  // A loose edge inside one box constrains: it is local, so it does not
-  // stretch the layout, and dot asserts on some loose edges inside
-  // clusters.
-  const int num_nodes = static_cast<int>(graph.nodes.size());
-  for (VizEdge& edge : graph.edges) {
-    if (!Loose(edge) || edge.tail < 0 || edge.head < 0 ||
-        edge.tail >= num_nodes || edge.head >= num_nodes ||
-        graph.nodes[edge.tail].cluster != graph.nodes[edge.head].cluster) {
-      continue;
-    }
-    edge.attrs.erase(
-        std::remove(edge.attrs.begin(), edge.attrs.end(),
-                    std::pair<std::string, std::string>("constraint", "false")),
-        edge.attrs.end());
-  }
   // The edges of each (tail, head), in order.
   std::map<std::pair<int, int>, std::vector<size_t>> by_pair;
   for (size_t e = 0; e < graph.edges.size(); ++e) {
@@ -116,10 +101,30 @@ int FoldParallelLooseEdges(VizGraph& graph) {
   return folded;
 }
 
+int ConstrainLooseEdgesInsideClusters(VizGraph& graph) {
+  const int num_nodes = static_cast<int>(graph.nodes.size());
+  int changed = 0;
+  for (VizEdge& edge : graph.edges) {
+    if (!Loose(edge) || edge.tail < 0 || edge.head < 0 ||
+        edge.tail >= num_nodes || edge.head >= num_nodes ||
+        graph.nodes[edge.tail].cluster != graph.nodes[edge.head].cluster) {
+      continue;
+    }
+    edge.attrs.erase(
+        std::remove(edge.attrs.begin(), edge.attrs.end(),
+                    std::pair<std::string, std::string>("constraint", "false")),
+        edge.attrs.end());
+    ++changed;
+  }
+  return changed;
+}
+
 absl::string_view FallbackName(Fallback fallback) {
   switch (fallback) {
     case Fallback::kExternalLabels:
       return "edge labels placed after layout";
+    case Fallback::kLocalEdgesConstrain:
+      return "lines inside one box order the layout";
     case Fallback::kNewRank:
       return "global ranking (newrank)";
     case Fallback::kNoLooseEdges:
@@ -136,6 +141,9 @@ void ApplyFallback(Fallback fallback, VizGraph& graph) {
           if (key == "label") key = "xlabel";
         }
       }
+      break;
+    case Fallback::kLocalEdgesConstrain:
+      ConstrainLooseEdgesInsideClusters(graph);
       break;
     case Fallback::kNewRank:
       graph.graph_attrs.push_back({"newrank", "true"});

@@ -59,8 +59,9 @@ absl::StatusOr<std::string> RenderGraph(const proto::Graph& graph,
   // edges, ranking clusters). Each fallback keeps the ones before it; the
   // title says which one drew the picture.
   VizGraph fallback = picture;
-  for (Fallback step : {Fallback::kExternalLabels, Fallback::kNewRank,
-                        Fallback::kNoLooseEdges}) {
+  for (Fallback step :
+       {Fallback::kExternalLabels, Fallback::kLocalEdgesConstrain,
+        Fallback::kNewRank, Fallback::kNoLooseEdges}) {
     ApplyFallback(step, fallback);
     VizGraph titled = fallback;
     AppendToTitle(titled, absl::StrCat("(Graphviz failed on this picture; "
