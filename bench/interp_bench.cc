@@ -1,14 +1,17 @@
 // The interpreter against the machine's BLAS, in the same run.
 //
 // BM_InterpTiledMatmul replays the registered tiled_matmul graph
-// (2048 x 2048 x 2048: 2048 nc_matmul instructions on 128 x 128 x 512 tiles
+// (2048 x 2048 x 2048: 1024 nc_matmul instructions on 128 x 128 x 512 tiles
 // plus their DMAs and PSUM evacuations) and reports `ratio_vs_sgemm`: its
-// time over one cblas_sgemm of the same matrices, measured just before in
-// the same process. BLAS runs single-threaded on both sides, so the ratio
-// compares like with like.
+// Run() time over one cblas_sgemm of the same matrices (best of three),
+// measured just before in the same process, and `cpu_ratio_vs_sgemm`, the
+// same by process CPU time, which holds steady when other jobs share the
+// machine. BLAS runs single-threaded on both sides, so the ratio compares
+// like with like.
 //
 // BM_InterpDispatch runs a stream of tiny tensor_tensor instructions
-// ([1, 1] operands) and reports the time per instruction.
+// ([1, 1] operands) and reports Run()'s time per instruction, wall and
+// CPU (setting the interpreter up and tearing it down excluded).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -20,6 +23,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/kernel_timing.h"
 #include "builder/isa.h"
 #include "builder/tracer.h"
 #include "interp/interpreter.h"
@@ -28,10 +32,7 @@
 namespace nkigraph {
 namespace {
 
-[[noreturn]] void Die(const absl::Status& status) {
-  std::fprintf(stderr, "%s\n", status.ToString().c_str());
-  std::abort();
-}
+using bench::Die;
 
 std::vector<float> RandomMatrix(int64_t elements, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -40,18 +41,19 @@ std::vector<float> RandomMatrix(int64_t elements, uint64_t seed) {
   return values;
 }
 
-// Best of three single-threaded sgemm calls: C[m, n] = A[m, k] @ B[k, n].
-double SgemmSeconds(int64_t size, const std::vector<float>& a,
-                    const std::vector<float>& b) {
+// Best of three single-threaded sgemm calls: C[m, n] = A[m, k] @ B[k, n]
+// (wall and CPU each at their best).
+bench::Elapsed SgemmSeconds(int64_t size, const std::vector<float>& a,
+                            const std::vector<float>& b) {
   std::vector<float> c(size * size);
-  double best = 1e30;
+  bench::Elapsed best{1e30, 1e30};
   for (int rep = 0; rep < 3; ++rep) {
-    const auto start = std::chrono::steady_clock::now();
+    const bench::Stopwatch watch;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, size, size, size,
                 1.0f, a.data(), size, b.data(), size, 0.0f, c.data(), size);
-    const std::chrono::duration<double> elapsed =
-        std::chrono::steady_clock::now() - start;
-    best = std::min(best, elapsed.count());
+    const bench::Elapsed elapsed = watch.Read();
+    best.wall = std::min(best.wall, elapsed.wall);
+    best.cpu = std::min(best.cpu, elapsed.cpu);
   }
   benchmark::DoNotOptimize(c.data());
   return best;
@@ -76,9 +78,9 @@ void BM_InterpTiledMatmul(benchmark::State& state) {
   HostArray rhs{"rhs",        proto::FLOAT32,
                 {size, size}, RandomMatrix(size * size, 2),
                 {},           {}};
-  const double sgemm = SgemmSeconds(size, lhs.f32, rhs.f32);
+  const bench::Elapsed sgemm = SgemmSeconds(size, lhs.f32, rhs.f32);
 
-  double total = 0;
+  bench::Elapsed total;
   int64_t instructions = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -88,19 +90,21 @@ void BM_InterpTiledMatmul(benchmark::State& state) {
     if (absl::Status s = (*interp)->SetInput(lhs); !s.ok()) Die(s);
     if (absl::Status s = (*interp)->SetInput(rhs); !s.ok()) Die(s);
     state.ResumeTiming();
-    const auto start = std::chrono::steady_clock::now();
+    const bench::Stopwatch watch;
     if (absl::Status s = (*interp)->Run(); !s.ok()) Die(s);
-    const std::chrono::duration<double> elapsed =
-        std::chrono::steady_clock::now() - start;
-    total += elapsed.count();
+    total += watch.Read();
     instructions = (*interp)->instructions_executed();
     state.PauseTiming();
     interp->reset();
     state.ResumeTiming();
   }
-  state.counters["sgemm_ms"] = sgemm * 1e3;
-  state.counters["ratio_vs_sgemm"] =
-      total / static_cast<double>(state.iterations()) / sgemm;
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["sgemm_ms"] = sgemm.wall * 1e3;
+  state.counters["sgemm_cpu_ms"] = sgemm.cpu * 1e3;
+  state.counters["interpreter_ms"] = total.wall / runs * 1e3;
+  state.counters["interpreter_cpu_ms"] = total.cpu / runs * 1e3;
+  state.counters["ratio_vs_sgemm"] = total.wall / runs / sgemm.wall;
+  state.counters["cpu_ratio_vs_sgemm"] = total.cpu / runs / sgemm.cpu;
   state.counters["instructions"] = static_cast<double>(instructions);
 }
 BENCHMARK(BM_InterpTiledMatmul)
@@ -130,19 +134,28 @@ void BM_InterpDispatch(benchmark::State& state) {
   });
   if (!graph.ok()) Die(graph.status());
   int64_t executed = 0;
+  bench::Elapsed run;
   for (auto _ : state) {
     state.PauseTiming();
     absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
         interp::Interpreter::Create(*graph);
     if (!interp.ok()) Die(interp.status());
     state.ResumeTiming();
+    const bench::Stopwatch watch;
     if (absl::Status s = (*interp)->Run(); !s.ok()) Die(s);
+    run += watch.Read();
     executed += (*interp)->instructions_executed();
+    // Destroying the interpreter (and its copy of the graph) is not
+    // dispatch.
+    state.PauseTiming();
+    interp->reset();
+    state.ResumeTiming();
   }
   state.SetItemsProcessed(executed);
-  state.counters["ns_per_instruction"] = benchmark::Counter(
-      static_cast<double>(executed) * 1e-9,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_instruction"] =
+      run.wall * 1e9 / static_cast<double>(executed);
+  state.counters["cpu_ns_per_instruction"] =
+      run.cpu * 1e9 / static_cast<double>(executed);
 }
 BENCHMARK(BM_InterpDispatch)
     ->Arg(100000)

@@ -230,12 +230,34 @@ inline double MaxError(const KernelCase& c, const interp::Interpreter& interp,
 // failure of the benchmark: the run is marked skipped with the
 // interpreter's message, the trace and reference figures having gone to
 // stderr.
+//
+// `baseline`, if given, is the same math written as plain optimised loops
+// (a vectorised fp32 implementation, not a reference for correctness): it
+// is timed the same way and `ratio_vs_baseline` /
+// `cpu_ratio_vs_baseline` say how far the interpreter is from the
+// machine doing the work directly.
+using Baseline = std::function<void(const KernelCase&)>;
+
 inline void RunAgainstReference(benchmark::State& state,
                                 const std::string& kernel,
                                 const Settings& settings,
-                                const InputMaker& make = nullptr) {
+                                const InputMaker& make = nullptr,
+                                const Baseline& baseline = nullptr) {
   openblas_set_num_threads(1);
   const KernelCase c = PrepareKernel(kernel, settings, make);
+  Elapsed loop;
+  if (baseline) {
+    const int64_t calls = std::max<int64_t>(1, state.max_iterations);
+    for (int64_t i = 0; i < calls; ++i) {
+      const Stopwatch watch;
+      baseline(c);
+      loop += watch.Read();
+    }
+    loop.wall /= static_cast<double>(calls);
+    loop.cpu /= static_cast<double>(calls);
+    state.counters["baseline_ms"] = loop.wall * 1e3;
+    state.counters["baseline_cpu_ms"] = loop.cpu * 1e3;
+  }
   std::vector<HostArray> want;
   const Elapsed reference =
       TimeReference(c, std::max<int64_t>(1, state.max_iterations), &want);
@@ -297,6 +319,10 @@ inline void RunAgainstReference(benchmark::State& state,
     state.counters["interpreter_cpu_ms"] = total.cpu / n * 1e3;
     state.counters["ratio_vs_reference"] = total.wall / n / reference.wall;
     state.counters["cpu_ratio_vs_reference"] = total.cpu / n / reference.cpu;
+    if (baseline) {
+      state.counters["ratio_vs_baseline"] = total.wall / n / loop.wall;
+      state.counters["cpu_ratio_vs_baseline"] = total.cpu / n / loop.cpu;
+    }
   }
 }
 

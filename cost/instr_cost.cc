@@ -25,6 +25,7 @@ struct OperandFacts {
   int64_t bytes = 0;
   int64_t free_size = 0;  // elements per partition (on chip), else elements
   int64_t partitions = 1;
+  int esize = 0;
   proto::DType dtype = proto::DTYPE_UNSPECIFIED;
   proto::MemorySpace space = proto::SBUF;
 };
@@ -36,7 +37,8 @@ OperandFacts FactsOf(const graph::GraphIndex& index,
   f.dtype = OperandDType(ap, tensor);
   f.space = tensor.space();
   f.elements = ops::ApElements(ap);
-  f.bytes = f.elements * std::max(DTypeSize(f.dtype), 1);
+  f.esize = DTypeSize(f.dtype);
+  f.bytes = f.elements * std::max(f.esize, 1);
   f.free_size = f.elements;
   if (ops::IsOnChip(f.space) && ops::NumDims(ap) > 0) {
     f.partitions = std::max<int64_t>(ops::Count(ap, 0), 1);
@@ -120,7 +122,8 @@ InstrCost CostOf(const graph::GraphIndex& index, int i, const CostTable& t) {
   InstrCost c;
   const graph::InstrInfo& info = index.info(i);
   const proto::Instruction& instr = *info.instr;
-  OperandFacts facts[16];
+  // The first operands' facts, which the engines' formulas name.
+  OperandFacts facts[3];
   const int n = std::min(instr.operands_size(), 16);
   int64_t max_free = 1;
   int inputs = 0;
@@ -131,16 +134,16 @@ InstrCost CostOf(const graph::GraphIndex& index, int i, const CostTable& t) {
   for (int o = 0; o < n; ++o) {
     const proto::AccessPattern& ap = instr.operands(o);
     if (ap.tensor_id() == 0) continue;
-    OperandFacts& f = facts[o];
-    f = FactsOf(index, ap);
-    const bool reads = ops::ReadsOperand(instr, o);
-    const bool writes = ops::WritesOperand(instr, o);
+    const OperandFacts f = FactsOf(index, ap);
+    if (o < 3) facts[o] = f;
+    const bool reads = info.Reads(o);
+    const bool writes = info.Writes(o);
     if (reads) AddTraffic(f.space, f.bytes, /*write=*/false, &c.traffic);
     if (writes) AddTraffic(f.space, f.bytes, /*write=*/true, &c.traffic);
     c.bytes = std::max(c.bytes, f.bytes);
     max_free = std::max(max_free, f.free_size);
     if (reads && f.free_size > 1) ++inputs;
-    if (DTypeSize(f.dtype) != 2) all_2byte = false;
+    if (f.esize != 2) all_2byte = false;
     if (ops::IsHbm(f.space)) touches_hbm = true;
     if (dma) {
       const int64_t charged = ChargedDmaBytes(

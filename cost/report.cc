@@ -1,9 +1,9 @@
 #include "cost/report.h"
 
 #include <algorithm>
-#include <map>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -78,31 +78,55 @@ void AddRoofline(const Schedule& s, Report* r) {
 void AddCritical(const Schedule& s, int top, Report* r) {
   const graph::GraphIndex& index = *s.index;
   const proto::Graph& graph = index.graph();
+  using Key = std::tuple<uint32_t, uint32_t, uint32_t>;  // scope, file, line
   struct Acc {
+    Key key;
     int64_t instructions = 0;
     double ns = 0;
-    std::map<proto::Opcode, double> by_opcode;
+    std::vector<std::pair<proto::Opcode, double>> by_opcode;
   };
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, Acc> lines;
+  std::vector<Acc> lines;
+  absl::flat_hash_map<Key, int> line_of;
   for (int i : CriticalPath(s)) {
     const Slot& slot = s.slots[i];
     const double before =
         slot.critical >= 0 ? s.slots[slot.critical].end_ns : 0;
     const double ns = std::max(0.0, slot.end_ns - before);
     const proto::Instruction& instr = index.instr(i);
-    Acc& acc = lines[{instr.scope(), instr.file(), instr.line()}];
+    const Key key{instr.scope(), instr.file(), instr.line()};
+    const auto [it, fresh] =
+        line_of.try_emplace(key, static_cast<int>(lines.size()));
+    if (fresh) lines.push_back(Acc{.key = key, .by_opcode = {}});
+    Acc& acc = lines[it->second];
     ++acc.instructions;
     acc.ns += ns;
-    acc.by_opcode[instr.opcode()] += ns;
+    auto op = std::find_if(
+        acc.by_opcode.begin(), acc.by_opcode.end(),
+        [&](const auto& entry) { return entry.first == instr.opcode(); });
+    if (op == acc.by_opcode.end()) {
+      acc.by_opcode.push_back({instr.opcode(), ns});
+    } else {
+      op->second += ns;
+    }
   }
-  for (const auto& [key, acc] : lines) {
-    const auto& [scope, file, line] = key;
+  // The costliest lines first; among equals, by (scope, file, line).
+  auto costlier = [](const Acc& a, const Acc& b) {
+    return a.ns != b.ns ? a.ns > b.ns : a.key < b.key;
+  };
+  const size_t keep =
+      top > 0 ? std::min(lines.size(), static_cast<size_t>(top)) : lines.size();
+  std::partial_sort(lines.begin(), lines.begin() + keep, lines.end(), costlier);
+  for (size_t k = 0; k < keep; ++k) {
+    Acc& acc = lines[k];
+    const auto& [scope, file, line] = acc.key;
     CriticalLine out;
     out.scope = index.scope_path(scope);
     out.file = file < static_cast<uint32_t>(graph.files_size())
                    ? graph.files(static_cast<int>(file))
                    : "";
     out.line = static_cast<int>(line);
+    // The opcode costing the most on the line; among equals the lowest.
+    std::sort(acc.by_opcode.begin(), acc.by_opcode.end());
     double best = -1;
     for (const auto& [op, ns] : acc.by_opcode) {
       if (ns > best) {
@@ -112,15 +136,9 @@ void AddCritical(const Schedule& s, int top, Report* r) {
     }
     out.instructions = acc.instructions;
     out.ns = acc.ns;
+    r->critical_ns += out.ns;
     r->critical.push_back(std::move(out));
   }
-  std::stable_sort(
-      r->critical.begin(), r->critical.end(),
-      [](const CriticalLine& a, const CriticalLine& b) { return a.ns > b.ns; });
-  if (top > 0 && r->critical.size() > static_cast<size_t>(top)) {
-    r->critical.resize(top);
-  }
-  for (const CriticalLine& line : r->critical) r->critical_ns += line.ns;
 }
 
 // Scope instances: a core's consecutive instructions under one scope path
@@ -153,6 +171,7 @@ void AddScopes(const Schedule& s, Report* r) {
   for (int core = 0; core < index.num_cores(); ++core) {
     std::vector<int> counts;  // instances so far, by path id
     std::vector<Open> open;   // one per depth
+    uint32_t last_scope = UINT32_MAX;
     const std::vector<int>& stream = index.stream(core);
     const std::vector<uint32_t>& frees = index.frees(core);
     for (size_t p = 0; p < stream.size(); ++p) {
@@ -171,14 +190,19 @@ void AddScopes(const Schedule& s, Report* r) {
       }
       const uint32_t scope = index.instr(i).scope();
       const std::vector<std::string>& parts = index.scope_components(scope);
-      // Keep the open instances whose component matches.
+      // Keep the open instances whose component matches (all of them when
+      // the scope is the last instruction's and nothing closed).
       size_t keep = 0;
+      if (scope == last_scope && open.size() == parts.size()) {
+        keep = open.size();
+      }
       while (keep < open.size() && keep < parts.size() &&
              (open[keep].component == &parts[keep] ||
               *open[keep].component == parts[keep])) {
         ++keep;
       }
       open.resize(keep);
+      last_scope = scope;
       const Slot& slot = s.slots[i];
       for (size_t d = keep; d < parts.size(); ++d) {
         ScopeInstance inst;

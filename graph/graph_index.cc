@@ -55,6 +55,9 @@ absl::StatusOr<std::unique_ptr<GraphIndex>> GraphIndex::Build(
       info.engine = *ops::EngineOf(instr);  // the opcode is known
       info.core = stream.core();
       info.position = static_cast<uint32_t>(index->streams_[info.core].size());
+      const ops::OperandAccess access = ops::OperandAccessOf(*def, instr);
+      info.read_mask = access.reads;
+      info.write_mask = access.writes;
       index->instrs_.push_back(info);
       index->streams_[info.core].push_back(i);
     }

@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "ops/instr_facts.h"
 #include "ops/op_def.h"
 #include "proto/nkigraph.pb.h"
 
@@ -32,6 +33,18 @@ struct InstrInfo {
   ops::Engine engine = ops::Engine::kVector;  // after the "engine" attr
   uint32_t core = 0;
   uint32_t position = 0;  // in the core's stream
+  // Which of the first 64 operands the instruction reads and writes
+  // (ops::ReadsOperand / WritesOperand, asked once at indexing; the
+  // dependency analysis and the cost model ask for every operand).
+  uint64_t read_mask = 0;
+  uint64_t write_mask = 0;
+
+  bool Reads(int o) const {
+    return o < 64 ? (read_mask >> o) & 1 : ops::ReadsOperand(*def, *instr, o);
+  }
+  bool Writes(int o) const {
+    return o < 64 ? (write_mask >> o) & 1 : ops::WritesOperand(*def, o);
+  }
 };
 
 class GraphIndex {

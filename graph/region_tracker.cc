@@ -84,14 +84,18 @@ void RegionTracker::Write(Rows& rows, const Touch& touch, int instr,
 void RegionTracker::Access(const Touch& touch, int instr, int engine,
                            std::vector<Hit>* hits) {
   if (touch.row_lo >= touch.row_hi || touch.byte_lo >= touch.byte_hi) return;
-  auto [it, inserted] = spaces_.try_emplace(touch.space_key);
-  Space& space = it->second;
-  if (inserted) {
-    space.emplace(0, Rows{std::numeric_limits<int64_t>::max(), {}});
+  if (last_space_ == nullptr || last_key_ != touch.space_key) {
+    auto [it, inserted] = spaces_.try_emplace(touch.space_key);
+    if (inserted) {
+      it->second.emplace(0, Rows{std::numeric_limits<int64_t>::max(), {}});
+    }
+    last_key_ = touch.space_key;
+    last_space_ = &it->second;
   }
-  auto first = Split(space, touch.row_lo);
+  Space& space = *last_space_;
+  // (Splitting at row_hi leaves `first` valid: map nodes stay put.)
+  const auto first = Split(space, touch.row_lo);
   Split(space, touch.row_hi);
-  first = space.find(touch.row_lo);
   for (auto seg = first; seg != space.end() && seg->first < touch.row_hi;
        ++seg) {
     if (touch.write) {

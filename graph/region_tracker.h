@@ -14,7 +14,7 @@
 #include <map>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "graph/graph_index.h"
 #include "graph/regions.h"
 
@@ -66,7 +66,11 @@ class RegionTracker {
   static void Write(Rows& rows, const Touch& touch, int instr,
                     std::vector<Hit>* hits);
 
-  absl::flat_hash_map<uint64_t, Space> spaces_;
+  // Node-based, so the last space asked for can be kept by pointer
+  // (consecutive accesses mostly stay in one SBUF).
+  absl::node_hash_map<uint64_t, Space> spaces_;
+  uint64_t last_key_ = 0;
+  Space* last_space_ = nullptr;
 };
 
 }  // namespace nkigraph::graph

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "ops/access_pattern.h"
 #include "ops/instr_facts.h"
 #include "util/dtype.h"
@@ -34,6 +35,7 @@ Layout DeclaredLayout(const GraphIndex& index, uint32_t id) {
 
 Layout OperandLayout(const GraphIndex& index, const proto::AccessPattern& ap) {
   Layout layout = DeclaredLayout(index, ap.tensor_id());
+  if (ap.view_dtype() == proto::DTYPE_UNSPECIFIED) return layout;
   const int view_size = DTypeSize(ap.view_dtype());
   if (view_size > 0) {
     // (The validator has checked that the bytes divide.)
@@ -59,18 +61,23 @@ Box FlatBox(const Layout& layout, int64_t lo, int64_t hi) {
 // The static part of `ap` as a box. Pattern dims whose stride is a whole
 // number of rows move along rows; the others move inside a row, as long as
 // they stay inside it; otherwise the box is the flat extent's rows.
-// (128-bit sums: a hostile pattern must not overflow.)
+// (Overflow-checked: a hostile pattern's box is the whole tensor.)
 Box StaticBox(const Layout& layout, const proto::AccessPattern& ap) {
   const int64_t row = layout.row;
-  const __int128 total = static_cast<__int128>(layout.rows) * row;
-  __int128 row_min = 0, row_max = 0, in_min = 0, in_max = 0;
-  __int128 flat_min = ap.offset(), flat_max = ap.offset();
+  int64_t total = 0;
+  if (__builtin_mul_overflow(layout.rows, row, &total)) return WholeBox(layout);
+  int64_t row_min = 0, row_max = 0, in_min = 0, in_max = 0;
+  int64_t flat_min = ap.offset(), flat_max = ap.offset();
   bool separable = true;
-  for (int d = 0; d < ops::NumDims(ap); ++d) {
+  const int dims = ops::NumDims(ap);
+  for (int d = 0; d < dims; ++d) {
     const int64_t stride = ops::Stride(ap, d);
-    const __int128 span =
-        static_cast<__int128>(stride) * (ops::Count(ap, d) - 1);
-    (span < 0 ? flat_min : flat_max) += span;
+    int64_t span = 0;
+    if (__builtin_mul_overflow(stride, ops::Count(ap, d) - 1, &span) ||
+        __builtin_add_overflow(span < 0 ? flat_min : flat_max, span,
+                               span < 0 ? &flat_min : &flat_max)) {
+      return WholeBox(layout);
+    }
     if (span == 0) continue;
     if (stride % row == 0) {
       (span < 0 ? row_min : row_max) += span / row;
@@ -81,17 +88,15 @@ Box StaticBox(const Layout& layout, const proto::AccessPattern& ap) {
     }
   }
   if (flat_min < 0 || flat_max >= total) return WholeBox(layout);
+  // Inside the tensor, every partial sum above is bounded by its size.
   const int64_t offset = ap.offset();
   const int64_t base_row = offset / row;
   const int64_t base_in = offset % row;
   if (separable && base_in + in_min >= 0 && base_in + in_max < row) {
-    return Box{static_cast<int64_t>(base_row + row_min),
-               static_cast<int64_t>(base_row + row_max + 1),
-               static_cast<int64_t>(base_in + in_min),
-               static_cast<int64_t>(base_in + in_max + 1)};
+    return Box{base_row + row_min, base_row + row_max + 1, base_in + in_min,
+               base_in + in_max + 1};
   }
-  return FlatBox(layout, static_cast<int64_t>(flat_min),
-                 static_cast<int64_t>(flat_max));
+  return FlatBox(layout, flat_min, flat_max);
 }
 
 // Clamps `box` into the tensor; a box entirely outside (a malformed
@@ -111,14 +116,13 @@ uint64_t SpaceKey(uint32_t core, proto::MemorySpace space, uint32_t tensor) {
          (uint64_t{static_cast<uint32_t>(space) & 0xff} << 32) | tensor;
 }
 
-void Append(const GraphIndex& index, uint32_t core, uint32_t id,
-            const Layout& layout, Box box, bool write,
-            std::vector<Touch>* out) {
+// The read of `box` of tensor `id` as a touch of its address space.
+Touch TouchOf(const GraphIndex& index, uint32_t core, uint32_t id,
+              const Layout& layout, Box box) {
   const proto::Tensor& tensor = index.tensor(id);
   box = Clamp(layout, box);
   const int64_t size = layout.esize;
   Touch touch;
-  touch.write = write;
   touch.tensor = id;
   if (ops::IsOnChip(tensor.space())) {
     // One address space per program and on-chip memory; rows are absolute
@@ -138,7 +142,7 @@ void Append(const GraphIndex& index, uint32_t core, uint32_t id,
     touch.byte_lo = box.elem_lo * size;
     touch.byte_hi = box.elem_hi * size;
   }
-  out->push_back(touch);
+  return touch;
 }
 
 // The index entries a dynamic offset reads.
@@ -159,9 +163,9 @@ void AppendIndexRead(const GraphIndex& index, uint32_t core,
   const __int128 last = static_cast<__int128>(layout.rows) * layout.row - 1;
   lo = std::clamp<__int128>(lo, 0, last);
   hi = std::clamp<__int128>(hi, 0, last);
-  Append(index, core, id, layout,
-         FlatBox(layout, static_cast<int64_t>(lo), static_cast<int64_t>(hi)),
-         /*write=*/false, out);
+  out->push_back(TouchOf(
+      index, core, id, layout,
+      FlatBox(layout, static_cast<int64_t>(lo), static_cast<int64_t>(hi))));
 }
 
 }  // namespace
@@ -170,30 +174,37 @@ void AppendTouches(const GraphIndex& index, int i, std::vector<Touch>* out,
                    const ResolvedOffsets* resolved) {
   const InstrInfo& info = index.info(i);
   const proto::Instruction& instr = *info.instr;
-  for (int pass = 0; pass < 2; ++pass) {
-    const bool writes = pass == 1;
-    for (int o = 0; o < instr.operands_size(); ++o) {
-      const proto::AccessPattern& ap = instr.operands(o);
-      if (ap.tensor_id() == 0) continue;
-      const bool reads = ops::ReadsOperand(instr, o);
-      const bool written = ops::WritesOperand(instr, o);
-      const bool dynamic =
-          ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
-      if (!writes && dynamic) AppendIndexRead(index, info.core, ap, out);
-      if (writes ? !written : !reads) continue;
-      const ResolvedRange* reached = nullptr;
-      if (dynamic && resolved != nullptr) {
-        const auto it = resolved->find({instr.id(), o});
-        if (it != resolved->end()) reached = &it->second;
-      }
-      const Layout layout = OperandLayout(index, ap);
-      const Box box = !dynamic ? StaticBox(layout, ap)
-                      : reached != nullptr
-                          ? FlatBox(layout, reached->lo, reached->hi)
-                          : WholeBox(layout);
-      Append(index, info.core, ap.tensor_id(), layout, box, writes, out);
+  // One walk over the operands: reads (and index reads) go out in operand
+  // order as they come, writes are held and follow them.
+  absl::InlinedVector<Touch, 4> writes;
+  const int operands = instr.operands_size();
+  for (int o = 0; o < operands; ++o) {
+    const proto::AccessPattern& ap = instr.operands(o);
+    if (ap.tensor_id() == 0) continue;
+    const bool reads = info.Reads(o);
+    const bool written = info.Writes(o);
+    const bool dynamic =
+        ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
+    if (dynamic) AppendIndexRead(index, info.core, ap, out);
+    if (!reads && !written) continue;
+    const ResolvedRange* reached = nullptr;
+    if (dynamic && resolved != nullptr) {
+      const auto it = resolved->find({instr.id(), o});
+      if (it != resolved->end()) reached = &it->second;
+    }
+    const Layout layout = OperandLayout(index, ap);
+    const Box box = !dynamic ? StaticBox(layout, ap)
+                    : reached != nullptr
+                        ? FlatBox(layout, reached->lo, reached->hi)
+                        : WholeBox(layout);
+    const Touch touch = TouchOf(index, info.core, ap.tensor_id(), layout, box);
+    if (reads) out->push_back(touch);
+    if (written) {
+      writes.push_back(touch);
+      writes.back().write = true;
     }
   }
+  out->insert(out->end(), writes.begin(), writes.end());
 }
 
 }  // namespace nkigraph::graph

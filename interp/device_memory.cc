@@ -1,11 +1,13 @@
 #include "interp/device_memory.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "ops/access_pattern.h"
 #include "util/diagnostic.h"
 #include "util/dtype.h"
+#include "util/status_macros.h"
 
 namespace nkigraph::interp {
 namespace {
@@ -45,47 +47,49 @@ constexpr int64_t kPartitions = 128;
 
 absl::StatusOr<int64_t> DeviceMemory::BytesNeeded(const proto::Graph& graph) {
   const Extents e = Measure(graph);
-  int64_t per_rank = e.hbm;
-  for (int64_t row : e.sbuf_row) per_rank += row * kPartitions;
-  for (int64_t row : e.psum_row) per_rank += row * kPartitions;
-  // Data plus one shadow byte per byte.
-  return 2 * per_rank * std::max<int64_t>(1, graph.world().num_ranks());
+  // What AllocateRegion allocates for one region: data and shadow.
+  auto region = [](int64_t bytes) {
+    return bytes + Shadow::AllocatedBytes(bytes);
+  };
+  int64_t per_rank = region(e.hbm);
+  for (int64_t row : e.sbuf_row) per_rank += region(row * kPartitions);
+  for (int64_t row : e.psum_row) per_rank += region(row * kPartitions);
+  return per_rank * std::max<int64_t>(1, graph.world().num_ranks());
 }
 
 absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph,
                                                   MemoryBudget* budget) {
   const Extents e = Measure(graph);
   DeviceMemory memory;
-  if (budget != nullptr) {
-    absl::StatusOr<int64_t> bytes = BytesNeeded(graph);
-    if (!bytes.ok()) return bytes.status();
-    memory.charge_ =
-        ScopedCharge(budget, *bytes, "device memory and its shadow state");
-    if (!memory.charge_.status().ok()) return memory.charge_.status();
-  }
   const int ranks = std::max<int>(1, graph.world().num_ranks());
   memory.num_cores_ = std::max<int>(1, graph.world().num_cores());
   memory.hbm_bytes_ = e.hbm;
   memory.hbm_.resize(ranks);
   for (Region& r : memory.hbm_) {
-    r.data.assign(e.hbm, 0);
-    r.shadow.assign(e.hbm, 0);
+    NKI_RETURN_IF_ERROR(AllocateRegion(e.hbm, 0, budget, r));
   }
-  auto make_on_chip = [&](std::vector<Region>& regions,
-                          const std::vector<int64_t>& rows) {
-    regions.resize(static_cast<size_t>(ranks) * memory.num_cores_);
+  for (auto [regions, rows] : {std::pair{&memory.sbuf_, &e.sbuf_row},
+                               std::pair{&memory.psum_, &e.psum_row}}) {
+    regions->resize(static_cast<size_t>(ranks) * memory.num_cores_);
     for (int r = 0; r < ranks; ++r) {
       for (int c = 0; c < memory.num_cores_; ++c) {
-        Region& region = regions[r * memory.num_cores_ + c];
-        region.partition_bytes = rows[c];
-        region.data.assign(rows[c] * kPartitions, 0);
-        region.shadow.assign(rows[c] * kPartitions, 0);
+        NKI_RETURN_IF_ERROR(
+            AllocateRegion((*rows)[c] * kPartitions, (*rows)[c], budget,
+                           (*regions)[r * memory.num_cores_ + c]));
       }
     }
-  };
-  make_on_chip(memory.sbuf_, e.sbuf_row);
-  make_on_chip(memory.psum_, e.psum_row);
+  }
   return memory;
+}
+
+absl::Status DeviceMemory::AllocateRegion(int64_t bytes,
+                                          int64_t partition_bytes,
+                                          MemoryBudget* budget,
+                                          Region& region) {
+  NKI_ASSIGN_OR_RETURN(region.data, ByteBuffer::Allocate(bytes, budget));
+  NKI_ASSIGN_OR_RETURN(region.shadow, Shadow::Allocate(bytes, budget));
+  region.partition_bytes = partition_bytes;
+  return absl::OkStatus();
 }
 
 Region& DeviceMemory::RegionFor(const proto::Tensor& tensor, int rank,

@@ -5,20 +5,20 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "interp/byte_buffer.h"
+#include "interp/shadow.h"
 #include "proto/nkigraph.pb.h"
 #include "util/memory_budget.h"
 
 namespace nkigraph::interp {
 
-// Shadow bits kept for every byte of device memory.
-inline constexpr uint8_t kInitialized = 1;  // written since the run began
-inline constexpr uint8_t kMatmulGroup = 2;  // psum: last written by a matmul
-
 // One byte-addressed memory with its shadow. On-chip regions are
 // partition-major: byte b of partition p is at p * partition_bytes + b.
+// Both start as untouched zero pages (ByteBuffer): what the graph never
+// touches is never allocated, and nothing is zero-filled up front.
 struct Region {
-  std::vector<uint8_t> data;
-  std::vector<uint8_t> shadow;
+  ByteBuffer data;
+  Shadow shadow;
   int64_t partition_bytes = 0;  // on-chip only
 };
 
@@ -28,10 +28,13 @@ struct Region {
 // PSUM region.
 class DeviceMemory {
  public:
-  // Bytes of data and shadow state the graph's tensors need.
+  // Bytes of data and shadow state Create allocates for the graph's
+  // tensors (the shadow as if every 64-byte block were written in part):
+  // what it charges. Pages never touched cost less; the budget counts
+  // what is allocated, so the limit holds whatever the run touches.
   static absl::StatusOr<int64_t> BytesNeeded(const proto::Graph& graph);
-  // Allocates them, charging `budget` (when given) before allocating;
-  // the charge is released when the memory is.
+  // Allocates them, charging `budget` (when given) region by region as it
+  // allocates; each charge is released when its memory is.
   static absl::StatusOr<DeviceMemory> Create(const proto::Graph& graph,
                                              MemoryBudget* budget = nullptr);
 
@@ -42,7 +45,12 @@ class DeviceMemory {
                             int64_t partition_bytes);
 
  private:
-  ScopedCharge charge_;
+  // Allocates one region of `bytes` bytes with its shadow, charging
+  // `budget` for both: every byte of device memory the interpreter holds
+  // is allocated, and charged, here.
+  static absl::Status AllocateRegion(int64_t bytes, int64_t partition_bytes,
+                                     MemoryBudget* budget, Region& region);
+
   int num_cores_ = 1;
   int64_t hbm_bytes_ = 0;
   std::vector<Region> hbm_;   // [rank]

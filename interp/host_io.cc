@@ -1,5 +1,6 @@
 // Moving tensors between the host and the device: input and output
 // lookup, loading inputs, reading tensors and outputs back.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -9,6 +10,7 @@
 #include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "interp/interpreter_impl.h"
+#include "ops/access_pattern.h"
 #include "ops/device_profile.h"
 #include "util/diagnostic.h"
 #include "util/dtype.h"
@@ -80,46 +82,48 @@ const proto::Tensor* Interpreter::FindOutput(const std::string& name) const {
 }
 
 absl::Status Interpreter::SetInput(const HostArray& array) {
-  const proto::Tensor* t = FindInput(array.name);
+  const std::string& name = array.name;
+  const proto::DType dtype = array.dtype;
+  const std::vector<int64_t>& shape = array.shape;
+  const int64_t elements = array.num_elements();
+  const size_t values = array.values();
+  const float* f32 = array.f32.data();
+  const int32_t* i32 = array.i32.data();
+  const uint16_t* u16 = array.u16.data();
+  const proto::Tensor* t = FindInput(name);
   if (t == nullptr) {
-    return HostError(
-        array.name,
-        absl::StrCat("'", array.name, "' is not an input of kernel '",
-                     graph_.kernel_name(),
-                     "' (inputs: ", absl::StrJoin(InputNames(), ", "), ")"));
+    return HostError(name,
+                     absl::StrCat("'", name, "' is not an input of kernel '",
+                                  graph_.kernel_name(), "' (inputs: ",
+                                  absl::StrJoin(InputNames(), ", "), ")"));
   }
   const std::vector<int64_t> expected = HostShape(*t);
-  if (array.shape != expected) {
+  if (shape != expected) {
     return HostError(
-        array.name,
-        absl::StrCat("input '", array.name, "' has shape ",
-                     ShapeString(array.shape), "; the graph expects ",
-                     ShapeString(expected)));
+        name, absl::StrCat("input '", name, "' has shape ", ShapeString(shape),
+                           "; the graph expects ", ShapeString(expected)));
   }
   const int64_t esize = DTypeSize(t->dtype());
-  const bool raw = array.dtype == proto::UINT16;
+  const bool raw = dtype == proto::UINT16;
   if (raw && esize != 2) {
     return HostError(
-        array.name,
-        absl::StrCat("input '", array.name,
-                     "' is uint16 raw bits, but the graph declares it ",
-                     DTypeName(t->dtype()),
-                     " (raw bits are taken for 2-byte dtypes only)"));
+        name, absl::StrCat("input '", name,
+                           "' is uint16 raw bits, but the graph declares it ",
+                           DTypeName(t->dtype()),
+                           " (raw bits are taken for 2-byte dtypes only)"));
   }
   const bool integer = !IsFloatDType(t->dtype());
-  if (!raw && integer != (array.dtype == proto::INT32)) {
+  if (!raw && integer != (dtype == proto::INT32)) {
     return HostError(
-        array.name,
-        absl::StrCat("input '", array.name, "' is ", DTypeName(array.dtype),
-                     "; the graph ", "expects ", integer ? "int32" : "float32",
-                     " (declared ", DTypeName(t->dtype()), ")"));
+        name,
+        absl::StrCat("input '", name, "' is ", DTypeName(dtype), "; the graph ",
+                     "expects ", integer ? "int32" : "float32", " (declared ",
+                     DTypeName(t->dtype()), ")"));
   }
-  const size_t values = array.values();
-  if (values != static_cast<size_t>(array.num_elements())) {
-    return HostError(array.name,
-                     absl::StrCat("input '", array.name, "' has shape ",
-                                  ShapeString(array.shape), " but holds ",
-                                  values, " values"));
+  if (values != static_cast<size_t>(elements)) {
+    return HostError(
+        name, absl::StrCat("input '", name, "' has shape ", ShapeString(shape),
+                           " but holds ", values, " values"));
   }
   const int64_t per_rank = [&] {
     int64_t n = 1;
@@ -132,24 +136,20 @@ absl::Status Interpreter::SetInput(const HostArray& array) {
     Region& region = impl_->memory.RegionFor(*t, r, 0);
     uint8_t* dst = &region.data[t->address()];
     const int64_t first = stacked ? r * per_rank : 0;
-    for (int64_t e = 0; e < per_rank && raw; ++e) {
-      std::memcpy(dst + e * 2, &array.u16[first + e], 2);
-    }
-    for (int64_t e = 0; e < per_rank && !raw; ++e) {
-      if (integer) {
-        const int32_t v = array.i32[first + e];
-        if (t->dtype() == proto::INT32 || t->dtype() == proto::UINT32) {
-          std::memcpy(dst + e * esize, &v, 4);
-        } else {
-          StoreFromFloat(t->dtype(), static_cast<float>(v), dst + e * esize,
-                         fp8_max);
-        }
-      } else {
-        StoreFromFloat(t->dtype(), array.f32[first + e], dst + e * esize,
-                       fp8_max);
+    if (raw) {
+      std::memcpy(dst, &u16[first], per_rank * 2);
+    } else if (integer &&
+               (t->dtype() == proto::INT32 || t->dtype() == proto::UINT32)) {
+      std::memcpy(dst, &i32[first], per_rank * 4);
+    } else if (integer) {
+      for (int64_t e = 0; e < per_rank; ++e) {
+        StoreFromFloat(t->dtype(), static_cast<float>(i32[first + e]),
+                       dst + e * esize, fp8_max);
       }
+    } else {
+      StoreRowFromFloat(t->dtype(), &f32[first], per_rank, dst, fp8_max);
     }
-    std::memset(&region.shadow[t->address()], kInitialized, per_rank * esize);
+    region.shadow.Set(t->address(), per_rank * esize, kInitialized);
   }
   impl_->input_set[t->id() - 1] = true;
   return absl::OkStatus();
@@ -230,6 +230,26 @@ absl::StatusOr<HostArray> Interpreter::ReadTensor(uint32_t tensor_id, int rank,
   const int64_t n = array.num_elements();
   const int64_t esize = DTypeSize(t.dtype());
   const bool floating = IsFloatDType(t.dtype());
+  // Row by row: a whole partition row on chip, the whole tensor in HBM;
+  // rows entirely written in bulk, the others element by element.
+  const int64_t row =
+      ops::IsOnChip(t.space()) ? std::max<int64_t>(1, ops::RowElements(t)) : n;
+  auto for_each_row = [&](auto&& whole, auto&& one) {
+    for (int64_t e0 = 0; e0 < n; e0 += row) {
+      const int64_t count = std::min(row, n - e0);
+      const int64_t byte0 =
+          DeviceMemory::ByteOffset(t, e0, region.partition_bytes);
+      if (region.shadow.All(byte0, count * esize, kInitialized)) {
+        whole(e0, count, &region.data[byte0]);
+        continue;
+      }
+      for (int64_t e = e0; e < e0 + count; ++e) {
+        const int64_t byte = byte0 + (e - e0) * esize;
+        one(e, region.shadow.All(byte, esize, kInitialized),
+            &region.data[byte]);
+      }
+    }
+  };
   if (form == HostForm::kRawBits16 && esize == 2) {
     // Never-written elements: the dtype's quiet NaN, or 0 for integers.
     const uint16_t unset = t.dtype() == proto::BFLOAT16  ? 0x7FC0
@@ -237,46 +257,56 @@ absl::StatusOr<HostArray> Interpreter::ReadTensor(uint32_t tensor_id, int rank,
                                                          : 0;
     array.dtype = proto::UINT16;
     array.u16.resize(n);
-    for (int64_t e = 0; e < n; ++e) {
-      const int64_t byte =
-          DeviceMemory::ByteOffset(t, e, region.partition_bytes);
-      const bool initialized = (region.shadow[byte] & kInitialized) &&
-                               (region.shadow[byte + 1] & kInitialized);
-      if (initialized) {
-        std::memcpy(&array.u16[e], &region.data[byte], 2);
-      } else {
-        array.u16[e] = unset;
-      }
-    }
+    for_each_row(
+        [&](int64_t e0, int64_t count, const uint8_t* src) {
+          std::memcpy(&array.u16[e0], src, count * 2);
+        },
+        [&](int64_t e, bool initialized, const uint8_t* src) {
+          if (initialized) {
+            std::memcpy(&array.u16[e], src, 2);
+          } else {
+            array.u16[e] = unset;
+          }
+        });
     return array;
   }
   array.dtype = floating ? proto::FLOAT32 : proto::INT32;
   if (floating) {
     array.f32.resize(n);
-  } else {
-    array.i32.resize(n);
+    for_each_row(
+        [&](int64_t e0, int64_t count, const uint8_t* src) {
+          LoadRowAsFloat(t.dtype(), src, count, &array.f32[e0]);
+        },
+        [&](int64_t e, bool initialized, const uint8_t* src) {
+          array.f32[e] =
+              initialized ? LoadAsFloat(t.dtype(), src) : std::nanf("");
+        });
+    return array;
   }
-  for (int64_t e = 0; e < n; ++e) {
-    const int64_t byte = DeviceMemory::ByteOffset(t, e, region.partition_bytes);
-    bool initialized = true;
-    for (int64_t b = 0; b < esize; ++b) {
-      initialized &= (region.shadow[byte + b] & kInitialized) != 0;
+  array.i32.resize(n);
+  const bool word = t.dtype() == proto::INT32 || t.dtype() == proto::UINT32;
+  auto load_int = [&](const uint8_t* src) -> int32_t {
+    if (word) {
+      int32_t raw;
+      std::memcpy(&raw, src, 4);
+      return raw;
     }
-    if (floating) {
-      array.f32[e] = initialized ? LoadAsFloat(t.dtype(), &region.data[byte])
-                                 : std::nanf("");
-    } else if (initialized) {
-      int64_t v = 0;
-      if (t.dtype() == proto::INT32 || t.dtype() == proto::UINT32) {
-        int32_t raw;
-        std::memcpy(&raw, &region.data[byte], 4);
-        v = raw;
-      } else {
-        v = static_cast<int64_t>(LoadAsFloat(t.dtype(), &region.data[byte]));
-      }
-      array.i32[e] = static_cast<int32_t>(v);
-    }
-  }
+    return static_cast<int32_t>(
+        static_cast<int64_t>(LoadAsFloat(t.dtype(), src)));
+  };
+  for_each_row(
+      [&](int64_t e0, int64_t count, const uint8_t* src) {
+        if (word) {
+          std::memcpy(&array.i32[e0], src, count * 4);
+          return;
+        }
+        for (int64_t e = 0; e < count; ++e) {
+          array.i32[e0 + e] = load_int(src + e * esize);
+        }
+      },
+      [&](int64_t e, bool initialized, const uint8_t* src) {
+        if (initialized) array.i32[e] = load_int(src);
+      });
   return array;
 }
 

@@ -95,9 +95,7 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
 }
 
 void Interpreter::RecordResolvedOffsets(graph::ResolvedOffsets* sink) {
-  for (int c = 0; c < impl_->num_cores; ++c) {
-    impl_->program(0, c).set_resolved_sink(sink);
-  }
+  impl_->resolved_sink = sink;
 }
 
 }  // namespace nkigraph::interp

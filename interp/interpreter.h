@@ -37,7 +37,30 @@ struct RunOptions {
     const proto::Instruction* instr;
     const proto::Tensor* tensor;
   };
+  // Setting it makes the programs run one at a time, in the one-thread
+  // order, and stop at the first error: each event may read the machine.
   std::function<void(const WriteEvent&)> on_write;
+
+  // How many threads run the programs (ranks x cores); 0: one per core of
+  // the machine. Outputs, errors, deadlock and race reports are the same
+  // for every count: a rank's cores run side by side only while their
+  // segments up to the next synchronising instruction cannot touch a
+  // common HBM block with a write (interp/segment_footprint.h), and when
+  // programs fail the one reported is the first a one-thread run reaches.
+  int threads = 0;
+
+  // Progress of a run: instructions executed so far of all the programs'
+  // streams together.
+  struct Progress {
+    int64_t done = 0;
+    int64_t total = 0;
+    double elapsed_seconds = 0;
+    bool finished = false;  // the last call, when Run returns
+  };
+  // Called from a thread of the interpreter's about every
+  // `progress_interval_seconds` while Run runs, then once with `finished`.
+  std::function<void(const Progress&)> on_progress;
+  double progress_interval_seconds = 0.5;
 };
 
 // Device errors (out of bounds at run time, races, deadlocks, reads of
@@ -79,7 +102,12 @@ class Interpreter {
   absl::Status FillRandomInputs(uint64_t seed);
   std::vector<std::string> MissingInputs() const;
 
-  // Runs every program to completion.
+  // Runs every program to completion. Programs run until they reach a
+  // synchronising instruction, then the groups whose members have all
+  // arrived execute, and so on. After a device error the memory holds, for
+  // each program, what it had done by its next synchronising instruction
+  // or its own first error (with `on_write`: what the programs before the
+  // failing one, and that one up to its error, had done).
   absl::Status Run();
 
   // How tensors are read back: float32/int32 values, or for 2-byte

@@ -15,6 +15,7 @@
 #include "interp/program_state.h"
 #include "interp/race_detector.h"
 #include "interp/race_scope.h"
+#include "interp/segment_footprint.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::interp {
@@ -30,6 +31,8 @@ struct Interpreter::Impl {
   std::vector<RaceScope> race_scopes;                   // by tensor index
   std::vector<std::unique_ptr<ProgramState>> programs;  // [rank][core]
   std::vector<bool> input_set;                          // by tensor index
+  std::unique_ptr<SegmentFootprints> footprints;        // built by Run
+  graph::ResolvedOffsets* resolved_sink = nullptr;
   int num_ranks = 1;
   int num_cores = 1;
 

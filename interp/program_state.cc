@@ -76,6 +76,35 @@ void StoreInt(proto::DType dtype, int64_t v, uint8_t* dst, float fp8_max) {
   }
 }
 
+// Copies `count` elements of `esize` bytes from src (every src_stride
+// bytes) to dst (every dst_stride bytes): fixed-size moves, not a memcpy
+// call per element.
+template <typename T>
+void CopyStridedAs(uint8_t* dst, int64_t dst_stride, const uint8_t* src,
+                   int64_t src_stride, int64_t count) {
+  for (int64_t k = 0; k < count; ++k) {
+    T v;
+    std::memcpy(&v, src + k * src_stride, sizeof(T));
+    std::memcpy(dst + k * dst_stride, &v, sizeof(T));
+  }
+}
+
+void CopyStrided(uint8_t* dst, int64_t dst_stride, const uint8_t* src,
+                 int64_t src_stride, int64_t count, int64_t esize) {
+  switch (esize) {
+    case 4:
+      return CopyStridedAs<uint32_t>(dst, dst_stride, src, src_stride, count);
+    case 2:
+      return CopyStridedAs<uint16_t>(dst, dst_stride, src, src_stride, count);
+    case 1:
+      return CopyStridedAs<uint8_t>(dst, dst_stride, src, src_stride, count);
+    default:
+      for (int64_t k = 0; k < count; ++k) {
+        std::memcpy(dst + k * dst_stride, src + k * src_stride, esize);
+      }
+  }
+}
+
 std::string ElementString(const proto::Tensor& t, int64_t flat) {
   std::vector<int64_t> index(t.shape_size());
   for (int d = t.shape_size() - 1; d >= 0; --d) {
@@ -138,10 +167,8 @@ absl::StatusOr<int64_t> ProgramState::ReadIndex(uint32_t tensor_id,
   const int64_t byte =
       DeviceMemory::ByteOffset(t, flat, region.partition_bytes);
   const int64_t esize = DTypeSize(t.dtype());
-  for (int64_t b = 0; b < esize; ++b) {
-    if (!(region.shadow[byte + b] & kInitialized)) {
-      return AccessError("dynamic offset reads never-written", t, flat);
-    }
+  if (!region.shadow.All(byte, esize, kInitialized)) {
+    return AccessError("dynamic offset reads never-written", t, flat);
   }
   const Run run{0, 1, flat, 1, byte, esize};
   NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
@@ -151,22 +178,27 @@ absl::StatusOr<int64_t> ProgramState::ReadIndex(uint32_t tensor_id,
 absl::Status ProgramState::CheckInitialized(const proto::Tensor& t,
                                             const Region& region,
                                             const Run& run) {
+  if (skip_init_checks_) return absl::OkStatus();
   const int64_t esize = DTypeSize(t.dtype());
-  if (run.byte_stride == esize && !any_skipped_) {
-    // Contiguous: one vectorizable pass, and a slow search only on failure.
-    const uint8_t* shadow = &region.shadow[run.byte];
-    uint8_t all = kInitialized;
-    for (int64_t b = 0; b < run.count * esize; ++b) all &= shadow[b];
-    if (all & kInitialized) return absl::OkStatus();
+  if (!any_skipped_) {
+    // The bytes from the run's first to its last element: when all of them
+    // are initialised so is every element (a stride-1 run is exactly its
+    // hull). Not for runs spread thinly over a large span, where looking
+    // at each element is cheaper.
+    const int64_t span = std::abs(run.byte_stride) * (run.count - 1);
+    if (span <= 4 * run.count * esize) {
+      const int64_t lo = run.byte_stride < 0 ? run.byte - span : run.byte;
+      if (region.shadow.All(lo, span + esize, kInitialized)) {
+        return absl::OkStatus();
+      }
+    }
   }
   for (int64_t k = 0; k < run.count; ++k) {
     if (Skipped(run.position + k)) continue;
-    const uint8_t* shadow = &region.shadow[run.byte + k * run.byte_stride];
-    for (int64_t b = 0; b < esize; ++b) {
-      if (!(shadow[b] & kInitialized)) {
-        return AccessError("reads never-written", t,
-                           run.flat + k * run.flat_stride);
-      }
+    if (!region.shadow.All(run.byte + k * run.byte_stride, esize,
+                           kInitialized)) {
+      return AccessError("reads never-written", t,
+                         run.flat + k * run.flat_stride);
     }
   }
   return absl::OkStatus();
@@ -230,7 +262,7 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
                      " are not ordered by any core_barrier, sendrecv or "
                      "collective"));
   }
-  NKI_RETURN_IF_ERROR(race_.ChargeGrowth());
+  NKI_RETURN_IF_ERROR(race_.ChargeGrowth(rank_, core_));
   return absl::OkStatus();
 }
 
@@ -358,23 +390,24 @@ absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {
   const int64_t esize = DTypeSize(op.dtype());
   std::vector<uint8_t>& out = raws_[i];
   out.assign(op.elements() * esize, 0);
-  NKI_RETURN_IF_ERROR(Walk(
-      i,
-      [&](const proto::Tensor& t, Region& region,
-          const Run& run) -> absl::Status {
-        NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
-        NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
-        uint8_t* dst = &out[run.position * esize];
-        if (run.byte_stride == esize) {
-          std::memcpy(dst, &region.data[run.byte], run.count * esize);
-        } else {
-          for (int64_t k = 0; k < run.count; ++k) {
-            std::memcpy(dst + k * esize,
-                        &region.data[run.byte + k * run.byte_stride], esize);
-          }
-        }
-        return absl::OkStatus();
-      }));
+  skip_init_checks_ = StridedAndInitialized(i);
+  const absl::Status walked =
+      Walk(i,
+           [&](const proto::Tensor& t, Region& region,
+               const Run& run) -> absl::Status {
+             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+             NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+             uint8_t* dst = &out[run.position * esize];
+             if (run.byte_stride == esize) {
+               std::memcpy(dst, &region.data[run.byte], run.count * esize);
+             } else {
+               CopyStrided(dst, esize, &region.data[run.byte], run.byte_stride,
+                           run.count, esize);
+             }
+             return absl::OkStatus();
+           });
+  skip_init_checks_ = false;
+  NKI_RETURN_IF_ERROR(walked);
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) std::memset(&out[p * esize], 0, esize);
@@ -388,7 +421,8 @@ absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
   const int64_t esize = DTypeSize(op.dtype());
   std::vector<float>& out = floats_[i];
   out.resize(op.elements());
-  NKI_RETURN_IF_ERROR(Walk(
+  skip_init_checks_ = StridedAndInitialized(i);
+  const absl::Status walked = Walk(
       i,
       [&](const proto::Tensor& t, Region& region,
           const Run& run) -> absl::Status {
@@ -404,7 +438,9 @@ absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
           }
         }
         return absl::OkStatus();
-      }));
+      });
+  skip_init_checks_ = false;
+  NKI_RETURN_IF_ERROR(walked);
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) out[p] = 0.0f;
@@ -417,18 +453,21 @@ absl::StatusOr<absl::Span<const int64_t>> ProgramState::ReadInt(int i) {
   const ops::OperandInfo& op = view_.operand(i);
   std::vector<int64_t>& out = ints_[i];
   out.assign(op.elements(), 0);
-  NKI_RETURN_IF_ERROR(Walk(
-      i,
-      [&](const proto::Tensor& t, Region& region,
-          const Run& run) -> absl::Status {
-        NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
-        NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
-        for (int64_t k = 0; k < run.count; ++k) {
-          out[run.position + k] =
-              LoadInt(t.dtype(), &region.data[run.byte + k * run.byte_stride]);
-        }
-        return absl::OkStatus();
-      }));
+  skip_init_checks_ = StridedAndInitialized(i);
+  const absl::Status walked =
+      Walk(i,
+           [&](const proto::Tensor& t, Region& region,
+               const Run& run) -> absl::Status {
+             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+             NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+             for (int64_t k = 0; k < run.count; ++k) {
+               out[run.position + k] = LoadInt(
+                   t.dtype(), &region.data[run.byte + k * run.byte_stride]);
+             }
+             return absl::OkStatus();
+           });
+  skip_init_checks_ = false;
+  NKI_RETURN_IF_ERROR(walked);
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) out[p] = 0;
@@ -437,30 +476,238 @@ absl::StatusOr<absl::Span<const int64_t>> ProgramState::ReadInt(int i) {
   return absl::MakeConstSpan(out);
 }
 
+template <typename Fn>
+bool ProgramState::ForEachSortedRun(int i, Fn&& fn) const {
+  const ops::OperandInfo& op = view_.operand(i);
+  const proto::Tensor& t = *op.tensor;
+  const proto::AccessPattern& ap = *op.ap;
+  if (ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED) {
+    return false;
+  }
+  // Dims by decreasing |stride|, negative strides walked from their low
+  // end (the same elements); count-1 dims dropped. On chip dim 0 (the
+  // partitions) stays outermost: its stride spans whole rows.
+  struct Dim {
+    int64_t stride;
+    int64_t count;
+  };
+  Dim dims[ops::kMaxDims + 1];
+  int nd = 0;
+  int64_t base = ap.offset();
+  for (int d = 0; d < ops::NumDims(ap); ++d) {
+    int64_t stride = ops::Stride(ap, d);
+    const int64_t count = ops::Count(ap, d);
+    if (count == 1) continue;
+    if (stride < 0) {
+      base += stride * (count - 1);
+      stride = -stride;
+    }
+    dims[nd++] = {stride, count};
+  }
+  const bool on_chip = ops::IsOnChip(t.space());
+  const int first = on_chip && nd > 0 && ops::Count(ap, 0) > 1 ? 1 : 0;
+  std::stable_sort(dims + first, dims + nd, [](const Dim& a, const Dim& b) {
+    return a.stride > b.stride;
+  });
+  // Merge contiguous inner dims into the run.
+  int64_t run = 1;
+  while (nd > first && dims[nd - 1].stride == run) {
+    run *= dims[nd - 1].count;
+    --nd;
+  }
+  const int64_t esize = DTypeSize(t.dtype());
+  const Region& region = memory_.RegionFor(t, rank_, core_);
+  int64_t idx[ops::kMaxDims + 1] = {0};
+  while (true) {
+    int64_t flat = base;
+    for (int d = 0; d < nd; ++d) flat += idx[d] * dims[d].stride;
+    fn(DeviceMemory::ByteOffset(t, flat, region.partition_bytes), run * esize);
+    int d = nd - 1;
+    for (; d >= 0; --d) {
+      if (++idx[d] < dims[d].count) break;
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+  return true;
+}
+
+bool ProgramState::StridedAndInitialized(int i) const {
+  const ops::OperandInfo& op = view_.operand(i);
+  const proto::AccessPattern& ap = *op.ap;
+  const int nd = ops::NumDims(ap);
+  if (any_skipped_ || nd == 0 || ops::Stride(ap, nd - 1) == 1 ||
+      ops::Count(ap, nd - 1) == 1) {
+    return false;
+  }
+  const Region& region = memory_.RegionFor(*op.tensor, rank_, core_);
+  bool all = true;
+  const bool walked = ForEachSortedRun(i, [&](int64_t byte, int64_t length) {
+    all = all && region.shadow.All(byte, length, kInitialized);
+  });
+  return walked && all;
+}
+
+bool ProgramState::WriteCannotFail(int i) const {
+  const ops::OperandInfo& op = view_.operand(i);
+  if (op.ap->dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED) {
+    return false;
+  }
+  const proto::Tensor& t = *op.tensor;
+  if (!race_.enabled() || t.space() != proto::SHARED_HBM) return true;
+  const RaceScope scope = race_scopes_[t.id() - 1];
+  return scope == RaceScope::kNone || scope == RaceScope::kOneCore;
+}
+
+bool ProgramState::LayoutAsRows(int i, RowLayout* layout) const {
+  const ops::OperandInfo& op = view_.operand(i);
+  const proto::Tensor& t = *op.tensor;
+  const proto::AccessPattern& ap = *op.ap;
+  if (any_skipped_ ||
+      ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED) {
+    return false;
+  }
+  const bool on_chip = ops::IsOnChip(t.space());
+  const int nd = ops::NumDims(ap);
+  // Merge the inner dims into one contiguous run while they are (never
+  // across partitions: on chip dim 0 walks them).
+  int d = nd - 1;
+  while (d >= 0 && ops::Count(ap, d) == 1) --d;
+  if (d < 0) {  // a single element
+    *layout = {1, 1, 0, 0, ap.offset(), 0};
+  } else {
+    if (ops::Stride(ap, d) != 1 || (on_chip && d == 0)) return false;
+    int64_t cols = ops::Count(ap, d);
+    for (--d; d >= (on_chip ? 1 : 0); --d) {
+      if (ops::Count(ap, d) == 1) continue;
+      if (ops::Stride(ap, d) != cols) break;
+      cols *= ops::Count(ap, d);
+    }
+    int64_t rows = 1;
+    int64_t flat_stride = 0;
+    for (; d >= 0; --d) {
+      if (ops::Count(ap, d) == 1) continue;
+      if (rows != 1) return false;  // two outer dims
+      rows = ops::Count(ap, d);
+      flat_stride = ops::Stride(ap, d);
+    }
+    *layout = {rows, cols, 0, 0, ap.offset(), flat_stride};
+  }
+  const int64_t esize = DTypeSize(t.dtype());
+  const Region& region = memory_.RegionFor(t, rank_, core_);
+  layout->byte =
+      DeviceMemory::ByteOffset(t, layout->flat, region.partition_bytes);
+  if (layout->rows == 1) return true;
+  if (on_chip) {
+    const int64_t row = ops::RowElements(t);
+    if (layout->flat_stride % row != 0) return false;
+    layout->stride = layout->flat_stride / row * region.partition_bytes;
+  } else {
+    layout->stride = layout->flat_stride * esize;
+  }
+  return true;
+}
+
+absl::StatusOr<ops::ExecContext::Rows> ProgramState::ReadRows(int i) {
+  RowLayout layout;
+  if (!LayoutAsRows(i, &layout)) return Rows{};
+  const proto::Tensor& t = *view_.operand(i).tensor;
+  Region& region = memory_.RegionFor(t, rank_, core_);
+  const int64_t esize = DTypeSize(t.dtype());
+  for (int64_t r = 0; r < layout.rows; ++r) {
+    const Run run{r * layout.cols,
+                  layout.cols,
+                  layout.flat + r * layout.flat_stride,
+                  1,
+                  layout.byte + r * layout.stride,
+                  esize};
+    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+  }
+  return Rows{&region.data[layout.byte], layout.rows, layout.cols,
+              layout.stride};
+}
+
+ops::ExecContext::MatmulRows ProgramState::MatmulInPlace(int i,
+                                                         bool accumulate) {
+  RowLayout layout;
+  const proto::Tensor& t = *view_.operand(i).tensor;
+  if (t.dtype() != proto::FLOAT32 || !LayoutAsRows(i, &layout) ||
+      layout.byte % 4 != 0 || layout.stride % 4 != 0) {
+    return {};
+  }
+  Region& region = memory_.RegionFor(t, rank_, core_);
+  const int64_t bytes = layout.cols * 4;
+  if (accumulate) {
+    for (int64_t r = 0; r < layout.rows; ++r) {
+      if (!region.shadow.All(layout.byte + r * layout.stride, bytes,
+                             kMatmulGroup)) {
+        return {};
+      }
+    }
+  }
+  for (int64_t r = 0; r < layout.rows; ++r) {
+    region.shadow.Set(layout.byte + r * layout.stride, bytes,
+                      kInitialized | kMatmulGroup);
+  }
+  return {reinterpret_cast<float*>(&region.data[layout.byte]), layout.rows,
+          layout.cols, layout.stride / 4};
+}
+
+ops::ExecContext::MutableRows ProgramState::WriteFloatInPlace(int i) {
+  RowLayout layout;
+  const proto::Tensor& t = *view_.operand(i).tensor;
+  if (t.dtype() != proto::FLOAT32 || !ops::IsOnChip(t.space()) ||
+      !LayoutAsRows(i, &layout) || layout.byte % 4 != 0 ||
+      layout.stride % 4 != 0) {
+    return {};
+  }
+  Region& region = memory_.RegionFor(t, rank_, core_);
+  for (int64_t r = 0; r < layout.rows; ++r) {
+    region.shadow.Set(layout.byte + r * layout.stride, layout.cols * 4,
+                      kInitialized);
+  }
+  return {reinterpret_cast<float*>(&region.data[layout.byte]), layout.rows,
+          layout.cols, layout.stride / 4};
+}
+
 template <typename StoreRun, typename StoreOne>
 absl::Status ProgramState::WriteWalk(int i, StoreRun&& store_run,
                                      StoreOne&& store_one) {
-  return Walk(i,
-              [&](const proto::Tensor& t, Region& region,
-                  const Run& run) -> absl::Status {
-                NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/true));
-                const int64_t esize = DTypeSize(t.dtype());
-                if (run.byte_stride == esize && !any_skipped_) {
-                  store_run(t.dtype(), &region.data[run.byte], run.position,
-                            run.count);
-                  std::memset(&region.shadow[run.byte], kInitialized,
-                              run.count * esize);
-                  return absl::OkStatus();
-                }
-                for (int64_t k = 0; k < run.count; ++k) {
-                  const int64_t position = run.position + k;
-                  if (Skipped(position)) continue;
-                  const int64_t byte = run.byte + k * run.byte_stride;
-                  store_one(t.dtype(), &region.data[byte], position);
-                  std::memset(&region.shadow[byte], kInitialized, esize);
-                }
-                return absl::OkStatus();
-              });
+  // A strided operand whose write cannot fail part way is marked after the
+  // walk, run by run in stride order, instead of element by element.
+  const ops::OperandInfo& op = view_.operand(i);
+  const int nd = ops::NumDims(*op.ap);
+  const bool strided = nd > 0 && ops::Stride(*op.ap, nd - 1) != 1 &&
+                       ops::Count(*op.ap, nd - 1) > 1;
+  const bool defer = strided && !any_skipped_ && WriteCannotFail(i);
+  NKI_RETURN_IF_ERROR(Walk(
+      i,
+      [&](const proto::Tensor& t, Region& region,
+          const Run& run) -> absl::Status {
+        NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/true));
+        const int64_t esize = DTypeSize(t.dtype());
+        if (run.byte_stride == esize && !any_skipped_) {
+          store_run(t.dtype(), &region.data[run.byte], run.position, run.count);
+          region.shadow.Set(run.byte, run.count * esize, kInitialized);
+          return absl::OkStatus();
+        }
+        for (int64_t k = 0; k < run.count; ++k) {
+          const int64_t position = run.position + k;
+          if (Skipped(position)) continue;
+          const int64_t byte = run.byte + k * run.byte_stride;
+          store_one(t.dtype(), &region.data[byte], position);
+          if (!defer) region.shadow.Set(byte, esize, kInitialized);
+        }
+        return absl::OkStatus();
+      }));
+  if (defer) {
+    Region& region = memory_.RegionFor(*op.tensor, rank_, core_);
+    ForEachSortedRun(i, [&](int64_t byte, int64_t length) {
+      region.shadow.Set(byte, length, kInitialized);
+    });
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ProgramState::WriteFloat(int i, absl::Span<const float> values) {
@@ -506,7 +753,51 @@ absl::Status ProgramState::WriteRaw(int i, absl::Span<const uint8_t> bytes) {
         std::memcpy(dst, &bytes[position * esize], n * esize);
       },
       [&](proto::DType, uint8_t* dst, int64_t position) {
-        std::memcpy(dst, &bytes[position * esize], esize);
+        CopyStrided(dst, esize, &bytes[position * esize], esize, 1, esize);
+      });
+}
+
+absl::Status ProgramState::WriteRawRows(int i, const Rows& rows) {
+  const int64_t esize = DTypeSize(view_.operand(i).dtype());
+  if (rows.rows * rows.cols != view_.operand(i).elements()) {
+    return absl::InternalError("WriteRawRows: wrong element count");
+  }
+  // Where source element `position` is; walked in order, so kept as a
+  // cursor rather than divided out per element.
+  int64_t at = 0, row = 0, col = 0;
+  auto seek = [&](int64_t position) -> const uint8_t* {
+    if (position != at) {
+      row = position / rows.cols;
+      col = position % rows.cols;
+      at = position;
+    }
+    return rows.data + row * rows.stride + col * esize;
+  };
+  auto advance = [&](int64_t n) {
+    at += n;
+    col += n;
+    while (col >= rows.cols) {
+      col -= rows.cols;
+      ++row;
+    }
+  };
+  return WriteWalk(
+      i,
+      [&](proto::DType, uint8_t* dst, int64_t position, int64_t n) {
+        // A destination run may span several source rows.
+        while (n > 0) {
+          const uint8_t* src = seek(position);
+          const int64_t take = std::min(n, rows.cols - col);
+          std::memcpy(dst, src, take * esize);
+          advance(take);
+          dst += take * esize;
+          position += take;
+          n -= take;
+        }
+      },
+      [&](proto::DType, uint8_t* dst, int64_t position) {
+        CopyStrided(dst, esize, seek(position), esize, 1, esize);
+        advance(1);
       });
 }
 
@@ -521,9 +812,12 @@ absl::Status ProgramState::MatmulWrite(int i, absl::Span<const float> values,
           const Run& run) -> absl::Status {
         const int64_t esize = DTypeSize(t.dtype());
         // Every element of the run must belong to an open accumulation group.
-        if (accumulate) {
+        const bool contiguous = run.byte_stride == esize;
+        if (accumulate &&
+            !(contiguous &&
+              region.shadow.All(run.byte, run.count * esize, kMatmulGroup))) {
           for (int64_t k = 0; k < run.count; ++k) {
-            if (!(region.shadow[run.byte + k * run.byte_stride] &
+            if (!(region.shadow.Get(run.byte + k * run.byte_stride) &
                   kMatmulGroup)) {
               return AccessError(
                   "accumulates (accumulate=true) into psum that no matmul "
@@ -541,8 +835,8 @@ absl::Status ProgramState::MatmulWrite(int i, absl::Span<const float> values,
           } else {
             std::memcpy(dst, src, run.count * 4);
           }
-          std::memset(&region.shadow[run.byte], kInitialized | kMatmulGroup,
-                      run.count * 4);
+          region.shadow.Set(run.byte, run.count * 4,
+                            kInitialized | kMatmulGroup);
           return absl::OkStatus();
         }
         for (int64_t k = 0; k < run.count; ++k) {
@@ -551,7 +845,7 @@ absl::Status ProgramState::MatmulWrite(int i, absl::Span<const float> values,
           float value = src[k];
           if (accumulate) value += LoadAsFloat(t.dtype(), dst);
           StoreFromFloat(t.dtype(), value, dst, fp8_max_);
-          std::memset(&region.shadow[byte], kInitialized | kMatmulGroup, esize);
+          region.shadow.Set(byte, esize, kInitialized | kMatmulGroup);
         }
         return absl::OkStatus();
       });

@@ -2,6 +2,7 @@
 #define NKIGRAPH_INTERP_PROGRAM_STATE_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,8 +34,18 @@ class ProgramState : public ops::ExecContext {
   // operands reach (nullptr: nowhere); the cost model's `run --timeline`.
   void set_resolved_sink(graph::ResolvedOffsets* sink) { resolved_ = sink; }
 
-  void Advance() { ++pc_; }
+  void Advance() {
+    ++pc_;
+    // One writer (the thread running this program); progress reports read
+    // it from another thread.
+    executed_.store(executed_.load(std::memory_order_relaxed) + 1,
+                    std::memory_order_relaxed);
+  }
   bool done() const { return pc_ >= stream_->instructions_size(); }
+  // The position of the current instruction in the stream.
+  int pc() const { return pc_; }
+  // Instructions executed since construction; safe to read from any thread.
+  int64_t executed() const { return executed_.load(std::memory_order_relaxed); }
   const proto::Instruction& current() const {
     return stream_->instructions(pc_);
   }
@@ -50,9 +61,13 @@ class ProgramState : public ops::ExecContext {
   absl::StatusOr<absl::Span<const float>> ReadFloat(int i) override;
   absl::StatusOr<absl::Span<const int64_t>> ReadInt(int i) override;
   absl::StatusOr<absl::Span<const uint8_t>> ReadRaw(int i) override;
+  absl::StatusOr<Rows> ReadRows(int i) override;
+  MatmulRows MatmulInPlace(int i, bool accumulate) override;
+  MutableRows WriteFloatInPlace(int i) override;
   absl::Status WriteFloat(int i, absl::Span<const float> values) override;
   absl::Status WriteInt(int i, absl::Span<const int64_t> values) override;
   absl::Status WriteRaw(int i, absl::Span<const uint8_t> bytes) override;
+  absl::Status WriteRawRows(int i, const Rows& rows) override;
   absl::Status MatmulWrite(int i, absl::Span<const float> values,
                            bool accumulate) override;
   absl::Span<float> ReduceRegisters(ops::Engine engine) override;
@@ -69,6 +84,34 @@ class ProgramState : public ops::ExecContext {
     int64_t byte;  // the first element's byte offset in its region
     int64_t byte_stride;
   };
+
+  // Operand `i` as `rows` runs of `cols` contiguous elements in its
+  // region, the first at byte `byte`, `stride` bytes apart; false when it
+  // is not one (dynamic offset, strided elements, uneven rows).
+  struct RowLayout {
+    int64_t rows;
+    int64_t cols;
+    int64_t byte;
+    int64_t stride;
+    int64_t flat;         // the first element's flat index
+    int64_t flat_stride;  // flat elements from one row to the next
+  };
+  bool LayoutAsRows(int i, RowLayout* layout) const;
+
+  // The shadow bytes a static operand touches do not depend on the order
+  // its elements are walked in, so for shadow work on a strided operand
+  // (a transposing DMA) its dims are visited by decreasing stride, which
+  // turns per-element marks and checks into runs. Calls fn(byte, length)
+  // for each run; false (nothing called) for operands with a dynamic
+  // offset.
+  template <typename Fn>
+  bool ForEachSortedRun(int i, Fn&& fn) const;
+  // Whether static operand `i` is strided in its innermost dim, with every
+  // byte it reads initialised (the per-element checks can be skipped).
+  bool StridedAndInitialized(int i) const;
+  // Whether a write to operand `i` cannot fail part way (no dynamic
+  // offset, no race tracking), so its shadow can be marked after the data.
+  bool WriteCannotFail(int i) const;
 
   template <typename RunFn>
   absl::Status Walk(int i, RunFn&& fn);
@@ -101,11 +144,16 @@ class ProgramState : public ops::ExecContext {
   const int rank_;
   const int core_;
   int pc_ = 0;
+  std::atomic<int64_t> executed_{0};
   float fp8_max_;
 
   graph::ResolvedOffsets* resolved_ = nullptr;
   ops::InstrView view_;
   bool any_skipped_ = false;
+  // Set while walking an operand whose reads are known initialised, or
+  // whose writes are marked after the walk (see ForEachSortedRun).
+  bool skip_init_checks_ = false;
+  bool defer_marks_ = false;
   std::vector<uint8_t> skipped_;
   std::array<std::vector<float>, ops::kMaxOperands> floats_;
   std::array<std::vector<int64_t>, ops::kMaxOperands> ints_;

@@ -3,45 +3,82 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "util/diagnostic.h"
+#include "util/status_macros.h"
 
 namespace nkigraph::interp {
 
-bool RaceDetector::ByteState::operator==(const ByteState& o) const {
-  return write_epoch == o.write_epoch && write_instr == o.write_instr &&
-         write_core == o.write_core &&
-         std::equal(read_epoch, read_epoch + kMaxCores, o.read_epoch) &&
-         std::equal(read_instr, read_instr + kMaxCores, o.read_instr);
-}
-
 RaceDetector::RaceDetector(int num_ranks, int num_cores, MemoryBudget* budget)
     : enabled_(num_cores >= 2 && num_cores <= kMaxCores),
+      num_ranks_(num_ranks),
       num_cores_(num_cores),
       budget_(budget) {
   if (!enabled_) return;
-  clocks_.assign(static_cast<size_t>(num_ranks) * num_cores * num_cores, 0);
+  ranks_ = std::make_unique<Rank[]>(num_ranks);
+  programs_ =
+      std::make_unique<Program[]>(static_cast<size_t>(num_ranks) * num_cores);
   // Every core starts in epoch 1, so epoch 0 means "no access yet".
   for (int r = 0; r < num_ranks; ++r) {
-    for (int c = 0; c < num_cores; ++c) Clock(r, c, c) = 1;
+    ranks_[r].clocks.assign(static_cast<size_t>(num_cores) * num_cores, 0);
+    for (int c = 0; c < num_cores; ++c) {
+      ranks_[r].clocks[c * num_cores + c] = 1;
+    }
   }
-  bytes_.resize(num_ranks);
+}
+
+int64_t RaceDetector::intervals() const {
+  if (!enabled_) return 0;
+  int64_t total = 0;
+  for (int p = 0; p < num_ranks_ * num_cores_; ++p) {
+    total += programs_[p].intervals.load(std::memory_order_relaxed);
+  }
+  return total;
 }
 
 RaceDetector::~RaceDetector() {
-  if (budget_ != nullptr) budget_->Release(charged_);
+  if (budget_ == nullptr || !enabled_) return;
+  for (int p = 0; p < num_ranks_ * num_cores_; ++p) {
+    budget_->Release(programs_[p].charged);
+  }
 }
 
-absl::Status RaceDetector::ChargeGrowth() {
-  constexpr int64_t kStep = 64 << 10;
-  const int64_t state = StateBytes();
-  if (budget_ == nullptr || state <= charged_) return absl::OkStatus();
-  const int64_t more = (state - charged_ + kStep - 1) / kStep * kStep;
-  if (absl::Status status = budget_->Charge(
-          more, absl::StrCat("race-detection state for shared HBM (",
-                             intervals_, " access intervals)"));
-      !status.ok()) {
-    return status;
+void RaceDetector::BeginRun() {
+  if (!enabled_ || budget_ == nullptr) return;
+  const int programs = num_ranks_ * num_cores_;
+  int64_t held = 0;
+  for (int p = 0; p < programs; ++p) held += programs_[p].charged;
+  max_state_bytes_ = budget_->available() + held;
+  program_budget_ = max_state_bytes_ / programs;
+}
+
+absl::Status RaceDetector::ChargeGrowth(int rank, int core) {
+  if (!enabled_) return absl::OkStatus();
+  Program& self = programs_[rank * num_cores_ + core];
+  const int64_t state = ProgramStateBytes(rank, core);
+  if (state > program_budget_) {
+    return DiagnosticError(
+        absl::StatusCode::kResourceExhausted,
+        MakeDiagnostic(
+            DiagnosticKind::kResource,
+            absl::StrCat("race-detection state for shared HBM needs more than ",
+                         program_budget_,
+                         " bytes for this program, its share of the ",
+                         max_state_bytes_,
+                         " the memory limit leaves after device memory (",
+                         intervals(rank, core),
+                         " access intervals; raise --memory-limit)")));
   }
-  charged_ += more;
+  if (budget_ == nullptr || state <= self.charged) return absl::OkStatus();
+  constexpr int64_t kStep = 64 << 10;
+  const int64_t target =
+      std::min(program_budget_, (state + kStep - 1) / kStep * kStep);
+  // Within the shares BeginRun split this cannot fail unless something
+  // outside the run charges the budget while it runs.
+  NKI_RETURN_IF_ERROR(budget_->Charge(
+      target - self.charged,
+      absl::StrCat("race-detection state for shared HBM (",
+                   intervals(rank, core), " access intervals)")));
+  self.charged = target;
   return absl::OkStatus();
 }
 
@@ -51,57 +88,63 @@ std::optional<RaceDetector::Conflict> RaceDetector::Access(int rank, int core,
                                                            bool write,
                                                            uint32_t instr) {
   if (!enabled_ || length <= 0) return std::nullopt;
-  IntervalMap<ByteState>& map = bytes_[rank];
-  // Check the whole range first; bytes never accessed hold ByteState{},
-  // which conflicts with nothing, so the map need not visit them.
+  Rank& r = ranks_[rank];
+  absl::MutexLock lock(&r.mu);
+  const uint32_t* clock = &r.clocks[core * num_cores_];
+  // Check the whole range first, against every other core; bytes another
+  // core never accessed hold ByteState{}, which conflicts with nothing, so
+  // its map need not visit them. The racing access reported is the one on
+  // the lowest byte, a write before a read there, then the lowest core.
   std::optional<Conflict> conflict;
-  map.Visit(
-      offset, offset + length,
-      [&](int64_t begin, int64_t, const ByteState& state) {
-        if (state.write_core != kNoCore && state.write_core != core &&
-            state.write_epoch > Clock(rank, core, state.write_core)) {
-          conflict = Conflict{begin, state.write_core, state.write_instr, true};
-          return true;
-        }
-        if (!write) return false;
-        for (int other = 0; other < num_cores_; ++other) {
-          if (other != core &&
-              state.read_epoch[other] > Clock(rank, core, other)) {
-            conflict = Conflict{begin, other, state.read_instr[other], false};
+  for (int other = 0; other < num_cores_; ++other) {
+    if (other == core) continue;
+    const uint32_t known = clock[other];
+    programs_[rank * num_cores_ + other].bytes.Visit(
+        offset, offset + length,
+        [&](int64_t begin, int64_t, const ByteState& state) {
+          if (conflict.has_value() && begin >= conflict->offset) return true;
+          if (state.write_epoch > known) {
+            conflict = Conflict{begin, other, state.write_instr, true};
             return true;
           }
-        }
-        return false;
-      });
+          if (write && state.read_epoch > known) {
+            conflict = Conflict{begin, other, state.read_instr, false};
+            return true;
+          }
+          return false;
+        });
+  }
   if (conflict) return conflict;
-  const uint32_t epoch = Clock(rank, core, core);
-  const int64_t before = map.size();
-  map.Update(offset, offset + length, [&](ByteState& state) {
+  const uint32_t epoch = clock[core];
+  Program& self = programs_[rank * num_cores_ + core];
+  self.bytes.Update(offset, offset + length, [&](ByteState& state) {
     if (write) {
-      state.write_core = static_cast<uint8_t>(core);
       state.write_epoch = epoch;
       state.write_instr = instr;
     } else {
-      state.read_epoch[core] = epoch;
-      state.read_instr[core] = instr;
+      state.read_epoch = epoch;
+      state.read_instr = instr;
     }
   });
-  intervals_ += map.size() - before;
+  self.intervals.store(self.bytes.size(), std::memory_order_relaxed);
   return std::nullopt;
 }
 
 void RaceDetector::Sync(int rank, absl::Span<const int> cores) {
   if (!enabled_) return;
+  Rank& r = ranks_[rank];
+  absl::MutexLock lock(&r.mu);
   std::vector<uint32_t> joined(num_cores_, 0);
   for (int c : cores) {
     for (int o = 0; o < num_cores_; ++o) {
-      joined[o] = std::max(joined[o], Clock(rank, c, o));
+      joined[o] = std::max(joined[o], r.clocks[c * num_cores_ + o]);
     }
   }
   for (int c : cores) {
-    for (int o = 0; o < num_cores_; ++o) Clock(rank, c, o) = joined[o];
+    for (int o = 0; o < num_cores_; ++o)
+      r.clocks[c * num_cores_ + o] = joined[o];
   }
-  for (int c : cores) ++Clock(rank, c, c);
+  for (int c : cores) ++r.clocks[c * num_cores_ + c];
 }
 
 }  // namespace nkigraph::interp

@@ -1,17 +1,39 @@
-// Running the programs: each runs until it reaches a synchronising
-// instruction, then groups whose participants have all arrived execute
-// together; when nothing can move, a deadlock report.
+// Running the programs, in rounds: every program runs until it reaches a
+// synchronising instruction (on a pool of threads), then the groups whose
+// participants have all arrived execute together, in program order; when
+// nothing can move, a deadlock report.
+//
+// What a one-thread run does is the definition: within a round, programs
+// in order (ranks, then each rank's cores), each to its next synchronising
+// instruction. Programs of different ranks share no memory between
+// synchronisations, so they may run in any order or at once; two cores of
+// one rank share HBM, so a higher core runs beside a lower one only when
+// their segments cannot touch a common block with a write, and otherwise
+// waits for the lower one to finish its segment (segment_footprint.h).
+// Each program then sees the memory, shadow and race-detection state of
+// the one-thread order, and its first error is the same; the error
+// reported is the first program's in that order.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "graph/describe.h"
 #include "interp/interpreter.h"
 #include "interp/interpreter_impl.h"
 #include "interp/program_state.h"
+#include "interp/segment_footprint.h"
+#include "interp/worker_pool.h"
 #include "ops/op_def.h"
 #include "ops/sync_rule.h"
 #include "util/status_macros.h"
@@ -47,6 +69,73 @@ absl::Status StepLimitError(const proto::Graph& graph, const ProgramState& p,
   return DiagnosticError(absl::StatusCode::kResourceExhausted, d);
 }
 
+bool AtSync(const ProgramState& p) {
+  return ops::FindOp(p.current().opcode())->sync != ops::SyncKind::kNone;
+}
+
+// Calls on_progress every interval from its own thread while it lives,
+// then once with `finished`.
+class ProgressReporter {
+ public:
+  ProgressReporter(const RunOptions& options, int64_t total,
+                   std::function<int64_t()> done)
+      : options_(options), total_(total), done_(std::move(done)) {
+    if (!options_.on_progress) return;
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~ProgressReporter() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    Report(/*finished=*/true);
+  }
+
+ private:
+  void Loop() {
+    const auto interval = std::chrono::duration<double>(
+        std::max(0.01, options_.progress_interval_seconds));
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, interval, [&] { return stop_; })) {
+      lock.unlock();
+      Report(/*finished=*/false);
+      lock.lock();
+    }
+  }
+  void Report(bool finished) {
+    RunOptions::Progress p;
+    p.done = done_();
+    p.total = total_;
+    p.elapsed_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+            .count();
+    p.finished = finished;
+    options_.on_progress(p);
+  }
+
+  const RunOptions& options_;
+  const int64_t total_;
+  const std::function<int64_t()> done_;
+  const std::chrono::steady_clock::time_point start_ =
+      std::chrono::steady_clock::now();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+int ThreadsFor(const RunOptions& options, int programs) {
+  if (options.on_write) return 1;
+  int threads = options.threads;
+  if (threads <= 0) {
+    threads = static_cast<int>(std::thread::hardware_concurrency());
+  }
+  return std::clamp(threads, 1, std::max(1, programs));
+}
+
 }  // namespace
 
 absl::Status Interpreter::Run() {
@@ -61,9 +150,55 @@ absl::Status Interpreter::Run() {
   Impl& impl = *impl_;
   const proto::Graph& g = graph_;
   const int64_t max_steps = options_.max_steps;
-  auto over_step_limit = [&] {
-    return max_steps > 0 && instructions_executed_ >= max_steps;
+  const int num_programs = static_cast<int>(impl.programs.size());
+  if (impl.footprints == nullptr) {
+    impl.footprints = std::make_unique<SegmentFootprints>(g);
+  }
+  const SegmentFootprints& footprints = *impl.footprints;
+  impl.race.BeginRun();
+  // With on_write, each event may read the machine: programs run one at a
+  // time, and the run stops at the first error.
+  const bool stop_at_first_error = static_cast<bool>(options_.on_write);
+  WorkerPool pool(ThreadsFor(options_, num_programs));
+
+  auto executed = [&] {
+    int64_t n = 0;
+    for (const auto& p : impl.programs) n += p->executed();
+    return n;
   };
+  // Set the count however Run returns.
+  absl::Cleanup count_executed = [&] { instructions_executed_ = executed(); };
+
+  // Rank 0's programs record what their dynamic offsets reach each into
+  // their own map, merged into the sink at the end.
+  std::vector<graph::ResolvedOffsets> reached(impl.num_cores);
+  if (impl.resolved_sink != nullptr) {
+    for (int c = 0; c < impl.num_cores; ++c) {
+      impl.program(0, c).set_resolved_sink(&reached[c]);
+    }
+  }
+  absl::Cleanup merge_reached = [&] {
+    if (impl.resolved_sink == nullptr) return;
+    for (int c = 0; c < impl.num_cores; ++c) {
+      impl.program(0, c).set_resolved_sink(nullptr);
+      for (const auto& [key, range] : reached[c]) {
+        const auto [it, inserted] = impl.resolved_sink->try_emplace(key, range);
+        if (!inserted) {
+          it->second.lo = std::min(it->second.lo, range.lo);
+          it->second.hi = std::max(it->second.hi, range.hi);
+        }
+      }
+    }
+  };
+
+  int64_t total = 0;
+  for (const proto::Stream& stream : g.streams()) {
+    total += stream.instructions_size();
+  }
+  total *= impl.num_ranks;
+  const int64_t executed_before = executed();
+  ProgressReporter progress(options_, total - executed_before,
+                            [&] { return executed() - executed_before; });
 
   auto notify_writes = [&](ProgramState& p, const proto::Instruction& instr) {
     if (!options_.on_write) return;
@@ -81,22 +216,43 @@ absl::Status Interpreter::Run() {
     }
   };
 
+  // The step limit is shared by all programs, but a count read while other
+  // threads run would make where the run stops depend on their timing.
+  // Instead each round hands out allowances in one-thread order: a
+  // program's segment (up to its next synchronising instruction) has a
+  // length known before it runs, so the first program in that order whose
+  // segment passes the limit gets what is left and stops there, with the
+  // error a one-thread run gives, and the programs after it get nothing.
+  std::vector<std::vector<int>> next_sync(impl.num_cores);  // [core][pc]
+  if (max_steps > 0) {
+    for (int c = 0; c < impl.num_cores; ++c) {
+      const proto::Stream& stream = g.streams(c);
+      std::vector<int>& next = next_sync[c];
+      next.resize(stream.instructions_size() + 1);
+      next.back() = stream.instructions_size();
+      for (int i = stream.instructions_size() - 1; i >= 0; --i) {
+        const bool sync = ops::FindOp(stream.instructions(i).opcode())->sync !=
+                          ops::SyncKind::kNone;
+        next[i] = sync ? i : next[i + 1];
+      }
+    }
+  }
+  std::vector<int64_t> allowance(num_programs, INT64_MAX);
+
   // Runs a program until it finishes or reaches a synchronising
-  // instruction.
-  auto run_until_sync = [&](ProgramState& p, bool* progressed) -> absl::Status {
-    while (!p.done()) {
+  // instruction, or stops it at its step allowance.
+  auto run_until_sync = [&](ProgramState& p, int64_t steps) -> absl::Status {
+    for (int64_t taken = 0; !p.done(); ++taken) {
       const proto::Instruction& instr = p.current();
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       if (def->sync != ops::SyncKind::kNone) return absl::OkStatus();
-      if (over_step_limit()) return StepLimitError(g, p, instr, max_steps);
+      if (taken == steps) return StepLimitError(g, p, instr, max_steps);
       NKI_RETURN_IF_ERROR(p.Bind(instr));
       if (absl::Status s = def->execute(p); !s.ok()) {
         return DeviceError(g, p, instr, s);
       }
       notify_writes(p, instr);
       p.Advance();
-      ++instructions_executed_;
-      *progressed = true;
     }
     return absl::OkStatus();
   };
@@ -125,21 +281,93 @@ absl::Status Interpreter::Run() {
     return true;
   };
 
+  // One round's segments. A task runs one program; tasks start in the
+  // order of `tasks`: with one thread the one-thread order, with more
+  // every rank's core 0 first, then every core 1, ..., so that a core
+  // waiting for a lower core of its rank waits for a started task.
+  const bool one_thread = pool.threads() == 1;
+  std::vector<int> tasks;
+  std::vector<int> start_pc(num_programs, 0);
+  std::vector<bool> in_round(num_programs, false);
+  std::vector<absl::Status> errors(num_programs);
+  absl::Mutex round_mu;
+  std::vector<int64_t> finished_round(num_programs, -1);
+  int64_t round = 0;
+  std::atomic<bool> failed = false;  // for runs that stop at the first error
+
+  auto run_task = [&](int t) {
+    const int index = tasks[t];
+    ProgramState& p = *impl.programs[index];
+    if (!one_thread) {
+      // Wait for each lower core of the rank whose segment may touch ours.
+      for (int c = 0; c < p.core(); ++c) {
+        const int lower = p.rank() * impl.num_cores + c;
+        if (!in_round[lower] ||
+            !footprints.Conflict(c, start_pc[lower], p.core(), p.pc())) {
+          continue;
+        }
+        absl::MutexLock lock(&round_mu);
+        auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(round_mu) {
+          return finished_round[lower] == round;
+        };
+        round_mu.Await(absl::Condition(&done));
+      }
+    }
+    if (!(stop_at_first_error && failed)) {
+      errors[index] = run_until_sync(p, allowance[index]);
+      if (!errors[index].ok()) failed = true;
+    }
+    absl::MutexLock lock(&round_mu);
+    finished_round[index] = round;
+  };
+
   std::vector<ProgramState*> group;
   std::vector<ops::ExecContext*> contexts;
   while (true) {
-    bool progressed = false;
-    for (auto& program : impl.programs) {
-      NKI_RETURN_IF_ERROR(run_until_sync(*program, &progressed));
+    ++round;
+    const int64_t executed_at_start = executed();
+    tasks.clear();
+    for (int i = 0; i < num_programs; ++i) {
+      const ProgramState& p = *impl.programs[i];
+      in_round[i] = !p.done() && !AtSync(p);
+      start_pc[i] = p.pc();
     }
+    if (max_steps > 0) {
+      int64_t left = std::max<int64_t>(0, max_steps - executed_at_start);
+      for (int i = 0; i < num_programs; ++i) {
+        if (!in_round[i]) continue;
+        const ProgramState& p = *impl.programs[i];
+        allowance[i] =
+            std::min<int64_t>(left, next_sync[p.core()][p.pc()] - p.pc());
+        left -= allowance[i];
+      }
+    }
+    if (one_thread) {
+      for (int i = 0; i < num_programs; ++i) {
+        if (in_round[i]) tasks.push_back(i);
+      }
+    } else {
+      for (int c = 0; c < impl.num_cores; ++c) {
+        for (int r = 0; r < impl.num_ranks; ++r) {
+          if (in_round[r * impl.num_cores + c]) {
+            tasks.push_back(r * impl.num_cores + c);
+          }
+        }
+      }
+    }
+    pool.Run(static_cast<int>(tasks.size()), run_task);
+    for (absl::Status& error : errors) {
+      if (!error.ok()) return error;
+    }
+    bool progressed = executed() != executed_at_start;
+
     for (auto& program : impl.programs) {
       ProgramState& p = *program;
       if (p.done()) continue;
       if (!match(p, &group)) continue;
       const proto::Instruction& instr = p.current();
       if (max_steps > 0 &&
-          instructions_executed_ + static_cast<int64_t>(group.size()) >
-              max_steps) {
+          executed() + static_cast<int64_t>(group.size()) > max_steps) {
         return StepLimitError(g, p, instr, max_steps);
       }
       const ops::OpDef* def = ops::FindOp(instr.opcode());
@@ -159,7 +387,6 @@ absl::Status Interpreter::Run() {
       for (ProgramState* q : group) {
         notify_writes(*q, q->current());
         q->Advance();
-        ++instructions_executed_;
       }
       progressed = true;
     }

@@ -1,10 +1,13 @@
 #include "ops/activation_functions.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "ops/row_ops.h"
+#include "ops/vector_exp.h"
 
 namespace nkigraph::ops {
 namespace {
@@ -42,7 +45,9 @@ absl::StatusOr<ActFunc> ParseActFunc(absl::string_view name) {
 
 bool IsActFuncName(absl::string_view name) { return ByName().contains(name); }
 
-float ApplyActFunc(ActFunc func, float x) {
+// Out of line on purpose: ApplyActFuncRow's NaN fallback calls this very
+// code, whose choice between two NaNs is the reference.
+[[gnu::noinline]] float ApplyActFunc(ActFunc func, float x) {
   switch (func) {
     case ActFunc::kCopy:
       return x;
@@ -102,6 +107,91 @@ float ApplyActFunc(ActFunc func, float x) {
       return std::fabs(x);
   }
   return x;
+}
+
+namespace {
+
+template <ActFunc kFunc>
+void MapRow(float* v, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) v[j] = ApplyActFunc(kFunc, v[j]);
+}
+
+// v[j] = 1 / (1 + exp(-(alpha v[j]))), Sigmoid's operations on rows.
+void SigmoidRow(float alpha_or_one, bool scaled, const float* x, float* out,
+                int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    out[j] = -(scaled ? alpha_or_one * x[j] : x[j]);
+  }
+  ExpRow(out, out, n);
+  for (int64_t j = 0; j < n; ++j) out[j] = 1.0f / (1.0f + out[j]);
+}
+
+}  // namespace
+
+void ApplyActFuncRow(ActFunc func, const float* x, float scale, float bias,
+                     float* out, int64_t n) {
+  bool nan = scale != scale || bias != bias;
+  for (int64_t j = 0; j < n; ++j) nan |= x[j] != x[j];
+  if (nan) {
+    // Two NaNs may meet: element by element, as ApplyActFunc decides.
+    for (int64_t j = 0; j < n; ++j) {
+      out[j] = ApplyActFunc(func, x[j] * scale + bias);
+    }
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) out[j] = x[j] * scale + bias;
+  switch (func) {
+    case ActFunc::kExp:
+      return ExpRow(out, out, n);
+    case ActFunc::kCopy:
+      return;
+    case ActFunc::kSigmoid:
+      return SigmoidRow(1.0f, false, out, out, n);
+    case ActFunc::kSilu:
+    case ActFunc::kGeluApprxSigmoid: {
+      // x * Sigmoid(x) and x * Sigmoid(1.702 x): the sigmoid in a second
+      // buffer would cost an allocation, so by blocks on the stack.
+      const bool swish = func == ActFunc::kGeluApprxSigmoid;
+      constexpr int64_t kBlock = 256;
+      float s[kBlock];
+      for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+        const int64_t m = std::min(kBlock, n - j0);
+        SigmoidRow(kSwishAlpha, swish, out + j0, s, m);
+        for (int64_t j = 0; j < m; ++j) out[j0 + j] = out[j0 + j] * s[j];
+      }
+      return;
+    }
+    default:
+      break;
+  }
+  switch (func) {
+#define NKIGRAPH_ACT_CASE(f) \
+  case f:                    \
+    return MapRow<f>(out, n);
+    NKIGRAPH_ACT_CASE(ActFunc::kSquare)
+    NKIGRAPH_ACT_CASE(ActFunc::kRelu)
+    NKIGRAPH_ACT_CASE(ActFunc::kGelu)
+    NKIGRAPH_ACT_CASE(ActFunc::kGeluDx)
+    NKIGRAPH_ACT_CASE(ActFunc::kGeluApprxTanh)
+    NKIGRAPH_ACT_CASE(ActFunc::kGeluApprxSigmoidDx)
+    NKIGRAPH_ACT_CASE(ActFunc::kSiluDx)
+    NKIGRAPH_ACT_CASE(ActFunc::kTanh)
+    NKIGRAPH_ACT_CASE(ActFunc::kSoftplus)
+    NKIGRAPH_ACT_CASE(ActFunc::kMish)
+    NKIGRAPH_ACT_CASE(ActFunc::kErf)
+    NKIGRAPH_ACT_CASE(ActFunc::kErfDx)
+    NKIGRAPH_ACT_CASE(ActFunc::kLog)
+    NKIGRAPH_ACT_CASE(ActFunc::kSin)
+    NKIGRAPH_ACT_CASE(ActFunc::kArctan)
+    NKIGRAPH_ACT_CASE(ActFunc::kSqrt)
+    NKIGRAPH_ACT_CASE(ActFunc::kRsqrt)
+    NKIGRAPH_ACT_CASE(ActFunc::kReciprocal)
+    NKIGRAPH_ACT_CASE(ActFunc::kSign)
+    NKIGRAPH_ACT_CASE(ActFunc::kAbs)
+#undef NKIGRAPH_ACT_CASE
+    default:
+      return;
+  }
 }
 
 }  // namespace nkigraph::ops

@@ -37,12 +37,60 @@ class ExecContext {
   // Reads operand `i` as raw element bytes (dtype-sized elements).
   virtual absl::StatusOr<absl::Span<const uint8_t>> ReadRaw(int i) = 0;
 
+  // Operand `i` where it lies, when its elements are `rows` runs of `cols`
+  // contiguous elements `stride` bytes apart in device memory (the
+  // partition rows of an on-chip tile, a block of an HBM matrix) and no
+  // dynamic offset or skipped row is involved: checked as ReadRaw checks
+  // it, and valid until the instruction ends. `data` is null when the
+  // operand is laid out otherwise (ReadFloat / ReadRaw then). For hot ops
+  // that would otherwise copy large operands.
+  struct Rows {
+    const uint8_t* data = nullptr;
+    int64_t rows = 0;
+    int64_t cols = 0;
+    int64_t stride = 0;  // bytes from one row's start to the next's
+  };
+  virtual absl::StatusOr<Rows> ReadRows(int i) = 0;
+
+  // The float32 PSUM operand `i` of a matmul, in place: `rows` runs of
+  // `cols` floats `stride` floats apart, for the caller to overwrite
+  // (accumulate=false) or add into (accumulate=true) right away; marked
+  // written by a matmul as MatmulWrite would. `data` is null, and nothing
+  // is marked, when the operand is laid out otherwise or an accumulation
+  // would fail: MatmulWrite then says why.
+  struct MatmulRows {
+    float* data = nullptr;
+    int64_t rows = 0;
+    int64_t cols = 0;
+    int64_t stride = 0;  // floats
+  };
+  virtual MatmulRows MatmulInPlace(int i, bool accumulate) = 0;
+
+  // An on-chip float32 operand `i` to write in place, when it lies in rows
+  // (as ReadRows): marked written now, for the caller to fill every
+  // element of before the instruction ends; null (nothing marked) when it
+  // does not lie so. On chip nothing can refuse a write (no races there),
+  // so an op that asks for this last, after its reads, behaves as with
+  // WriteFloat. Each element's value must depend only on the same element
+  // of the operands it overlaps (an element-wise op), see InPlaceSafe.
+  struct MutableRows {
+    float* data = nullptr;
+    int64_t rows = 0;
+    int64_t cols = 0;
+    int64_t stride = 0;  // floats
+    float* row(int64_t r) const { return data + r * stride; }
+  };
+  virtual MutableRows WriteFloatInPlace(int i) = 0;
+
   // Writes fp32 values to operand `i`, rounded to its dtype.
   virtual absl::Status WriteFloat(int i, absl::Span<const float> values) = 0;
   // Writes integers to operand `i`, converted to its dtype (saturating).
   virtual absl::Status WriteInt(int i, absl::Span<const int64_t> values) = 0;
   // Writes raw element bytes; the element size must be the operand's.
   virtual absl::Status WriteRaw(int i, absl::Span<const uint8_t> bytes) = 0;
+  // The same from rows of elements of the operand's size (a ReadRows
+  // result, in element order), which must not overlap the operand.
+  virtual absl::Status WriteRawRows(int i, const Rows& rows) = 0;
 
   // A matmul result into PSUM operand `i`. accumulate=false overwrites and
   // opens an accumulation group; accumulate=true adds in fp32 and is an

@@ -1,5 +1,6 @@
 #include "ops/instr_facts.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -80,10 +81,11 @@ const AttrSpec* EngineAttrOf(proto::Opcode opcode) {
 std::optional<Engine> EngineOf(const proto::Instruction& instr) {
   const OpDef* def = FindOp(instr.opcode());
   if (def == nullptr) return std::nullopt;
-  const AttrSpec* spec = EngineAttrOf(instr.opcode());
   // Without the attribute set, its default, which the registry made the
   // op's engine.
-  if (spec == nullptr || instr.attrs_size() == 0) return def->engine;
+  if (instr.attrs_size() == 0) return def->engine;
+  const AttrSpec* spec = EngineAttrOf(instr.opcode());
+  if (spec == nullptr) return def->engine;
   if (std::optional<Engine> engine = ParseEngine(StringValue(instr, *spec))) {
     return engine;
   }
@@ -112,17 +114,56 @@ absl::StatusOr<absl::string_view> StrAttr(const proto::Instruction& instr,
   return StringValue(instr, **spec);
 }
 
-bool ReadsOperand(const proto::Instruction& instr, int i) {
-  const OperandRole* role = RoleOf(instr, i);
+bool ReadsOperand(const OpDef& def, const proto::Instruction& instr, int i) {
+  const OperandRole* role = OperandRoleOf(def, i);
   if (role == nullptr) return false;
   if (role->access != Access::kWrite) return true;
   if (role->also_read_if.empty()) return false;
-  return IntAttr(instr, role->also_read_if).value_or(0) != 0;
+  for (const AttrSpec& spec : def.attrs) {
+    if (spec.name == role->also_read_if && spec.type == AttrType::kInt) {
+      return IntValue(instr, spec) != 0;
+    }
+  }
+  return false;
+}
+
+OperandAccess OperandAccessOf(const OpDef& def,
+                              const proto::Instruction& instr) {
+  OperandAccess access;
+  absl::string_view flag;  // the last flag looked up, and its value
+  bool flag_set = false;
+  const int n = std::min(instr.operands_size(), 64);
+  for (int o = 0; o < n; ++o) {
+    const OperandRole* role = OperandRoleOf(def, o);
+    if (role == nullptr) break;  // past the roles: so are the rest
+    const uint64_t bit = uint64_t{1} << o;
+    if (role->access != Access::kRead) access.writes |= bit;
+    bool reads = role->access != Access::kWrite;
+    if (!reads && !role->also_read_if.empty()) {
+      if (role->also_read_if != flag) {
+        flag = role->also_read_if;
+        flag_set = ReadsOperand(def, instr, o);
+      }
+      reads = flag_set;
+    }
+    if (reads) access.reads |= bit;
+  }
+  return access;
+}
+
+bool WritesOperand(const OpDef& def, int i) {
+  const OperandRole* role = OperandRoleOf(def, i);
+  return role != nullptr && role->access != Access::kRead;
+}
+
+bool ReadsOperand(const proto::Instruction& instr, int i) {
+  const OpDef* def = FindOp(instr.opcode());
+  return def != nullptr && ReadsOperand(*def, instr, i);
 }
 
 bool WritesOperand(const proto::Instruction& instr, int i) {
-  const OperandRole* role = RoleOf(instr, i);
-  return role != nullptr && role->access != Access::kRead;
+  const OpDef* def = FindOp(instr.opcode());
+  return def != nullptr && WritesOperand(*def, i);
 }
 
 const OperandRole* RoleOf(const proto::Instruction& instr, int i) {

@@ -50,6 +50,19 @@ const OperandRole* RoleOf(const proto::Instruction& instr, int i);
 // set (an accumulation). False past the roles or for an unknown opcode.
 bool ReadsOperand(const proto::Instruction& instr, int i);
 bool WritesOperand(const proto::Instruction& instr, int i);
+// The same for a caller that holds the instruction's definition (the
+// dependency analysis and the cost model ask for every operand of every
+// instruction).
+bool ReadsOperand(const OpDef& def, const proto::Instruction& instr, int i);
+bool WritesOperand(const OpDef& def, int i);
+// Both, for the first 64 operands at once, as bit masks (bit o: operand
+// o): each flag attribute is looked up once.
+struct OperandAccess {
+  uint64_t reads = 0;
+  uint64_t writes = 0;
+};
+OperandAccess OperandAccessOf(const OpDef& def,
+                              const proto::Instruction& instr);
 // The operand slot of the role named `role`; an error for an unknown
 // opcode or a role the op does not have.
 absl::StatusOr<int> RoleSlot(proto::Opcode opcode, absl::string_view role);

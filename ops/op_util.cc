@@ -1,6 +1,7 @@
 #include "ops/op_util.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -85,9 +86,111 @@ Alu AluOf(const InstrView& view, const AttrSpec& spec) {
   return op.ok() ? *op : Alu::kBypass;  // unreachable on a checked instruction
 }
 
+namespace {
+
+// Below this many elements an operand's copy costs less than finding out
+// whether it can be used in place.
+constexpr int64_t kInPlaceMinElements = 512;
+
+}  // namespace
+
+absl::StatusOr<FloatRows> ReadFloatRows(ExecContext& ctx, int i) {
+  const OperandInfo& op = ctx.view().operand(i);
+  if (op.dtype() == proto::FLOAT32 && op.elements() >= kInPlaceMinElements) {
+    absl::StatusOr<ExecContext::Rows> rows = ctx.ReadRows(i);
+    if (!rows.ok()) return rows.status();
+    if (rows->data != nullptr &&
+        reinterpret_cast<uintptr_t>(rows->data) % alignof(float) == 0 &&
+        rows->stride % 4 == 0) {
+      return FloatRows{reinterpret_cast<const float*>(rows->data), rows->rows,
+                       rows->cols, rows->stride / 4};
+    }
+  }
+  absl::StatusOr<absl::Span<const float>> values = ctx.ReadFloat(i);
+  if (!values.ok()) return values.status();
+  return FloatRows{values->data(), op.partitions(), op.free_size(),
+                   op.free_size()};
+}
+
+bool MayOverlap(const OperandInfo& a, const OperandInfo& b) {
+  const proto::Tensor& x = *a.tensor;
+  const proto::Tensor& y = *b.tensor;
+  if (IsOnChip(x.space()) != IsOnChip(y.space())) return false;
+  if (IsOnChip(x.space()) && (x.space() != y.space() || x.core() != y.core())) {
+    return false;
+  }
+  // Bytes from the address: the whole tensor in HBM, one partition row on
+  // chip (partition ranges are not compared: overlap is assumed).
+  auto extent = [](const proto::Tensor& t) {
+    int64_t elements = IsOnChip(t.space()) ? RowElements(t) : 1;
+    if (!IsOnChip(t.space())) {
+      for (int64_t d : t.shape()) elements *= d;
+    }
+    return elements * DTypeSize(t.dtype());
+  };
+  const int64_t x_end = static_cast<int64_t>(x.address()) + extent(x);
+  const int64_t y_end = static_cast<int64_t>(y.address()) + extent(y);
+  return static_cast<int64_t>(x.address()) < y_end &&
+         static_cast<int64_t>(y.address()) < x_end;
+}
+
+namespace {
+
+// The same elements of the same tensor in the same order.
+bool SameAccess(const proto::AccessPattern& a, const proto::AccessPattern& b) {
+  return a.tensor_id() == b.tensor_id() && a.view_dtype() == b.view_dtype() &&
+         a.offset() == b.offset() &&
+         a.dynamic().kind() == proto::DynamicOffset::KIND_UNSPECIFIED &&
+         b.dynamic().kind() == proto::DynamicOffset::KIND_UNSPECIFIED &&
+         a.pattern_size() == b.pattern_size() &&
+         std::equal(a.pattern().begin(), a.pattern().end(),
+                    b.pattern().begin());
+}
+
+}  // namespace
+
+FloatOut FloatDestination(
+    ExecContext& ctx, int dst,
+    std::initializer_list<std::pair<int, FloatRows>> sources,
+    std::vector<float>& scratch) {
+  const InstrView& view = ctx.view();
+  const OperandInfo& d = view.operand(dst);
+  bool usable = d.dtype() == proto::FLOAT32 && IsOnChip(d.space()) &&
+                d.elements() >= kInPlaceMinElements;
+  for (const auto& [i, rows] : sources) {
+    if (!usable) break;
+    usable = !MayOverlap(d, view.operand(i)) ||
+             SameAccess(*d.ap, *view.operand(i).ap);
+  }
+  FloatOut out;
+  if (usable) {
+    out.rows = ctx.WriteFloatInPlace(dst);
+    out.in_place = out.rows.data != nullptr;
+  }
+  if (!out.in_place) {
+    const int64_t cols = d.free_size();
+    scratch.resize(d.elements());
+    out.rows = {scratch.data(), d.partitions(), cols, cols};
+  }
+  return out;
+}
+
+absl::Status FinishFloat(ExecContext& ctx, int dst, const FloatOut& out,
+                         const std::vector<float>& scratch) {
+  if (out.in_place) return absl::OkStatus();
+  return ctx.WriteFloat(dst, scratch);
+}
+
 absl::Status CopyOperand(ExecContext& ctx, int dst, int src) {
   const InstrView& view = ctx.view();
   if (view.operand(dst).dtype() == view.operand(src).dtype()) {
+    // In place from the source where it lies in rows and the destination
+    // cannot overwrite it on the way.
+    if (!MayOverlap(view.operand(dst), view.operand(src))) {
+      absl::StatusOr<ExecContext::Rows> rows = ctx.ReadRows(src);
+      if (!rows.ok()) return rows.status();
+      if (rows->data != nullptr) return ctx.WriteRawRows(dst, *rows);
+    }
     absl::StatusOr<absl::Span<const uint8_t>> bytes = ctx.ReadRaw(src);
     if (!bytes.ok()) return bytes.status();
     return ctx.WriteRaw(dst, *bytes);

@@ -4,7 +4,9 @@
 // Checks and helpers shared by several op definitions.
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -57,6 +59,41 @@ Alu AluOf(const InstrView& view, const AttrSpec& spec);
 // Copies operand `src` to operand `dst` of the same element count:
 // bit-exact when the dtypes match, through fp32 otherwise.
 absl::Status CopyOperand(ExecContext& ctx, int dst, int src);
+
+// Operand `i` as float32 rows: where it lies in device memory when it is
+// float32 laid out as rows (ExecContext::ReadRows), else read converted
+// (ReadFloat) as its partitions' rows. Valid until the instruction ends.
+struct FloatRows {
+  const float* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t stride = 0;  // floats between row starts
+  const float* row(int64_t r) const { return data + r * stride; }
+};
+absl::StatusOr<FloatRows> ReadFloatRows(ExecContext& ctx, int i);
+
+// Where an element-wise op may write its float32 result: in place in
+// operand `dst` (ExecContext::WriteFloatInPlace) when that is safe
+// against the `sources` rows it reads in place (each either apart from
+// dst's tensor or laid out exactly as dst), else into `scratch`, sized,
+// for WriteFloat after. `in_place` says which.
+struct FloatOut {
+  ExecContext::MutableRows rows;
+  bool in_place = false;
+};
+FloatOut FloatDestination(
+    ExecContext& ctx, int dst,
+    std::initializer_list<std::pair<int, FloatRows>> sources,
+    std::vector<float>& scratch);
+// Writes the result FloatDestination put in scratch (nothing to do in
+// place).
+absl::Status FinishFloat(ExecContext& ctx, int dst, const FloatOut& out,
+                         const std::vector<float>& scratch);
+
+// Whether two operands' tensors may share bytes (the same memory and
+// overlapping addresses): a copy that reads its source in place must not
+// write over it as it goes.
+bool MayOverlap(const OperandInfo& a, const OperandInfo& b);
 
 // A byte buffer of `size` bytes for raw-element ops, carved from the
 // context's integer scratch slot `slot` so hot paths do not allocate. Valid

@@ -11,8 +11,10 @@
 #include "builder/tracer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "interp/byte_buffer.h"
 #include "interp/device_memory.h"
 #include "interp/interpreter.h"
+#include "interp/shadow.h"
 #include "tests/test_util.h"
 #include "util/diagnostic.h"
 
@@ -83,6 +85,37 @@ TEST(MemoryBudgetTest, HostArrayBytesSaturate) {
   EXPECT_EQ(HostArrayBytes(10, /*raw_bits16=*/true), 20);
   EXPECT_EQ(HostArrayBytes(int64_t{1} << 62), INT64_MAX);
   EXPECT_EQ(HostArrayBytes(-3), 0);
+}
+
+TEST(MemoryBudgetTest, DeviceBuffersAreChargedAsAllocatedAndReleasedWithThem) {
+  MemoryBudget budget(1 << 20);
+  {
+    absl::StatusOr<interp::ByteBuffer> data =
+        interp::ByteBuffer::Allocate(1000, &budget);
+    ASSERT_TRUE(data.ok()) << data.status();
+    EXPECT_EQ(budget.used(), 1000);
+    // A shadow of 1000 bytes: a byte per byte and one per 64-byte block
+    // (16 blocks, the last in part).
+    EXPECT_EQ(interp::Shadow::AllocatedBytes(1000), 1016);
+    absl::StatusOr<interp::Shadow> shadow =
+        interp::Shadow::Allocate(1000, &budget);
+    ASSERT_TRUE(shadow.ok()) << shadow.status();
+    EXPECT_EQ(budget.used(), 2016);
+    // Moving a buffer moves its charge: released once, by its last owner.
+    interp::ByteBuffer moved = *std::move(data);
+    EXPECT_EQ(budget.used(), 2016);
+  }
+  EXPECT_EQ(budget.used(), 0);
+  // Refused before anything is mapped, naming what was asked for.
+  MemoryBudget small(999);
+  absl::StatusOr<interp::ByteBuffer> refused =
+      interp::ByteBuffer::Allocate(1000, &small);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(refused.status()));
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("1000 more bytes of device memory and its shadow "
+                        "state"));
+  EXPECT_EQ(small.used(), 0);
 }
 
 // x [4, 8] float32 copied to an output through SBUF.
@@ -176,6 +209,38 @@ TEST(InterpreterBudgetTest, MaxStepsStopsAtTheNextInstruction) {
   EXPECT_EQ(d->instruction_id, 1);
   EXPECT_EQ(d->opcode, "dma_copy");
   EXPECT_EQ((*interp)->instructions_executed(), 1);
+}
+
+// Two cores of one rank each copy every other element of shared HBM:
+// 32768 one-element intervals of race-detection state per core.
+TEST(InterpreterBudgetTest, RaceStateIsChargedAsItGrowsAndReleased) {
+  absl::StatusOr<proto::Graph> graph = testing::TraceWorld(1, 2, [](Tracer& t) {
+    const int c = t.program_id();
+    Tensor x = t.Input("x", {1, 65536}, proto::FLOAT32);
+    Tensor out =
+        t.Allocate({1, 65536}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    isa::dma_copy(out.Slice(1, c, 32768, 2), x.Slice(1, c, 32768, 2));
+    t.Output("out", out);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*graph);
+  ASSERT_TRUE(device.ok());
+  MemoryBudget budget(*device + (256 << 20));
+  interp::RunOptions options;
+  options.budget = &budget;
+  {
+    absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
+        interp::Interpreter::Create(*graph, options);
+    ASSERT_TRUE(interp.ok()) << interp.status();
+    ASSERT_TRUE((*interp)->FillRandomInputs(1).ok());
+    const int64_t before_run = budget.used();
+    ASSERT_TRUE((*interp)->Run().ok());
+    // At least a byte per interval of each core's map, in 64 KiB steps.
+    const int64_t race = budget.used() - before_run;
+    EXPECT_GE(race, 2 * 32768);
+    EXPECT_EQ(race % (64 << 10), 0);
+  }
+  EXPECT_EQ(budget.used(), 0);
 }
 
 }  // namespace

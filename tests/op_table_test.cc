@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/instr_facts.h"
@@ -270,6 +271,49 @@ TEST(InstrFactsTest, AnEngineAttributeOverridesTheOpsEngine) {
   proto::Instruction unknown;
   unknown.set_opcode(static_cast<proto::Opcode>(999));
   EXPECT_EQ(ops::EngineOf(unknown), std::nullopt);
+}
+
+TEST(InstrFactsTest, OperandAccessMasksAgreeWithTheOneOperandRule) {
+  // By hand: nc_matmul reads stationary and moving, writes dst, and reads
+  // dst as well when it accumulates.
+  proto::Instruction matmul;
+  matmul.set_opcode(proto::NC_MATMUL);
+  for (int o = 0; o < 3; ++o) matmul.add_operands();
+  const ops::OpDef& def = *ops::FindOp(proto::NC_MATMUL);
+  ops::OperandAccess plain = ops::OperandAccessOf(def, matmul);
+  EXPECT_EQ(plain.reads, 0b110u);
+  EXPECT_EQ(plain.writes, 0b001u);
+  proto::Attr* accumulate = matmul.add_attrs();
+  accumulate->set_name("accumulate");
+  accumulate->set_i(1);
+  EXPECT_EQ(ops::OperandAccessOf(def, matmul).reads, 0b111u);
+
+  // Every op, with more operands than roles (variadic or not), its flags
+  // unset and set: the masks say what ReadsOperand / WritesOperand say.
+  for (int code = 0; code < proto::Opcode_ARRAYSIZE; ++code) {
+    const ops::OpDef* op = ops::FindOp(static_cast<proto::Opcode>(code));
+    if (op == nullptr) continue;
+    proto::Instruction instr;
+    instr.set_opcode(op->opcode);
+    for (size_t o = 0; o < op->roles.size() + 2; ++o) instr.add_operands();
+    for (int flags_set = 0; flags_set < 2; ++flags_set) {
+      if (flags_set == 1) {
+        for (const ops::OperandRole& role : op->roles) {
+          if (role.also_read_if.empty()) continue;
+          proto::Attr* attr = instr.add_attrs();
+          attr->set_name(std::string(role.also_read_if));
+          attr->set_i(1);
+        }
+      }
+      const ops::OperandAccess access = ops::OperandAccessOf(*op, instr);
+      for (int o = 0; o < instr.operands_size(); ++o) {
+        SCOPED_TRACE(
+            absl::StrCat(op->name, " operand ", o, " flags ", flags_set));
+        EXPECT_EQ((access.reads >> o) & 1, ops::ReadsOperand(instr, o));
+        EXPECT_EQ((access.writes >> o) & 1, ops::WritesOperand(instr, o));
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "tools/commands.h"
+#include "tools/run_flags.h"
 #include "tools/run_support.h"
 #include "util/dtype.h"
 #include "util/graph_io.h"
@@ -27,7 +28,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage: nkigraph replay BUNDLE [--memory-limit BYTES] [--max-steps N]
-                             [--diagnostics json]
+                             [--threads N] [--quiet] [--diagnostics json]
 
 Re-executes a replay bundle written by `nkigraph run --save-bundle`: runs
 its graph with its inputs and compares every output bit for bit with the
@@ -39,6 +40,11 @@ options:
                          race-detection state, the recorded and replayed
                          outputs
   --max-steps N          stop after N instructions (default: no limit)
+  --threads N            run the programs (ranks x cores) on N threads
+                         (default: one per core of the machine); the
+                         results are the same for every N
+  -q, --quiet            no progress line on stderr (there is one only
+                         when stderr is a terminal)
 %s  -h, --help             show this help
 
 Exit status: 0 identical, 1 an output differs or the run stopped with a
@@ -99,10 +105,8 @@ std::optional<std::string> FirstDifference(const HostArray& recorded,
 
 int RunReplay(const std::vector<std::string>& args) {
   absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {{"--memory-limit", "", /*takes_value=*/true,
-                        /*repeated=*/false},
-                       {"--max-steps", "", true, false},
-                       DiagnosticsFlag()});
+      ParseArgs(args, {kMemoryLimitFlag, kMaxStepsFlag, kThreadsFlag,
+                       kQuietFlag, DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
     std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
@@ -116,19 +120,8 @@ int RunReplay(const std::vector<std::string>& args) {
   if (!path_or.ok()) return ReportError(kVerb, path_or.status());
   const std::string& path = *path_or;
   interp::RunOptions options;
-  if (parsed->Has("--memory-limit")) {
-    if (absl::Status status =
-            ParseMemoryLimit(parsed->Get("--memory-limit"), options);
-        !status.ok()) {
-      return ReportError(kVerb, status);
-    }
-  }
-  if (parsed->Has("--max-steps")) {
-    absl::StatusOr<uint64_t> steps =
-        ParseCount(parsed->Get("--max-steps"), "--max-steps");
-    if (!steps.ok()) return ReportError(kVerb, steps.status());
-    options.max_steps =
-        static_cast<int64_t>(std::min<uint64_t>(*steps, INT64_MAX));
+  if (absl::Status status = ApplyRunFlags(*parsed, &options); !status.ok()) {
+    return ReportError(kVerb, status);
   }
   MemoryBudget budget(options.memory_limit_bytes);
   options.budget = &budget;

@@ -19,6 +19,7 @@
 #include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "tools/commands.h"
+#include "tools/run_flags.h"
 #include "tools/run_support.h"
 #include "util/file_io.h"
 #include "util/graph_io.h"
@@ -35,7 +36,7 @@ constexpr char kUsage[] =
                     --output-dir DIR [--dump DIR [--dump-filter REGEX]]
                     [--save-bundle BUNDLE.pb] [--memory-limit BYTES]
                     [--max-steps N] [--timeline FILE.json] [--raw-bits]
-                    [--diagnostics json]
+                    [--threads N] [--quiet] [--diagnostics json]
 
 Executes GRAPH (.pb or .pbtxt, or a replay bundle's graph) on the
 memory-model device and writes DIR/<output>.npy for every output. Inputs
@@ -76,6 +77,11 @@ options:
                               the run (see `nkigraph profile`), scheduled
                               with the addresses the run's dynamic offsets
                               really reached (rank 0's)
+  --threads N                 run the programs (ranks x cores) on N threads
+                              (default: one per core of the machine); the
+                              results are the same for every N
+  -q, --quiet                 no progress line on stderr (there is one
+                              only when stderr is a terminal)
 %s  -h, --help                  show this help
 
 Graph problems are listed one per line: the first 20 and a count of the
@@ -119,10 +125,12 @@ int RunRun(const std::vector<std::string>& args) {
                        {"--dump", "", true, false},
                        {"--dump-filter", "", true, false},
                        {"--save-bundle", "", true, false},
-                       {"--memory-limit", "", true, false},
+                       kMemoryLimitFlag,
                        {"--timeline", "", true, false},
-                       {"--max-steps", "", true, false},
                        {"--raw-bits", "", false, false},
+                       kMaxStepsFlag,
+                       kThreadsFlag,
+                       kQuietFlag,
                        DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
@@ -154,19 +162,8 @@ int RunRun(const std::vector<std::string>& args) {
   }
 
   interp::RunOptions options;
-  if (parsed->Has("--memory-limit")) {
-    if (absl::Status status =
-            ParseMemoryLimit(parsed->Get("--memory-limit"), options);
-        !status.ok()) {
-      return ReportError(kVerb, status);
-    }
-  }
-  if (parsed->Has("--max-steps")) {
-    absl::StatusOr<uint64_t> steps =
-        ParseCount(parsed->Get("--max-steps"), "--max-steps");
-    if (!steps.ok()) return ReportError(kVerb, steps.status());
-    options.max_steps =
-        static_cast<int64_t>(std::min<uint64_t>(*steps, INT64_MAX));
+  if (absl::Status status = ApplyRunFlags(*parsed, &options); !status.ok()) {
+    return ReportError(kVerb, status);
   }
   // One account for everything the run holds (device and host).
   MemoryBudget budget(options.memory_limit_bytes);

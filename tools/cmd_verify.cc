@@ -16,6 +16,7 @@
 #include "kernels/compare.h"
 #include "kernels/registry.h"
 #include "tools/commands.h"
+#include "tools/run_flags.h"
 #include "tools/run_support.h"
 #include "util/graph_io.h"
 #include "util/memory_budget.h"
@@ -26,6 +27,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: nkigraph verify NAME [--set PARAM=VALUE]... [--seed S] [--out-dir DIR]
        nkigraph verify --all [--seed S] [--out-dir DIR]
+       (either form also takes [--memory-limit BYTES] [--threads N] [--quiet])
 
 Traces the registered kernel NAME, runs it on the interpreter with
 deterministic random inputs (index inputs come from the kernel, valid for
@@ -52,6 +54,11 @@ options:
                           outputs, the reference's outputs); checked
                           before the run, and as it grows. The
                           reference's own working memory is not counted
+  --threads N             run the programs (ranks x cores) on N threads
+                          (default: one per core of the machine); the
+                          results are the same for every N
+  -q, --quiet             no progress line on stderr (there is one only
+                          when stderr is a terminal)
   -h, --help              show this help
 
 Exit status: 0 every output within tolerance, 1 a mismatch or a device
@@ -290,7 +297,9 @@ int RunVerify(const std::vector<std::string>& args) {
                        {"--all", "", /*takes_value=*/false, false},
                        {"--seed", "", true, false},
                        {"--out-dir", "", true, false},
-                       {"--memory-limit", "", true, false}});
+                       kMemoryLimitFlag,
+                       kThreadsFlag,
+                       kQuietFlag});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
     std::cout << kUsage;
@@ -306,12 +315,9 @@ int RunVerify(const std::vector<std::string>& args) {
     if (!seed.ok()) return ReportError(kVerb, seed.status());
     options.seed = *seed;
   }
-  if (parsed->Has("--memory-limit")) {
-    if (absl::Status status =
-            ParseMemoryLimit(parsed->Get("--memory-limit"), options.run);
-        !status.ok()) {
-      return ReportError(kVerb, status);
-    }
+  if (absl::Status status = ApplyRunFlags(*parsed, &options.run);
+      !status.ok()) {
+    return ReportError(kVerb, status);
   }
   const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
 

@@ -62,15 +62,6 @@ absl::StatusOr<uint64_t> ParseCount(absl::string_view text,
   return value;
 }
 
-absl::Status ParseMemoryLimit(const std::string& text,
-                              interp::RunOptions& options) {
-  NKI_ASSIGN_OR_RETURN(const uint64_t limit,
-                       ParseCount(text, "--memory-limit"));
-  options.memory_limit_bytes =
-      static_cast<int64_t>(std::min<uint64_t>(limit, INT64_MAX));
-  return absl::OkStatus();
-}
-
 // --- Host memory -------------------------------------------------------
 
 namespace {

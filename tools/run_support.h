@@ -41,10 +41,6 @@ absl::StatusOr<GraphSource> ReadGraphArg(absl::string_view verb,
 absl::StatusOr<uint64_t> ParseCount(absl::string_view text,
                                     absl::string_view what);
 
-// Parses --memory-limit when given into `options` (its budget's limit).
-absl::Status ParseMemoryLimit(const std::string& text,
-                              interp::RunOptions& options);
-
 // --- Host memory (what --memory-limit counts besides the device) --------
 
 // Host bytes of `graph`'s inputs, or outputs, as .npy arrays hold them

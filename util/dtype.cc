@@ -271,11 +271,20 @@ void StoreRowFromFloat(DType dtype, const float* src, int64_t count,
     case proto::FLOAT32:
       std::memcpy(dst, src, count * 4);
       return;
-    case proto::BFLOAT16:
+    case proto::BFLOAT16: {
+      // FloatToBf16 without its branch, so the loop vectorises: NaNs keep
+      // their top bits and become quiet, the rest round to nearest even.
       for (int64_t i = 0; i < count; ++i) {
-        StoreUnaligned(FloatToBf16(src[i]), dst + 2 * i);
+        uint32_t bits;
+        std::memcpy(&bits, &src[i], 4);
+        const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+        const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1)) >> 16;
+        const uint16_t out =
+            static_cast<uint16_t>(nan ? (bits >> 16) | 0x40 : rounded);
+        StoreUnaligned(out, dst + 2 * i);
       }
       return;
+    }
     default: {
       const int size = DTypeSize(dtype);
       for (int64_t i = 0; i < count; ++i) {

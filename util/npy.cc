@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "util/file_io.h"
+#include "util/mapped_file.h"
 #include "util/status_macros.h"
 
 namespace nkigraph {
@@ -348,8 +349,10 @@ absl::StatusOr<HostArray> ParseNpy(absl::string_view bytes,
 }
 
 absl::StatusOr<HostArray> ReadNpy(const std::string& path) {
-  NKI_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  return ParseNpy(bytes, path);
+  // Mapped rather than read into a string: the values are copied once,
+  // from the page cache into the array.
+  NKI_ASSIGN_OR_RETURN(const MappedFile file, MappedFile::Open(path));
+  return ParseNpy(file.bytes(), path);
 }
 
 namespace {

@@ -2,9 +2,11 @@
 // optional free-axis sum into the engine's per-partition accumulation
 // registers (reduce_cmd) read out through reduce_res.
 #include "ops/activation_functions.h"
+#include "ops/alu.h"
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
+#include "ops/row_ops.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
@@ -54,7 +56,7 @@ absl::Status Execute(ExecContext& ctx) {
   const ActFunc func = *ParseActFunc(v.Str(kFunc));
   const int64_t p = v.operand(kData).partitions();
   const int64_t f = v.operand(kData).free_size();
-  NKI_ASSIGN_OR_RETURN(absl::Span<const float> data, ctx.ReadFloat(kData));
+  NKI_ASSIGN_OR_RETURN(const FloatRows data, ReadFloatRows(ctx, kData));
   absl::Span<const float> bias, scale;
   if (v.operand(kBias).present()) {
     NKI_ASSIGN_OR_RETURN(bias, ctx.ReadFloat(kBias));
@@ -70,20 +72,51 @@ absl::Status Execute(ExecContext& ctx) {
     for (int64_t i = 0; i < p; ++i) regs[i] = 0.0f;
   }
   const bool reduce = cmd == "reduce" || cmd == "reset_reduce";
-  std::vector<float>& out = ctx.ScratchFloat(0);
-  out.resize(p * f);
+  std::vector<float>& scratch = ctx.ScratchFloat(0);
+  const FloatOut out = FloatDestination(ctx, kDst, {{kData, data}}, scratch);
+  std::vector<float>& sums = ctx.ScratchFloat(1);
+  sums.assign(p, 0.0f);
+  bool any_nan_row = false;
+  std::vector<int64_t>& nan_rows = ctx.ScratchInt(0);
+  nan_rows.assign(p, 0);
   for (int64_t i = 0; i < p; ++i) {
     const float s = scale.empty() ? scale_imm : scale[i];
     const float b = bias.empty() ? bias_imm : bias[i];
-    float sum = 0.0f;
-    for (int64_t j = 0; j < f; ++j) {
-      const float y = ApplyActFunc(func, data[i * f + j] * s + b);
-      out[i * f + j] = y;
-      sum += y;
+    const float* x = data.row(i);
+    float* y = out.rows.row(i);
+    bool nan = s != s || b != b;
+    for (int64_t j = 0; j < f; ++j) nan |= x[j] != x[j];
+    if (nan) {
+      // Where two NaNs can meet, which one survives is the compiled
+      // scalar code's choice: this row the element-by-element way.
+      float sum = 0.0f;
+      for (int64_t j = 0; j < f; ++j) {
+        const float value = ApplyActFunc(func, x[j] * s + b);
+        y[j] = value;
+        sum += value;
+      }
+      sums[i] = sum;
+      nan_rows[i] = 1;
+      any_nan_row = true;
+    } else {
+      ApplyActFuncRow(func, x, s, b, y, f);
     }
-    if (reduce) regs[i] += sum;
   }
-  NKI_RETURN_IF_ERROR(ctx.WriteFloat(kDst, out));
+  if (reduce) {
+    // Each row summed in order from 0, as the engine's accumulator does.
+    if (!any_nan_row) {
+      ReduceRows(Alu::kAdd, 0.0f, out.rows.data, p, f, out.rows.stride,
+                 sums.data());
+    } else {
+      for (int64_t i = 0; i < p; ++i) {
+        if (nan_rows[i]) continue;
+        ReduceRows(Alu::kAdd, 0.0f, out.rows.row(i), 1, f, out.rows.stride,
+                   &sums[i]);
+      }
+    }
+    for (int64_t i = 0; i < p; ++i) regs[i] += sums[i];
+  }
+  NKI_RETURN_IF_ERROR(FinishFloat(ctx, kDst, out, scratch));
   if (v.operand(kReduceRes).present()) {
     return ctx.WriteFloat(kReduceRes, regs.subspan(0, p));
   }

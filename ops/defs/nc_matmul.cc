@@ -2,6 +2,9 @@
 // engine, SBUF inputs, fp32 accumulation in PSUM.
 #include <cblas.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
@@ -72,20 +75,56 @@ absl::Status Check(const InstrView& v) {
   return absl::OkStatus();
 }
 
+// A float32 matrix operand as BLAS takes it: in place where its rows lie
+// evenly in memory, else a copy (other dtypes are widened to float32).
+struct Matrix {
+  const float* data;
+  int64_t ld;  // floats between rows
+};
+
+absl::StatusOr<Matrix> ReadMatrix(ExecContext& ctx, int i) {
+  if (ctx.view().operand(i).dtype() == proto::FLOAT32) {
+    NKI_ASSIGN_OR_RETURN(const ExecContext::Rows rows, ctx.ReadRows(i));
+    if (rows.data != nullptr &&
+        reinterpret_cast<uintptr_t>(rows.data) % alignof(float) == 0 &&
+        rows.stride % 4 == 0) {
+      return Matrix{reinterpret_cast<const float*>(rows.data),
+                    rows.rows == 1 ? rows.cols : rows.stride / 4};
+    }
+  }
+  NKI_ASSIGN_OR_RETURN(absl::Span<const float> values, ctx.ReadFloat(i));
+  return Matrix{values.data(), ctx.view().operand(i).free_size()};
+}
+
 absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
   const int64_t k = v.operand(kStationary).partitions();
   const int64_t m = v.operand(kStationary).free_size();
   const int64_t n = v.operand(kMoving).free_size();
-  NKI_ASSIGN_OR_RETURN(absl::Span<const float> st, ctx.ReadFloat(kStationary));
-  NKI_ASSIGN_OR_RETURN(absl::Span<const float> mv, ctx.ReadFloat(kMoving));
+  const bool accumulate = v.Int(kAccumulate) != 0;
+  NKI_ASSIGN_OR_RETURN(const Matrix st, ReadMatrix(ctx, kStationary));
+  NKI_ASSIGN_OR_RETURN(const Matrix mv, ReadMatrix(ctx, kMoving));
+  auto sgemm = [&](float beta, float* c, int64_t ldc) {
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), 1.0f, st.data,
+                static_cast<int>(std::max<int64_t>(st.ld, 1)), mv.data,
+                static_cast<int>(std::max<int64_t>(mv.ld, 1)), beta, c,
+                static_cast<int>(std::max<int64_t>(ldc, 1)));
+  };
+  // Into PSUM directly: BLAS adds its product to C (beta 1) exactly as
+  // adding a separately computed product would (one rounding of the
+  // finished dot product onto the old value), and with beta 0 zeroes C
+  // first as it does a scratch buffer.
+  const ExecContext::MatmulRows dst = ctx.MatmulInPlace(kDst, accumulate);
+  if (dst.data != nullptr) {
+    sgemm(accumulate ? 1.0f : 0.0f, dst.data,
+          dst.rows == 1 ? dst.cols : dst.stride);
+    return absl::OkStatus();
+  }
   std::vector<float>& out = ctx.ScratchFloat(0);
   out.resize(m * n);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), 1.0f, st.data(),
-              static_cast<int>(m), mv.data(), static_cast<int>(n), 0.0f,
-              out.data(), static_cast<int>(n));
-  return ctx.MatmulWrite(kDst, out, v.Int(kAccumulate) != 0);
+  sgemm(0.0f, out.data(), n);
+  return ctx.MatmulWrite(kDst, out, accumulate);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
+#include "ops/row_ops.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
@@ -66,16 +67,22 @@ absl::Status Execute(ExecContext& ctx) {
   const OperandInfo& data = v.operand(kData);
   const int64_t group = GroupSize(data, v.Int(kNumAxes));
   const int64_t outputs = data.elements() / group;
-  NKI_ASSIGN_OR_RETURN(absl::Span<const float> in, ctx.ReadFloat(kData));
+  NKI_ASSIGN_OR_RETURN(const FloatRows in, ReadFloatRows(ctx, kData));
   std::vector<float>& out = ctx.ScratchFloat(0);
   out.resize(outputs);
   // The reduced dims are the innermost, so each group is contiguous in
-  // element order.
-  for (int64_t k = 0; k < outputs; ++k) {
-    float acc = identity;
-    const float* x = &in[k * group];
-    for (int64_t j = 0; j < group; ++j) acc = ApplyAlu(op, acc, x[j]);
-    out[k] = negate ? -acc : acc;
+  // element order, inside one partition row.
+  if (group == in.cols) {
+    ReduceRows(op, identity, in.data, in.rows, group, in.stride, out.data());
+  } else {
+    const int64_t per_row = in.cols / group;
+    for (int64_t r = 0; r < in.rows; ++r) {
+      ReduceRows(op, identity, in.row(r), per_row, group, group,
+                 &out[r * per_row]);
+    }
+  }
+  if (negate) {
+    for (float& x : out) x = -x;
   }
   return ctx.WriteFloat(kDst, out);
 }

@@ -8,6 +8,7 @@
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
+#include "ops/row_ops.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -120,6 +121,22 @@ void Compute(absl::Span<const T> data, int64_t p, int64_t f, const Stage<T>& s0,
   }
 }
 
+// The float path row by row: each stage over a whole partition row with
+// its operand fixed, which is the same arithmetic per element.
+void ComputeRows(const FloatRows& data, const Stage<float>& s0,
+                 const Stage<float>* s1, const ExecContext::MutableRows& out) {
+  const int64_t f = data.cols;
+  for (const Stage<float>* stage : {&s0, s1}) {
+    if (stage == nullptr) continue;
+    for (int64_t i = 0; i < data.rows; ++i) {
+      const float* in = stage == &s0 ? data.row(i) : out.row(i);
+      const float s =
+          stage->column.empty() ? stage->immediate : stage->column[i];
+      ApplyAluRowScalar(stage->op, in, s, stage->reverse, out.row(i), f);
+    }
+  }
+}
+
 absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
   const int64_t p = v.operand(kData).partitions();
@@ -159,10 +176,11 @@ absl::Status Execute(ExecContext& ctx) {
   if (column1) {
     NKI_ASSIGN_OR_RETURN(s1.column, ctx.ReadFloat(kOperand1));
   }
-  NKI_ASSIGN_OR_RETURN(absl::Span<const float> data, ctx.ReadFloat(kData));
-  std::vector<float>& out = ctx.ScratchFloat(0);
-  Compute<float>(data, p, f, s0, has_op1 ? &s1 : nullptr, out);
-  return ctx.WriteFloat(kDst, out);
+  NKI_ASSIGN_OR_RETURN(const FloatRows data, ReadFloatRows(ctx, kData));
+  std::vector<float>& scratch = ctx.ScratchFloat(0);
+  const FloatOut out = FloatDestination(ctx, kDst, {{kData, data}}, scratch);
+  ComputeRows(data, s0, has_op1 ? &s1 : nullptr, out.rows);
+  return FinishFloat(ctx, kDst, out, scratch);
 }
 
 std::string Label(const proto::Instruction& instr) {

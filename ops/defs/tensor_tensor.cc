@@ -4,6 +4,7 @@
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
+#include "ops/row_ops.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -49,12 +50,16 @@ absl::Status Execute(ExecContext& ctx) {
     for (int64_t i = 0; i < n; ++i) out[i] = ApplyAluInt(op, a[i], b[i]);
     return ctx.WriteInt(kDst, out);
   }
-  NKI_ASSIGN_OR_RETURN(absl::Span<const float> a, ctx.ReadFloat(kData1));
-  NKI_ASSIGN_OR_RETURN(absl::Span<const float> b, ctx.ReadFloat(kData2));
-  std::vector<float>& out = ctx.ScratchFloat(0);
-  out.resize(n);
-  for (int64_t i = 0; i < n; ++i) out[i] = ApplyAlu(op, a[i], b[i]);
-  return ctx.WriteFloat(kDst, out);
+  NKI_ASSIGN_OR_RETURN(const FloatRows a, ReadFloatRows(ctx, kData1));
+  NKI_ASSIGN_OR_RETURN(const FloatRows b, ReadFloatRows(ctx, kData2));
+  std::vector<float>& scratch = ctx.ScratchFloat(0);
+  const FloatOut out =
+      FloatDestination(ctx, kDst, {{kData1, a}, {kData2, b}}, scratch);
+  // Same tiles (Check), so the same rows and columns.
+  for (int64_t r = 0; r < a.rows; ++r) {
+    ApplyAluRow(op, a.row(r), b.row(r), out.rows.row(r), a.cols);
+  }
+  return FinishFloat(ctx, kDst, out, scratch);
 }
 
 }  // namespace

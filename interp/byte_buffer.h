@@ -1,0 +1,46 @@
+#ifndef NKIGRAPH_INTERP_BYTE_BUFFER_H_
+#define NKIGRAPH_INTERP_BYTE_BUFFER_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "util/memory_budget.h"
+
+namespace nkigraph::interp {
+
+// Zero-filled bytes taken from the kernel as anonymous pages: nothing is
+// written when it is allocated, and pages never touched cost neither time
+// nor memory. Device memories are sized from the declared tensors, and a
+// graph often touches a small part of them (an input written once, a tile
+// of SBUF reused), so this replaces a zero-fill of everything up front.
+class ByteBuffer {
+ public:
+  ByteBuffer() = default;
+  // The one place device memory and its shadow state are allocated, so
+  // the one place they are charged: `size` bytes to `budget` (when given)
+  // for `what`, before mapping, released when the buffer is unmapped.
+  static absl::StatusOr<ByteBuffer> Allocate(
+      int64_t size, MemoryBudget* budget = nullptr,
+      absl::string_view what = "device memory and its shadow state");
+  ~ByteBuffer();
+  ByteBuffer(ByteBuffer&& other) noexcept;
+  ByteBuffer& operator=(ByteBuffer&& other) noexcept;
+  ByteBuffer(const ByteBuffer&) = delete;
+  ByteBuffer& operator=(const ByteBuffer&) = delete;
+
+  uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
+  int64_t size() const { return size_; }
+  uint8_t& operator[](int64_t i) { return data_[i]; }
+  const uint8_t& operator[](int64_t i) const { return data_[i]; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  int64_t size_ = 0;
+  ScopedCharge charge_;
+};
+
+}  // namespace nkigraph::interp
+
+#endif  // NKIGRAPH_INTERP_BYTE_BUFFER_H_

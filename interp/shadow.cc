@@ -1,0 +1,92 @@
+#include "interp/shadow.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/status_macros.h"
+
+namespace nkigraph::interp {
+
+absl::StatusOr<Shadow> Shadow::Allocate(int64_t bytes, MemoryBudget* budget) {
+  Shadow shadow;
+  NKI_ASSIGN_OR_RETURN(shadow.blocks_,
+                       ByteBuffer::Allocate(BlocksFor(bytes), budget));
+  NKI_ASSIGN_OR_RETURN(shadow.bytes_, ByteBuffer::Allocate(bytes, budget));
+  return shadow;
+}
+
+void Shadow::SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state) {
+  const int64_t first = block << kBlockShift;
+  uint8_t& summary = blocks_[block];
+  if (lo == first && hi == first + kBlock) {
+    summary = state;
+    return;
+  }
+  if (summary == state) return;
+  if (summary != kMixed) {
+    std::memset(&bytes_[first], summary, kBlock);
+    summary = kMixed;
+  }
+  std::memset(&bytes_[lo], state, hi - lo);
+  // Collapse a block whose bytes agree again, so later runs over it stay
+  // on the per-block path; looked at when a write reaches the block's
+  // end, which element-by-element writes in either direction do once.
+  if (hi != first + kBlock && lo != first) return;
+  const uint8_t* b = &bytes_[first];
+  uint8_t differ = 0;
+  for (int64_t i = 0; i < kBlock; ++i) differ |= b[i] ^ state;
+  if (differ == 0) summary = state;
+}
+
+void Shadow::Set(int64_t begin, int64_t length, uint8_t state) {
+  if (length <= 0) return;
+  const int64_t end = begin + length;
+  int64_t first = begin >> kBlockShift;
+  int64_t last = (end - 1) >> kBlockShift;
+  if (first == last) {
+    SetInBlock(first, begin, end, state);
+    return;
+  }
+  if ((begin & (kBlock - 1)) != 0) {
+    SetInBlock(first, begin, (first + 1) << kBlockShift, state);
+    ++first;
+  }
+  if ((end & (kBlock - 1)) != 0) {
+    SetInBlock(last, last << kBlockShift, end, state);
+    --last;
+  }
+  if (last >= first) std::memset(&blocks_[first], state, last - first + 1);
+}
+
+bool Shadow::AllInBlock(int64_t block, int64_t lo, int64_t hi,
+                        uint8_t bits) const {
+  const uint8_t summary = blocks_[block];
+  if (summary != kMixed) return (summary & bits) == bits;
+  uint8_t all = 0xFF;
+  for (int64_t i = lo; i < hi; ++i) all &= bytes_[i];
+  return (all & bits) == bits;
+}
+
+bool Shadow::All(int64_t begin, int64_t length, uint8_t bits) const {
+  if (length <= 0) return true;
+  const int64_t end = begin + length;
+  const int64_t first = begin >> kBlockShift;
+  const int64_t last = (end - 1) >> kBlockShift;
+  if (first == last) return AllInBlock(first, begin, end, bits);
+  // Whole blocks in one vectorisable pass; mixed ones looked at after.
+  uint8_t all = 0xFF;
+  uint8_t any = 0;
+  for (int64_t b = first; b <= last; ++b) {
+    all &= blocks_[b];
+    any |= blocks_[b];
+  }
+  if ((any & kMixed) == 0) return (all & bits) == bits;
+  for (int64_t b = first; b <= last; ++b) {
+    const int64_t lo = std::max(begin, b << kBlockShift);
+    const int64_t hi = std::min(end, (b + 1) << kBlockShift);
+    if (!AllInBlock(b, lo, hi, bits)) return false;
+  }
+  return true;
+}
+
+}  // namespace nkigraph::interp

@@ -1,0 +1,63 @@
+#ifndef NKIGRAPH_INTERP_SHADOW_H_
+#define NKIGRAPH_INTERP_SHADOW_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "interp/byte_buffer.h"
+
+namespace nkigraph::interp {
+
+// Shadow bits kept for every byte of device memory.
+inline constexpr uint8_t kInitialized = 1;  // written since the run began
+inline constexpr uint8_t kMatmulGroup = 2;  // psum: last written by a matmul
+
+// The shadow state of every byte of one memory, exact per byte but stored
+// per block of 64 bytes: a block whose bytes share one state holds just
+// that state, and only a block written in part keeps a state per byte.
+// Instructions write and read whole runs of elements, so marking or
+// checking a run costs one byte per block instead of one per byte, and the
+// per-byte pages of blocks never split are never touched.
+class Shadow {
+ public:
+  Shadow() = default;
+  // A shadow for `bytes` bytes, all in state 0 (never written), charged
+  // to `budget` when given.
+  static absl::StatusOr<Shadow> Allocate(int64_t bytes,
+                                         MemoryBudget* budget = nullptr);
+  // The bytes Allocate(bytes) allocates: a summary per block and a byte
+  // per byte.
+  static int64_t AllocatedBytes(int64_t bytes) {
+    return BlocksFor(bytes) + bytes;
+  }
+
+  // Every byte of [begin, begin + length) takes `state`.
+  void Set(int64_t begin, int64_t length, uint8_t state);
+  // Whether every byte of [begin, begin + length) has all of `bits`.
+  bool All(int64_t begin, int64_t length, uint8_t bits) const;
+  // The state of one byte.
+  uint8_t Get(int64_t byte) const {
+    const uint8_t block = blocks_[byte >> kBlockShift];
+    return block == kMixed ? bytes_[byte] : block;
+  }
+
+ private:
+  static constexpr int kBlockShift = 6;
+  static constexpr int64_t kBlock = int64_t{1} << kBlockShift;
+  // A block state: its bytes differ, bytes_ holds each one's.
+  static constexpr uint8_t kMixed = 0x80;
+  static int64_t BlocksFor(int64_t bytes) {
+    return (bytes + kBlock - 1) >> kBlockShift;
+  }
+
+  // Part of one block, [lo, hi) inside block `block`.
+  void SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state);
+  bool AllInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t bits) const;
+
+  ByteBuffer blocks_;  // per block: its bytes' common state, or kMixed
+  ByteBuffer bytes_;   // per byte; meaningful only in mixed blocks
+};
+
+}  // namespace nkigraph::interp
+
+#endif  // NKIGRAPH_INTERP_SHADOW_H_

@@ -1,0 +1,191 @@
+// The row-at-a-time forms of the element functions (ops/alu.h's
+// ApplyAluRow, ApplyAluRowScalar and ReduceRows, ApplyActFuncRow, ExpRow)
+// against the element-at-a-time definitions they replace, bit for bit,
+// on values chosen to break a vectorised shortcut: signed zeros, quiet and
+// signalling NaNs with payloads, infinities, subnormals, and for exp the
+// edges of its special ranges plus an even sample of all 2^32 inputs.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/activation_functions.h"
+#include "ops/alu.h"
+#include "ops/row_ops.h"
+#include "ops/vector_exp.h"
+#include "util/dtype.h"
+
+namespace nkigraph::ops {
+namespace {
+
+float FromBits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint32_t Bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return bits;
+}
+
+// Values where a shortcut for max/min/compare/arithmetic would show.
+std::vector<float> Specials() {
+  std::vector<float> v;
+  for (uint32_t bits :
+       {0x00000000u, 0x80000000u, 0x3f800000u, 0xbf800000u, 0x7fc00000u,
+        0x7fc00001u, 0xffc00000u, 0x7fa00000u, 0xffa00001u, 0x7f800000u,
+        0xff800000u, 0x00000001u, 0x807fffffu, 0x7f7fffffu, 0x40490fdbu,
+        0xc2c80000u, 0x3e800000u}) {
+    v.push_back(FromBits(bits));
+  }
+  return v;
+}
+
+constexpr Alu kAllAlus[] = {
+    Alu::kAdd,        Alu::kSubtract,     Alu::kMultiply,   Alu::kDivide,
+    Alu::kMaximum,    Alu::kMinimum,      Alu::kEqual,      Alu::kNotEqual,
+    Alu::kGreater,    Alu::kGreaterEqual, Alu::kLess,       Alu::kLessEqual,
+    Alu::kPower,      Alu::kMod,          Alu::kAbsMax,     Alu::kBypass,
+    Alu::kLogicalAnd, Alu::kLogicalOr,    Alu::kBitwiseAnd, Alu::kBitwiseOr,
+    Alu::kBitwiseXor};
+
+TEST(RowKernelsTest, AluRowMatchesApplyAluOnEveryPairOfSpecials) {
+  const std::vector<float> s = Specials();
+  std::vector<float> a, b;
+  for (float x : s) {
+    for (float y : s) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  }
+  // The same pairs once more without NaNs, so rows take the NaN-free
+  // max/min path too.
+  std::vector<float> a_clean, b_clean;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isnan(a[i]) && !std::isnan(b[i])) {
+      a_clean.push_back(a[i]);
+      b_clean.push_back(b[i]);
+    }
+  }
+  for (Alu op : kAllAlus) {
+    for (const auto& [x, y] :
+         {std::pair{&a, &b}, std::pair{&a_clean, &b_clean}}) {
+      std::vector<float> out(x->size());
+      ApplyAluRow(op, x->data(), y->data(), out.data(), out.size());
+      for (size_t i = 0; i < out.size(); ++i) {
+        ASSERT_EQ(Bits(out[i]), Bits(ApplyAlu(op, (*x)[i], (*y)[i])))
+            << AluName(op) << "(" << (*x)[i] << ", " << (*y)[i] << ")";
+      }
+      for (bool reverse : {false, true}) {
+        for (float scalar : s) {
+          ApplyAluRowScalar(op, x->data(), scalar, reverse, out.data(),
+                            out.size());
+          for (size_t i = 0; i < out.size(); ++i) {
+            const float want = reverse ? ApplyAlu(op, scalar, (*x)[i])
+                                       : ApplyAlu(op, (*x)[i], scalar);
+            ASSERT_EQ(Bits(out[i]), Bits(want))
+                << AluName(op) << " scalar " << scalar << " reverse " << reverse
+                << " x " << (*x)[i];
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(RowKernelsTest, ReduceRowsFoldsEachRowInOrder) {
+  // 27 rows (16 together, 8 together, then 3 alone) of 13 columns (one
+  // vector block and a tail), in a strided buffer; one row with a NaN, one
+  // of signed zeros only.
+  const std::vector<float> s = Specials();
+  constexpr int64_t kRows = 27, kCols = 13, kStride = 15;
+  std::vector<float> data(kRows * kStride, 123.0f);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t c = 0; c < kCols; ++c) {
+      float v = s[(r * 5 + c * 3) % s.size()];
+      if (std::isnan(v) && r != 4) v = static_cast<float>(c) - 2.5f;
+      if (r == 6) v = c % 2 ? -0.0f : 0.0f;
+      data[r * kStride + c] = v;
+    }
+  }
+  for (Alu op : {Alu::kAdd, Alu::kMultiply, Alu::kMaximum, Alu::kMinimum,
+                 Alu::kAbsMax, Alu::kSubtract, Alu::kBitwiseOr}) {
+    for (float init :
+         {0.0f, -0.0f, -std::numeric_limits<float>::infinity(), 1.0f}) {
+      std::vector<float> out(kRows);
+      ReduceRows(op, init, data.data(), kRows, kCols, kStride, out.data());
+      for (int64_t r = 0; r < kRows; ++r) {
+        float acc = init;
+        for (int64_t c = 0; c < kCols; ++c) {
+          acc = ApplyAlu(op, acc, data[r * kStride + c]);
+        }
+        ASSERT_EQ(Bits(out[r]), Bits(acc))
+            << AluName(op) << " row " << r << " init " << init;
+      }
+    }
+  }
+}
+
+TEST(RowKernelsTest, ExpRowIsTheLibraryExpOnASampleOfAllFloats) {
+  // Every 4099th bit pattern (about a million, all exponents and both
+  // signs), in rows of odd length so the vector loop's tail runs too.
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4099) {
+    x.push_back(FromBits(static_cast<uint32_t>(bits)));
+  }
+  // The edges of the special ranges: |x| near 88, overflow and underflow
+  // thresholds, the largest arguments giving subnormals.
+  for (float edge :
+       {88.0f, -88.0f, 87.99999f, -87.99999f, 88.72283f, 88.72284f, -103.27893f,
+        -103.97208f, -103.97209f, -87.33654f, -87.33655f}) {
+    for (int d = -3; d <= 3; ++d) {
+      x.push_back(FromBits(Bits(edge) + d));
+    }
+  }
+  std::vector<float> out(x.size());
+  ExpRow(x.data(), out.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(Bits(out[i]), Bits(std::exp(x[i])))
+        << "exp(" << x[i] << ") bits " << std::hex << Bits(x[i]);
+  }
+}
+
+TEST(RowKernelsTest, ActFuncRowMatchesApplyActFunc) {
+  std::vector<float> x = Specials();
+  for (int i = -200; i <= 200; ++i) x.push_back(static_cast<float>(i) * 0.37f);
+  for (const ActFuncInfo& info : kActFuncs) {
+    for (const auto& [scale, bias] :
+         {std::pair{1.0f, 0.0f}, std::pair{-0.5f, 0.25f},
+          std::pair{3.0f, -0.0f}}) {
+      std::vector<float> out(x.size());
+      ApplyActFuncRow(info.value, x.data(), scale, bias, out.data(),
+                      out.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        const float want = ApplyActFunc(info.value, x[i] * scale + bias);
+        ASSERT_EQ(Bits(out[i]), Bits(want)) << info.name << "(" << x[i] << " * "
+                                            << scale << " + " << bias << ")";
+      }
+    }
+  }
+}
+
+TEST(RowKernelsTest, Bf16RowRoundingIsFloatToBf16OnASampleOfAllFloats) {
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 2053) {
+    x.push_back(FromBits(static_cast<uint32_t>(bits)));
+  }
+  for (float v : Specials()) x.push_back(v);
+  std::vector<uint16_t> out(x.size());
+  StoreRowFromFloat(proto::BFLOAT16, x.data(), static_cast<int64_t>(x.size()),
+                    reinterpret_cast<uint8_t*>(out.data()), 240.0f);
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(out[i], FloatToBf16(x[i])) << std::hex << Bits(x[i]);
+  }
+}
+
+}  // namespace
+}  // namespace nkigraph::ops
