@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "builder/isa.h"
 #include "builder/tracer.h"
+#include "util/graph_io.h"
 
 namespace nkigraph::bench {
 
@@ -45,14 +46,14 @@ inline void Stage(const char* name, int k_tiles, const Tensor& src,
   isa::dma_copy(dst, y);
 }
 
-inline std::unique_ptr<builder::Tracer> TraceComposer(int64_t instructions) {
+// The composer's graph, parsed onto an arena.
+inline ArenaGraph TraceComposer(int64_t instructions) {
   const int64_t layers = std::max<int64_t>(1, instructions / kPerLayer);
   builder::WorldConfig world;
   world.num_cores = 2;
-  auto tracer = std::make_unique<builder::Tracer>(
-      builder::TraceConfig{"composer", {}, world});
-  absl::StatusOr<const proto::Graph*> graph =
-      tracer->TraceInPlace([&](builder::Tracer& t) {
+  builder::Tracer tracer(builder::TraceConfig{"composer", {}, world});
+  absl::StatusOr<builder::SerializedGraph> graph =
+      tracer.TraceSerialized([&](builder::Tracer& t) {
         Tensor in = t.Input("in", {128, 512}, proto::BFLOAT16);
         Tensor w = t.Input("w", {1024, 128}, proto::BFLOAT16);
         Tensor flag = t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
@@ -72,7 +73,9 @@ inline std::unique_ptr<builder::Tracer> TraceComposer(int64_t instructions) {
                  graph.status().ToString().c_str());
     std::abort();
   }
-  return tracer;
+  absl::StatusOr<ArenaGraph> parsed = ParseGraph(graph->bytes, "composer");
+  if (!parsed.ok()) std::abort();
+  return *std::move(parsed);
 }
 
 inline int64_t Count(const proto::Graph& graph) {

@@ -31,7 +31,7 @@ namespace {
 constexpr int64_t kSteps = 200'000;  // x 5 instructions
 
 proto::Graph TraceStreamingKernel(int64_t steps) {
-  return *bench::TraceStreamingKernel(steps)->graph();
+  return bench::TraceStreamingKernel(steps).graph();
 }
 
 struct GraphPair {

@@ -30,14 +30,14 @@ std::unique_ptr<graph::GraphIndex> IndexOf(const proto::Graph& graph) {
 }
 
 void BM_Index(benchmark::State& state) {
-  const auto tracer = TraceComposer(state.range(0));
-  for (auto _ : state) benchmark::DoNotOptimize(IndexOf(*tracer->graph()));
-  state.SetItemsProcessed(state.iterations() * Count(*tracer->graph()));
+  const ArenaGraph traced = TraceComposer(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(IndexOf(traced.graph()));
+  state.SetItemsProcessed(state.iterations() * Count(traced.graph()));
 }
 
 void Dependencies(benchmark::State& state, bool drop_implied) {
-  const auto tracer = TraceComposer(state.range(0));
-  const auto index = IndexOf(*tracer->graph());
+  const ArenaGraph traced = TraceComposer(state.range(0));
+  const auto index = IndexOf(traced.graph());
   for (auto _ : state) {
     benchmark::DoNotOptimize(
         graph::AnalyzeDependencies(*index, {.drop_implied = drop_implied}));
@@ -52,8 +52,8 @@ void BM_DependenciesForScheduling(benchmark::State& state) {
 }
 
 void BM_ScheduleOnly(benchmark::State& state) {
-  const auto tracer = TraceComposer(state.range(0));
-  const auto index = IndexOf(*tracer->graph());
+  const ArenaGraph traced = TraceComposer(state.range(0));
+  const auto index = IndexOf(traced.graph());
   const std::vector<graph::Dependency> deps =
       graph::AnalyzeDependencies(*index, {.drop_implied = false});
   const cost::CostTable& table = cost::CostTableFor(proto::TARGET_TRN2);
@@ -65,16 +65,16 @@ void BM_ScheduleOnly(benchmark::State& state) {
 
 // What `nkigraph profile` does after reading the file.
 void BM_Profile(benchmark::State& state) {
-  const auto tracer = TraceComposer(state.range(0));
+  const ArenaGraph traced = TraceComposer(state.range(0));
   const cost::CostTable& table = cost::CostTableFor(proto::TARGET_TRN2);
   for (auto _ : state) {
-    const auto index = IndexOf(*tracer->graph());
+    const auto index = IndexOf(traced.graph());
     absl::StatusOr<cost::Schedule> schedule =
         cost::ScheduleGraph(*index, table);
     if (!schedule.ok()) std::abort();
     benchmark::DoNotOptimize(cost::BuildReport(*schedule, 10).latency_ns);
   }
-  state.SetItemsProcessed(state.iterations() * Count(*tracer->graph()));
+  state.SetItemsProcessed(state.iterations() * Count(traced.graph()));
 }
 
 #define NKIGRAPH_SIZES                \

@@ -11,20 +11,20 @@
 
 #include "builder/isa.h"
 #include "builder/tracer.h"
+#include "util/graph_io.h"
 
 namespace nkigraph::bench {
 
 inline constexpr int64_t kStreamingInstructionsPerStep = 5;
 
-// Traces `steps` steps; the graph lives in the returned tracer's arena.
-inline std::unique_ptr<builder::Tracer> TraceStreamingKernel(int64_t steps) {
+// Traces `steps` steps into a binary graph.
+inline builder::SerializedGraph SerializeStreamingKernel(int64_t steps) {
   using builder::Buffer;
   using builder::Tensor;
   namespace isa = builder::isa;
-  auto tracer = std::make_unique<builder::Tracer>(
-      builder::TraceConfig{"streaming", {}, {}});
-  absl::StatusOr<const proto::Graph*> graph =
-      tracer->TraceInPlace([&](builder::Tracer& t) {
+  builder::Tracer tracer(builder::TraceConfig{"streaming", {}, {}});
+  absl::StatusOr<builder::SerializedGraph> graph =
+      tracer.TraceSerialized([&](builder::Tracer& t) {
         constexpr int64_t kCols = 512;
         constexpr int64_t kTiles = 64;
         Tensor in = t.Input("in", {128, kCols * kTiles}, proto::BFLOAT16);
@@ -50,7 +50,15 @@ inline std::unique_ptr<builder::Tracer> TraceStreamingKernel(int64_t steps) {
                  graph.status().ToString().c_str());
     std::abort();
   }
-  return tracer;
+  return *std::move(graph);
+}
+
+// The same graph, parsed onto an arena.
+inline ArenaGraph TraceStreamingKernel(int64_t steps) {
+  absl::StatusOr<ArenaGraph> graph =
+      ParseGraph(SerializeStreamingKernel(steps).bytes, "streaming");
+  if (!graph.ok()) std::abort();
+  return *std::move(graph);
 }
 
 }  // namespace nkigraph::bench

@@ -22,8 +22,8 @@ using bench::Count;
 using bench::TraceComposer;
 
 void Render(benchmark::State& state, viz::View view, viz::Format format) {
-  const std::unique_ptr<builder::Tracer> tracer = TraceComposer(state.range(0));
-  const proto::Graph& graph = *tracer->graph();
+  const ArenaGraph traced = TraceComposer(state.range(0));
+  const proto::Graph& graph = traced.graph();
   viz::DotOptions options;
   options.view = view;
   int64_t nodes = 0;
@@ -55,8 +55,8 @@ void BM_BarrierSvg(benchmark::State& state) {
 
 // The picture without Graphviz: index, dependencies, collapse, labels.
 void BM_DataflowModelOnly(benchmark::State& state) {
-  const std::unique_ptr<builder::Tracer> tracer = TraceComposer(state.range(0));
-  const proto::Graph& graph = *tracer->graph();
+  const ArenaGraph traced = TraceComposer(state.range(0));
+  const proto::Graph& graph = traced.graph();
   for (auto _ : state) {
     absl::StatusOr<viz::VizGraph> picture =
         viz::BuildView(graph, viz::DotOptions());

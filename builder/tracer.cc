@@ -5,12 +5,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "builder/trace_arena.h"
+#include "builder/instr_encoding.h"
 #include "ops/access_pattern.h"
 #include "ops/device_profile.h"
 #include "ops/instr_facts.h"
 #include "ops/instr_view.h"
 #include "util/dtype.h"
+#include "util/graph_arena.h"
+#include "util/graph_io.h"
+#include "util/wire_format.h"
 
 namespace nkigraph::builder {
 namespace {
@@ -35,7 +38,7 @@ proto::MemorySpace SpaceOf(Buffer buffer) {
 
 Tracer::Tracer(TraceConfig config)
     : config_(std::move(config)),
-      arena_(TraceArenaOptions()),
+      arena_(GraphArenaOptions()),
       graph_(google::protobuf::Arena::CreateMessage<proto::Graph>(&arena_)),
       interner_(graph_) {
   graph_->set_schema_version(proto::SCHEMA_VERSION_CURRENT);
@@ -83,15 +86,28 @@ Diagnostic Tracer::AboutOpcode(proto::Opcode opcode, std::string message) {
 
 absl::StatusOr<proto::Graph> Tracer::Trace(
     absl::FunctionRef<void(Tracer&)> body) {
-  absl::StatusOr<const proto::Graph*> graph = TraceInPlace(body);
-  if (!graph.ok()) return graph.status();
+  absl::StatusOr<SerializedGraph> serialized = TraceSerialized(body);
+  if (!serialized.ok()) return serialized.status();
   proto::Graph result;  // off the arena, for the caller to own
-  result.CopyFrom(**graph);
+  if (!result.ParseFromString(serialized->bytes)) {
+    return absl::InternalError("a traced graph does not parse back");
+  }
   return result;
 }
 
-absl::StatusOr<const proto::Graph*> Tracer::TraceInPlace(
+absl::StatusOr<SerializedGraph> Tracer::TraceSerialized(
     absl::FunctionRef<void(Tracer&)> body) {
+  if (absl::Status status = Run(body); !status.ok()) return status;
+  SerializedGraph result;
+  result.bytes = Serialize();
+  for (int64_t size : stream_sizes_) result.num_instructions += size;
+  result.num_tensors = graph_->tensors_size();
+  result.num_ranks = config_.world.num_ranks;
+  result.num_cores = config_.world.num_cores;
+  return result;
+}
+
+absl::Status Tracer::Run(absl::FunctionRef<void(Tracer&)> body) {
   if (traced_) {
     return DiagnosticError(
         absl::StatusCode::kFailedPrecondition,
@@ -116,8 +132,8 @@ absl::StatusOr<const proto::Graph*> Tracer::TraceInPlace(
   previous_ = current_tracer;
   current_tracer = this;
   for (core_ = 0; core_ < world.num_cores && !failed(); ++core_) {
-    proto::Stream* stream = graph_->add_streams();
-    stream->set_core(core_);
+    stream_bytes_.emplace_back();
+    stream_sizes_.push_back(0);
     shared_alloc_index_ = 0;
     on_chip_.Reset();
     body(*this);
@@ -125,8 +141,37 @@ absl::StatusOr<const proto::Graph*> Tracer::TraceInPlace(
   }
   core_ = 0;
   current_tracer = previous_;
-  if (failed()) return error_;
-  return graph_;
+  return error_;
+}
+
+std::string Tracer::Serialize() {
+  // Fields go out in field-number order, as protobuf writes them: graph_'s
+  // fields before `streams` (1-5), the streams (6), then the interned
+  // names (7, 8), moved aside so graph_ writes only the first part.
+  proto::Graph* names =
+      google::protobuf::Arena::CreateMessage<proto::Graph>(&arena_);
+  names->mutable_files()->Swap(graph_->mutable_files());
+  names->mutable_scopes()->Swap(graph_->mutable_scopes());
+  const std::string head = SerializeDeterministic(*graph_);
+  const std::string tail = SerializeDeterministic(*names);
+  size_t total = head.size() + tail.size();
+  for (const std::string& stream : stream_bytes_) total += stream.size() + 32;
+  std::string bytes;
+  bytes.reserve(total);  // one copy of the streams, no growth
+  bytes += head;
+  for (size_t core = 0; core < stream_bytes_.size(); ++core) {
+    // A Stream: its core (left out when 0), then its instructions.
+    std::string core_field;
+    if (core != 0) AppendVarintField(1, core, &core_field);
+    AppendLengthDelimited(6, core_field.size() + stream_bytes_[core].size(),
+                          &bytes);
+    bytes += core_field;
+    bytes += stream_bytes_[core];
+  }
+  bytes += tail;
+  names->mutable_files()->Swap(graph_->mutable_files());
+  names->mutable_scopes()->Swap(graph_->mutable_scopes());
+  return bytes;
 }
 
 void Tracer::FinishCore() {
@@ -149,10 +194,6 @@ void Tracer::FinishCore() {
   for (uint32_t id : on_chip_.top_tensors()) {
     graph_->mutable_tensors(static_cast<int>(id) - 1)->set_live_end(end);
   }
-}
-
-int64_t Tracer::StreamPosition() const {
-  return graph_->streams(core_).instructions_size();
 }
 
 proto::Tensor* Tracer::NewTensor(absl::string_view name,
@@ -365,14 +406,14 @@ Tensor Tracer::Allocate(absl::Span<const int64_t> shape, DType dtype,
 
 proto::Instruction* Tracer::BeginInstr(proto::Opcode opcode, Loc loc) {
   if (failed()) return nullptr;
-  proto::Instruction* instr =
-      graph_->mutable_streams(core_)->add_instructions();
-  instr->set_id(static_cast<uint32_t>(next_instr_id_++));
-  instr->set_opcode(opcode);
-  instr->set_file(interner_.File(loc.file_name()));
-  instr->set_line(loc.line());
-  instr->set_scope(scope_index_);
-  return instr;
+  // Clear keeps the operand and attribute messages for reuse.
+  instr_.Clear();
+  instr_.set_id(static_cast<uint32_t>(next_instr_id_++));
+  instr_.set_opcode(opcode);
+  instr_.set_file(interner_.File(loc.file_name()));
+  instr_.set_line(loc.line());
+  instr_.set_scope(scope_index_);
+  return &instr_;
 }
 
 void Tracer::AddOperand(proto::Instruction* instr, const Tensor& tensor,
@@ -401,15 +442,17 @@ void Tracer::AddOperand(proto::Instruction* instr, const Tensor& tensor,
 
 Instr Tracer::FinishInstr(proto::Instruction* instr, Loc loc) {
   if (instr == nullptr) return Instr{};
-  proto::Stream* stream = graph_->mutable_streams(core_);
   if (!failed()) {
     absl::Status status = ops::MakeInstrView(*instr, graph_->tensors(),
                                              graph_->world(), &check_view_);
-    if (status.ok()) return Instr{instr->id()};
+    if (status.ok()) {
+      AppendInstruction(*instr, &stream_bytes_[core_]);
+      ++stream_sizes_[core_];
+      return Instr{instr->id()};
+    }
     RecordError(AboutOpcode(instr->opcode(), std::string(status.message())),
                 loc);
   }
-  stream->mutable_instructions()->RemoveLast();
   --next_instr_id_;
   return Instr{};
 }

@@ -45,6 +45,16 @@ struct TraceConfig {
   WorldConfig world;
 };
 
+// A finished trace as the bytes of a binary graph file: exactly what
+// SerializeDeterministic writes for the graph Trace returns.
+struct SerializedGraph {
+  std::string bytes;
+  int64_t num_instructions = 0;
+  int num_tensors = 0;
+  int num_ranks = 0;
+  int num_cores = 0;
+};
+
 // Handle to a recorded instruction (NKI's NkiInstruction).
 struct Instr {
   int64_t id = -1;
@@ -68,10 +78,11 @@ class Tracer {
   // Runs `body` once per core and returns the graph, or the first error.
   // A Tracer traces once.
   absl::StatusOr<proto::Graph> Trace(absl::FunctionRef<void(Tracer&)> body);
-  // The same, without copying the graph out of the tracer's arena: the
-  // graph lives as long as the Tracer. For big graphs headed straight to
-  // serialization.
-  absl::StatusOr<const proto::Graph*> TraceInPlace(
+  // The same, as a binary graph file's bytes. Instructions are serialized
+  // as they are recorded (each is checked in one reused message, then
+  // appended to its core's stream bytes), so a big trace never holds its
+  // instructions as messages: what `nkigraph trace` writes.
+  absl::StatusOr<SerializedGraph> TraceSerialized(
       absl::FunctionRef<void(Tracer&)> body);
 
   // --- Inside a trace ---------------------------------------------------
@@ -102,9 +113,6 @@ class Tracer {
     return graph_->tensors(static_cast<int>(id) - 1);
   }
 
-  // The graph traced so far (complete once TraceInPlace returned).
-  const proto::Graph* graph() const { return graph_; }
-
   bool failed() const { return !error_.ok(); }
   const absl::Status& error() const { return error_; }
   // Keeps the first error, prefixed with the kernel source line and scope
@@ -119,12 +127,14 @@ class Tracer {
   }
 
   // --- Instruction emission (used by builder/isa) ------------------------
-  // nullptr once the trace has failed.
+  // The instruction to fill in (one message, reused for every
+  // instruction; one is built at a time); nullptr once the trace has
+  // failed.
   proto::Instruction* BeginInstr(proto::Opcode opcode, Loc loc);
   // Appends `tensor` (an invalid tensor: an absent optional operand).
   void AddOperand(proto::Instruction* instr, const Tensor& tensor, Loc loc);
-  // Runs the op's checks; on failure drops the instruction and records the
-  // error.
+  // Runs the op's checks, then appends the instruction to its core's
+  // stream; on failure drops it and records the error.
   Instr FinishInstr(proto::Instruction* instr, Loc loc);
 
   // --- Scopes and jit frames --------------------------------------------
@@ -146,14 +156,23 @@ class Tracer {
                            absl::Span<const int64_t> shape, DType dtype,
                            proto::MemorySpace space, Loc loc);
   bool AllocateOnChip(proto::Tensor* tensor, Loc loc);
-  int64_t StreamPosition() const;
+  int64_t StreamPosition() const { return stream_sizes_[core_]; }
   void FinishCore();
+  // Runs the trace; graph_ then holds everything but the streams.
+  absl::Status Run(absl::FunctionRef<void(Tracer&)> body);
+  // The graph's bytes: graph_'s fields with the streams in their place.
+  std::string Serialize();
 
   TraceConfig config_;
-  // The graph grows on an arena: tracing makes millions of small messages,
-  // and arena allocation keeps that off the heap allocator's hot path.
+  // The graph without its streams (tensors, world, interned names) grows
+  // on an arena: a big trace makes hundreds of thousands of tensors.
   google::protobuf::Arena arena_;
   proto::Graph* graph_;
+  // The instruction being built, and each core's stream so far as the
+  // bytes of its serialized `instructions` entries.
+  proto::Instruction instr_;
+  std::vector<std::string> stream_bytes_;
+  std::vector<int64_t> stream_sizes_;
   SourceInterner interner_;
   absl::Status error_;
   bool traced_ = false;

@@ -43,10 +43,11 @@ struct RunOptions {
 
   // How many threads run the programs (ranks x cores); 0: one per core of
   // the machine. Outputs, errors, deadlock and race reports are the same
-  // for every count: a rank's cores run side by side only while their
-  // segments up to the next synchronising instruction cannot touch a
-  // common HBM block with a write (interp/segment_footprint.h), and when
-  // programs fail the one reported is the first a one-thread run reaches.
+  // for every count: a core of a rank executes an instruction only once
+  // the lower cores have passed every instruction before their next
+  // synchronisation that may touch a common HBM block with a write
+  // (interp/segment_footprint.h), and when programs fail the one reported
+  // is the first a one-thread run reaches.
   int threads = 0;
 
   // Progress of a run: instructions executed so far of all the programs'

@@ -7,15 +7,16 @@
 // in order (ranks, then each rank's cores), each to its next synchronising
 // instruction. Programs of different ranks share no memory between
 // synchronisations, so they may run in any order or at once; two cores of
-// one rank share HBM, so a higher core runs beside a lower one only when
-// their segments cannot touch a common block with a write, and otherwise
-// waits for the lower one to finish its segment (segment_footprint.h).
+// one rank share HBM, so a higher core executes an instruction only once
+// the lower one has passed the last instruction of its segment that may
+// touch a common block with a write (segment_footprint.h).
 // Each program then sees the memory, shadow and race-detection state of
 // the one-thread order, and its first error is the same; the error
 // reported is the first program's in that order.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -240,19 +241,23 @@ absl::Status Interpreter::Run() {
   std::vector<int64_t> allowance(num_programs, INT64_MAX);
 
   // Runs a program until it finishes or reaches a synchronising
-  // instruction, or stops it at its step allowance.
-  auto run_until_sync = [&](ProgramState& p, int64_t steps) -> absl::Status {
+  // instruction, or stops it at its step allowance; `before` runs before
+  // each instruction, `after` after.
+  auto run_until_sync = [&](ProgramState& p, int64_t steps, auto&& before,
+                            auto&& after) -> absl::Status {
     for (int64_t taken = 0; !p.done(); ++taken) {
       const proto::Instruction& instr = p.current();
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       if (def->sync != ops::SyncKind::kNone) return absl::OkStatus();
       if (taken == steps) return StepLimitError(g, p, instr, max_steps);
+      before(p);
       NKI_RETURN_IF_ERROR(p.Bind(instr));
       if (absl::Status s = def->execute(p); !s.ok()) {
         return DeviceError(g, p, instr, s);
       }
       notify_writes(p, instr);
       p.Advance();
+      after(p);
     }
     return absl::OkStatus();
   };
@@ -290,47 +295,73 @@ absl::Status Interpreter::Run() {
   std::vector<int> start_pc(num_programs, 0);
   std::vector<bool> in_round(num_programs, false);
   std::vector<absl::Status> errors(num_programs);
-  absl::Mutex round_mu;
-  std::vector<int64_t> finished_round(num_programs, -1);
-  int64_t round = 0;
   std::atomic<bool> failed = false;  // for runs that stop at the first error
+  // How far each program of the round has got: every position before
+  // `passed` is done (INT_MAX once its task has returned). A higher core
+  // waiting for it counts itself in `waiters` and sleeps on `cv`.
+  struct Progress {
+    std::atomic<int> passed{0};
+    std::atomic<int> waiters{0};
+    std::mutex mu;
+    std::condition_variable cv;
+  };
+  std::unique_ptr<Progress[]> progress_of(new Progress[num_programs]);
+  auto publish = [&](int index, int passed) {
+    Progress& pr = progress_of[index];
+    pr.passed.store(passed);
+    if (pr.waiters.load() > 0) {
+      std::lock_guard<std::mutex> lock(pr.mu);
+      pr.cv.notify_all();
+    }
+  };
+  // Before a core executes an instruction: wait until every lower core of
+  // its rank has passed the last instruction of its segment that may touch
+  // a block this one touches, one of them writing.
+  auto wait_for_lower_cores = [&](ProgramState& p) {
+    for (int c = 0; c < p.core(); ++c) {
+      const int lower = p.rank() * impl.num_cores + c;
+      Progress& pr = progress_of[lower];
+      if (!in_round[lower] || pr.passed.load() == INT_MAX) continue;
+      const int last =
+          footprints.LastConflict(c, start_pc[lower], p.core(), p.pc());
+      if (last < 0 || pr.passed.load() > last) continue;
+      pr.waiters.fetch_add(1);
+      {
+        std::unique_lock<std::mutex> lock(pr.mu);
+        pr.cv.wait(lock, [&] { return pr.passed.load() > last; });
+      }
+      pr.waiters.fetch_sub(1);
+    }
+  };
 
   auto run_task = [&](int t) {
     const int index = tasks[t];
     ProgramState& p = *impl.programs[index];
-    if (!one_thread) {
-      // Wait for each lower core of the rank whose segment may touch ours.
-      for (int c = 0; c < p.core(); ++c) {
-        const int lower = p.rank() * impl.num_cores + c;
-        if (!in_round[lower] ||
-            !footprints.Conflict(c, start_pc[lower], p.core(), p.pc())) {
-          continue;
-        }
-        absl::MutexLock lock(&round_mu);
-        auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(round_mu) {
-          return finished_round[lower] == round;
-        };
-        round_mu.Await(absl::Condition(&done));
-      }
-    }
     if (!(stop_at_first_error && failed)) {
-      errors[index] = run_until_sync(p, allowance[index]);
+      if (one_thread) {
+        // Lower cores have run their segments already.
+        errors[index] = run_until_sync(
+            p, allowance[index], [](ProgramState&) {}, [](ProgramState&) {});
+      } else {
+        errors[index] =
+            run_until_sync(p, allowance[index], wait_for_lower_cores,
+                           [&](ProgramState& q) { publish(index, q.pc()); });
+      }
       if (!errors[index].ok()) failed = true;
     }
-    absl::MutexLock lock(&round_mu);
-    finished_round[index] = round;
+    publish(index, INT_MAX);
   };
 
   std::vector<ProgramState*> group;
   std::vector<ops::ExecContext*> contexts;
   while (true) {
-    ++round;
     const int64_t executed_at_start = executed();
     tasks.clear();
     for (int i = 0; i < num_programs; ++i) {
       const ProgramState& p = *impl.programs[i];
       in_round[i] = !p.done() && !AtSync(p);
       start_pc[i] = p.pc();
+      progress_of[i].passed.store(p.pc());
     }
     if (max_steps > 0) {
       int64_t left = std::max<int64_t>(0, max_steps - executed_at_start);

@@ -51,39 +51,12 @@ void AddOperand(const proto::Tensor& t, const proto::AccessPattern& ap,
            static_cast<int64_t>(t.address()) + (hi + 1) * esize, out);
 }
 
-// Sorts and merges overlapping or adjacent ranges.
-void Normalize(Blocks* blocks) {
-  std::sort(blocks->begin(), blocks->end());
-  Blocks merged;
-  for (const auto& [first, last] : *blocks) {
-    if (!merged.empty() && first <= merged.back().second) {
-      merged.back().second = std::max(merged.back().second, last);
-    } else {
-      merged.emplace_back(first, last);
-    }
-  }
-  *blocks = std::move(merged);
-}
-
-bool Overlap(const Blocks& a, const Blocks& b) {
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (a[i].second <= b[j].first) {
-      ++i;
-    } else if (b[j].second <= a[i].first) {
-      ++j;
-    } else {
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 SegmentFootprints::SegmentFootprints(const proto::Graph& graph) {
   for (const proto::Stream& stream : graph.streams()) {
     Stream& s = streams_.emplace_back();
+    s.touches.resize(stream.instructions_size());
     s.segment_of.assign(stream.instructions_size(), -1);
     bool open = false;
     for (int pc = 0; pc < stream.instructions_size(); ++pc) {
@@ -96,7 +69,7 @@ SegmentFootprints::SegmentFootprints(const proto::Graph& graph) {
       if (!open) s.segments.emplace_back();
       open = true;
       s.segment_of[pc] = static_cast<int>(s.segments.size()) - 1;
-      Footprint& f = s.segments.back();
+      Touches& f = s.touches[pc];
       for (int i = 0; i < instr.operands_size(); ++i) {
         const proto::AccessPattern& ap = instr.operands(i);
         if (ap.tensor_id() != 0) {
@@ -116,28 +89,40 @@ SegmentFootprints::SegmentFootprints(const proto::Graph& graph) {
           if (InHbm(index)) AddWholeTensor(index, &f.reads);
         }
       }
-    }
-    for (Footprint& f : s.segments) {
-      Normalize(&f.reads);
-      Normalize(&f.writes);
+      // Positions only grow, so the last assignment is the latest use.
+      IntervalMap<LastUse>& last = s.segments.back();
+      for (const auto& [first, end] : f.reads) {
+        last.Update(first, end, [&](LastUse& u) { u.access = pc; });
+      }
+      for (const auto& [first, end] : f.writes) {
+        last.Update(first, end, [&](LastUse& u) { u.access = u.write = pc; });
+      }
     }
   }
 }
 
-const SegmentFootprints::Footprint* SegmentFootprints::At(int core,
-                                                          int pc) const {
-  const Stream& s = streams_[core];
-  if (pc < 0 || pc >= static_cast<int>(s.segment_of.size())) return nullptr;
-  const int segment = s.segment_of[pc];
-  return segment < 0 ? nullptr : &s.segments[segment];
-}
-
-bool SegmentFootprints::Conflict(int a, int pc_a, int b, int pc_b) const {
-  const Footprint* fa = At(a, pc_a);
-  const Footprint* fb = At(b, pc_b);
-  if (fa == nullptr || fb == nullptr) return false;
-  return Overlap(fa->writes, fb->writes) || Overlap(fa->writes, fb->reads) ||
-         Overlap(fb->writes, fa->reads);
+int SegmentFootprints::LastConflict(int a, int pc_a, int b, int pc_b) const {
+  const Stream& sa = streams_[a];
+  if (pc_a < 0 || pc_a >= static_cast<int>(sa.segment_of.size()) ||
+      sa.segment_of[pc_a] < 0) {
+    return -1;
+  }
+  const IntervalMap<LastUse>& last = sa.segments[sa.segment_of[pc_a]];
+  const Touches& mine = streams_[b].touches[pc_b];
+  int wait = -1;
+  for (const auto& [first, end] : mine.reads) {
+    last.Visit(first, end, [&](int64_t, int64_t, const LastUse& u) {
+      wait = std::max(wait, u.write);
+      return false;
+    });
+  }
+  for (const auto& [first, end] : mine.writes) {
+    last.Visit(first, end, [&](int64_t, int64_t, const LastUse& u) {
+      wait = std::max(wait, u.access);
+      return false;
+    });
+  }
+  return wait;
 }
 
 }  // namespace nkigraph::interp

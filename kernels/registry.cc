@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "kernels/all_kernels.h"
 #include "kernels/params.h"
 #include "util/status_macros.h"
@@ -125,13 +126,58 @@ std::vector<std::pair<std::string, std::string>> ParamValues::AsPairs() const {
 
 // --- KernelRegistry ------------------------------------------------------
 
-const KernelRegistry& KernelRegistry::Global() {
-  static const KernelRegistry* const registry = [] {
-    auto* r = new KernelRegistry;
-    RegisterAllKernels(*r);
-    return r;
+namespace {
+
+// The global registry and whether anyone has read it yet.
+struct GlobalRegistry {
+  absl::Mutex mutex;
+  KernelRegistry registry;
+  bool read = false;
+};
+
+GlobalRegistry& GlobalState() {
+  static GlobalRegistry* const state = [] {
+    auto* s = new GlobalRegistry;
+    RegisterAllKernels(s->registry);
+    return s;
   }();
-  return *registry;
+  return *state;
+}
+
+}  // namespace
+
+const KernelRegistry& KernelRegistry::Global() {
+  GlobalRegistry& state = GlobalState();
+  absl::MutexLock lock(&state.mutex);
+  state.read = true;
+  return state.registry;
+}
+
+absl::Status KernelRegistry::AddToGlobal(
+    absl::FunctionRef<void(KernelRegistry&)> add) {
+  KernelRegistry added;
+  add(added);
+  GlobalRegistry& state = GlobalState();
+  absl::MutexLock lock(&state.mutex);
+  for (size_t i = 0; i < added.kernels_.size(); ++i) {
+    const std::string& name = added.kernels_[i].name;
+    const bool taken_before =
+        std::any_of(added.kernels_.begin(), added.kernels_.begin() + i,
+                    [&](const KernelDef& def) { return def.name == name; });
+    if (state.registry.Find(name) != nullptr || taken_before) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("a kernel named '", name, "' is already registered"));
+    }
+  }
+  if (state.read) {
+    return absl::FailedPreconditionError(
+        "kernels can be added to the global registry only before it is "
+        "first read (at the start of main)");
+  }
+  for (KernelDef& def : added.kernels_) {
+    state.registry.Register(std::move(def));
+  }
+  return absl::OkStatus();
 }
 
 void KernelRegistry::Register(KernelDef def) {
@@ -230,17 +276,13 @@ absl::StatusOr<proto::Graph> KernelRegistry::Trace(
       [&](builder::Tracer& t) { prepared.def->body(t, prepared.values); });
 }
 
-absl::Status KernelRegistry::TraceInPlace(
+absl::StatusOr<builder::SerializedGraph> KernelRegistry::TraceSerialized(
     const std::string& name,
-    const std::vector<std::pair<std::string, std::string>>& settings,
-    absl::FunctionRef<absl::Status(const proto::Graph&)> consume) const {
+    const std::vector<std::pair<std::string, std::string>>& settings) const {
   NKI_ASSIGN_OR_RETURN(Prepared prepared, Prepare(name, settings));
   builder::Tracer tracer(std::move(prepared.config));
-  NKI_ASSIGN_OR_RETURN(const proto::Graph* graph,
-                       tracer.TraceInPlace([&](builder::Tracer& t) {
-                         prepared.def->body(t, prepared.values);
-                       }));
-  return consume(*graph);
+  return tracer.TraceSerialized(
+      [&](builder::Tracer& t) { prepared.def->body(t, prepared.values); });
 }
 
 }  // namespace nkigraph::kernels

@@ -150,8 +150,17 @@ struct KernelDef {
 
 class KernelRegistry {
  public:
-  // Every kernel of the project (kernels/all_kernels.cc lists them).
+  // Every kernel of the project (kernels/all_kernels.cc lists them), then
+  // those a program added with AddToGlobal.
   static const KernelRegistry& Global();
+
+  // Adds the kernels `add` registers (registry.Register(MySpec())) to
+  // Global(): how a program with kernels of its own (its own nkigraph
+  // command, tools/cli.h; its tests) gives them to everything that reads
+  // the registry. Adds nothing and fails with AlreadyExists when a
+  // kernel's name is taken, and with FailedPrecondition once Global() has
+  // been read (so no reader ever sees it change).
+  static absl::Status AddToGlobal(absl::FunctionRef<void(KernelRegistry&)> add);
 
   void Register(KernelDef def);
   template <typename P>
@@ -174,14 +183,11 @@ class KernelRegistry {
       const std::string& name,
       const std::vector<std::pair<std::string, std::string>>& settings) const;
 
-  // The same, without copying the graph out of the tracer's arena: the
-  // graph is handed to `consume` and lives only during that call. For big
-  // graphs headed straight to serialization. Returns the trace's error or
-  // what `consume` returns.
-  absl::Status TraceInPlace(
+  // The same, as the bytes of a binary graph file (never held as
+  // messages: the way to trace a big graph for writing).
+  absl::StatusOr<builder::SerializedGraph> TraceSerialized(
       const std::string& name,
-      const std::vector<std::pair<std::string, std::string>>& settings,
-      absl::FunctionRef<absl::Status(const proto::Graph&)> consume) const;
+      const std::vector<std::pair<std::string, std::string>>& settings) const;
 
  private:
   // A kernel, its parsed parameters and its trace configuration.

@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build pkg-config g++ ccache
           libprotobuf-dev protobuf-compiler libabsl-dev
           libgtest-dev libgmock-dev libbenchmark-dev
-          libgraphviz-dev graphviz libopenblas-dev nlohmann-json3-dev)
+          libgraphviz-dev graphviz libopenblas-dev nlohmann-json3-dev
+          pybind11-dev python3-pybind11 python3-numpy python3-dev
+          python3-pytest)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

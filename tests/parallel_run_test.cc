@@ -543,54 +543,46 @@ TEST(ProgressTextTest, SaysDoneOfTotalRateAndTimeLeft) {
 
 // --- Footprints ----------------------------------------------------------
 
-TEST(SegmentFootprintTest, CoresConflictOnlyWhereOneWritesWhatTheOtherTouches) {
-  // Core c reads x rows [8c, 8c + 8) and writes o rows [8c, 8c + 8) (256 B
-  // per row); after a barrier core 1 reads o's rows of core 0.
+TEST(SegmentFootprintTest, ACoreWaitsForTheLastConflictingInstruction) {
   absl::StatusOr<proto::Graph> graph = TraceWorld(1, 2, [&](Tracer& t) {
     const int c = t.program_id();
     Tensor x = t.Input("x", {16, 64}, proto::FLOAT32);
-    Tensor o = t.Allocate({16, 64}, proto::FLOAT32, Buffer::kSharedHbm, "o");
-    Tensor flag = t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
+    Tensor r = t.Input("r", {16, 64}, proto::FLOAT32);
     Tensor idx = t.Input("i", {1}, proto::INT32);
+    Tensor o = t.Allocate({16, 64}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    Tensor p = t.Allocate({16, 64}, proto::FLOAT32, Buffer::kSharedHbm, "p");
+    Tensor flag = t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
     Tensor tile = builder::ndarray({8, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
-    isa::dma_copy(tile, x.Slice(0, 8 * c, 8));
-    isa::dma_copy(o.Slice(0, 8 * c, 8), tile);
-    isa::core_barrier(flag);
-    if (c == 1) isa::dma_copy(tile, o.Slice(0, 0, 8));
-    isa::core_barrier(flag);
-    isa::dma_copy(tile, x.Slice(0, 0, 8));  // both read the same rows
-    isa::core_barrier(flag);
     if (c == 0) {
+      isa::dma_copy(tile, x.Slice(0, 0, 8));  // 0
+      isa::dma_copy(o.Slice(0, 0, 8), tile);  // 1
+      isa::dma_copy(tile, r.Slice(0, 0, 8));  // 2
+      isa::dma_copy(p.Slice(0, 0, 8), tile);  // 3
       isa::dma_copy(o.Slice(0, 0, 1).WithScalarOffset(idx, 0),
-                    tile.Slice(0, 0, 1));
+                    tile.Slice(0, 0, 1));  // 4: reaches all of o
     } else {
-      isa::dma_copy(tile.Slice(0, 0, 1), o.Slice(0, 15, 1));
+      isa::dma_copy(tile, x.Slice(0, 0, 8));  // 0
+      isa::dma_copy(tile, o.Slice(0, 8, 8));  // 1
+      isa::dma_copy(tile, o.Slice(0, 0, 8));  // 2
+      isa::dma_copy(r.Slice(0, 0, 8), tile);  // 3
+      isa::dma_copy(tile, p.Slice(0, 8, 8));  // 4
+      isa::dma_copy(p.Slice(0, 0, 8), tile);  // 5
     }
+    isa::core_barrier(flag);
   });
   ASSERT_TRUE(graph.ok()) << graph.status();
   const interp::SegmentFootprints f(*graph);
-  // Segment starts: 0; after barrier 1 at position 3; 2 at 5 (core 1) ...
-  auto start = [&](int core, int segment) {
-    int seen = 0;
-    const proto::Stream& s = graph->streams(core);
-    for (int pc = 0; pc < s.instructions_size(); ++pc) {
-      if (s.instructions(pc).opcode() == proto::CORE_BARRIER) {
-        ++seen;
-        continue;
-      }
-      if (seen == segment) return pc;
-    }
-    return s.instructions_size();
-  };
-  // Disjoint rows: no conflict.
-  EXPECT_FALSE(f.Conflict(0, start(0, 0), 1, start(1, 0)));
-  // Core 1 reads what core 0 wrote (were they in one round).
-  EXPECT_TRUE(f.Conflict(0, start(0, 0), 1, start(1, 1)));
-  // Both only read: no conflict; an empty segment conflicts with nothing.
-  EXPECT_FALSE(f.Conflict(0, start(0, 2), 1, start(1, 2)));
-  EXPECT_FALSE(f.Conflict(0, start(0, 1), 1, start(1, 1)));
-  // A dynamic offset reaches the whole tensor: row 15 conflicts.
-  EXPECT_TRUE(f.Conflict(0, start(0, 3), 1, start(1, 3)));
+  auto last = [&](int pc_b) { return f.LastConflict(0, 0, 1, pc_b); };
+  EXPECT_EQ(last(0), -1);  // both read x
+  EXPECT_EQ(last(1), 4);   // only the dynamic write reaches rows 8..15
+  EXPECT_EQ(last(2), 4);   // the static write at 1, then the dynamic one
+  EXPECT_EQ(last(3), 2);   // writing what core 0 read
+  EXPECT_EQ(last(4), -1);  // other rows of p than core 0 wrote
+  EXPECT_EQ(last(5), 3);
+  // Core 0 at its barrier runs no segment.
+  EXPECT_EQ(f.LastConflict(0, 5, 1, 2), -1);
+  // The other way round: core 0's write of o at 1 after core 1's reads.
+  EXPECT_EQ(f.LastConflict(1, 0, 0, 1), 2);
 }
 
 TEST(SegmentFootprintTest, BytesOfOneBlockConflict) {
@@ -609,7 +601,7 @@ TEST(SegmentFootprintTest, BytesOfOneBlockConflict) {
   });
   ASSERT_TRUE(graph.ok()) << graph.status();
   ASSERT_EQ(graph->tensors(0).address() % interp::kFootprintBlockBytes, 0u);
-  EXPECT_TRUE(interp::SegmentFootprints(*graph).Conflict(0, 0, 1, 0));
+  EXPECT_EQ(interp::SegmentFootprints(*graph).LastConflict(0, 0, 1, 1), 1);
 }
 
 // --- The race detector from several threads -----------------------------

@@ -151,10 +151,10 @@ int RunDot(const std::vector<std::string>& args) {
     format = *by_name;
   }
 
-  absl::StatusOr<GraphSource> source = ReadGraphArg("dot", input);
+  absl::StatusOr<ArenaGraphSource> source = LoadGraphArg("dot", input);
   if (!source.ok()) return ReportError("dot", source.status());
   absl::StatusOr<std::string> rendered =
-      viz::RenderGraph(source->graph, options, format);
+      viz::RenderGraph(*source->graph, options, format);
   if (!rendered.ok()) {
     return ReportError(
         "dot", WithContext(absl::StrCat("'", input, "'"), rendered.status()));

@@ -130,6 +130,8 @@ void PrintCounts(absl::string_view title,
   PrintTable(rows, "  ", out);
 }
 
+}  // namespace
+
 void PrintInfo(const proto::Graph& graph, std::ostream& out) {
   out << "kernel: " << graph.kernel_name() << "\n";
   out << "params:";
@@ -245,8 +247,6 @@ void PrintInfo(const proto::Graph& graph, std::ostream& out) {
   }
 }
 
-}  // namespace
-
 int RunInfo(const std::vector<std::string>& args) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError("info", parsed.status());
@@ -260,12 +260,12 @@ int RunInfo(const std::vector<std::string>& args) {
   absl::StatusOr<std::string> path =
       OnePositional(*parsed, "info", "graph file", "nkigraph info FILE");
   if (!path.ok()) return ReportError("info", path.status());
-  absl::StatusOr<GraphSource> source = ReadGraphSource(*path);
+  absl::StatusOr<ArenaGraphSource> source = LoadGraphSource(*path);
   if (!source.ok()) return ReportError("info", source.status());
   if (source->from_bundle) {
     std::cout << "replay bundle: the graph it holds\n";
   }
-  PrintInfo(source->graph, std::cout);
+  PrintInfo(*source->graph, std::cout);
   return kExitOk;
 }
 

@@ -96,9 +96,9 @@ int RunProfile(const std::vector<std::string>& args) {
                                            "not '",
                                            parsed->Get("--top"), "'"));
   }
-  absl::StatusOr<GraphSource> source = ReadGraphArg(kVerb, *path);
+  absl::StatusOr<ArenaGraphSource> source = LoadGraphArg(kVerb, *path);
   if (!source.ok()) return ReportError(kVerb, source.status());
-  const proto::Graph* loaded = &source->graph;
+  const proto::Graph* loaded = &*source->graph;
   proto::Target target = loaded->world().target();
   if (parsed->Has("--target")) {
     absl::StatusOr<proto::Target> named =

@@ -276,7 +276,8 @@ int RunRun(const std::vector<std::string>& args) {
     *bundle.mutable_graph() = interp.graph();
     // Read before the run: inputs written in place are overwritten by it.
     std::vector<ScopedCharge> copies;
-    absl::StatusOr<std::vector<HostArray>> inputs = ReadInputs(interp, &copies);
+    absl::StatusOr<std::vector<HostArray>> inputs =
+        ReadInputs(interp, interp::Interpreter::HostForm::kRawBits16, &copies);
     if (!inputs.ok()) return ReportError(kVerb, inputs.status());
     if (absl::Status status =
             AddToBundle(*inputs, /*outputs=*/false, bundle, budget, held);

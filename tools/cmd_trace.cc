@@ -71,32 +71,26 @@ int RunTrace(const std::vector<std::string>& args) {
                                     "(text format)"));
   }
 
-  // The graph is written straight from the tracer's arena: no copy of a
-  // possibly huge graph.
-  int64_t instructions = 0;
-  int tensors = 0;
-  int64_t num_ranks = 0;
-  int64_t num_cores = 0;
-  bool write_failed = false;
-  absl::Status status = registry.TraceInPlace(
-      name, settings, [&](const proto::Graph& graph) -> absl::Status {
-        for (const proto::Stream& stream : graph.streams()) {
-          instructions += stream.instructions_size();
-        }
-        tensors = graph.tensors_size();
-        num_ranks = graph.world().num_ranks();
-        num_cores = graph.world().num_cores();
-        absl::Status written = WriteGraph(graph, output);
-        write_failed = !written.ok();
-        return written;
-      });
-  if (!status.ok()) {
-    if (write_failed) {
-      return ReportError("trace", absl::StrCat("cannot write '", output,
-                                               "': ", status.message()));
-    }
-    return ReportError("trace", status);
+  // A binary graph is written as the tracer serialized it; text format
+  // needs the messages.
+  absl::StatusOr<builder::SerializedGraph> traced =
+      registry.TraceSerialized(name, settings);
+  if (!traced.ok()) return ReportError("trace", traced.status());
+  absl::Status written;
+  if (EndsWith(output, ".pbtxt")) {
+    absl::StatusOr<ArenaGraph> graph = ParseGraph(traced->bytes, output);
+    written = graph.ok() ? WriteGraph(**graph, output) : graph.status();
+  } else {
+    written = WriteFileAtomically(output, traced->bytes);
   }
+  if (!written.ok()) {
+    return ReportError("trace", absl::StrCat("cannot write '", output,
+                                             "': ", written.message()));
+  }
+  const int64_t instructions = traced->num_instructions;
+  const int tensors = traced->num_tensors;
+  const int num_ranks = traced->num_ranks;
+  const int num_cores = traced->num_cores;
   std::cout << "traced " << name << ": " << instructions << " instructions, "
             << tensors << " tensors, " << num_ranks << " rank(s) x "
             << num_cores << " core(s) -> " << output << "\n";

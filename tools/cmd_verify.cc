@@ -11,15 +11,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "kernels/compare.h"
 #include "kernels/registry.h"
 #include "tools/commands.h"
 #include "tools/run_flags.h"
 #include "tools/run_support.h"
+#include "tools/verify_kernel.h"
 #include "util/graph_io.h"
-#include "util/memory_budget.h"
+#include "util/status_macros.h"
 
 namespace nkigraph::tools {
 namespace {
@@ -66,7 +66,6 @@ error, 2 bad usage or a kernel that cannot be traced.
 )";
 
 constexpr char kVerb[] = "verify";
-constexpr double kDefaultTolerance = 1e-4;
 
 struct VerifyOptions {
   uint64_t seed = 1;
@@ -74,41 +73,31 @@ struct VerifyOptions {
   interp::RunOptions run;
 };
 
-// Compares one output with its reference under the kernel's comparison;
-// prints a line naming the measure and returns whether it passed.
-bool CheckOutput(const HostArray& got, const HostArray& want,
-                 kernels::Comparison comparison, double tol) {
-  std::cout << "  " << got.name << " " << ShapeString(got.shape) << ": ";
-  absl::StatusOr<kernels::OutputComparison> c =
-      kernels::CompareOutput(got, want, comparison, tol);
-  if (!c.ok()) {
-    std::cout << "FAIL: " << c.status().message() << "\n";
-    return false;
+// Writes what the verification produced under the --out-dir: the graph
+// (once traced and loaded), the inputs, outputs and reference (as far as
+// they exist).
+absl::Status WriteVerification(const KernelVerification& v,
+                               const std::string& out_dir) {
+  if (out_dir.empty() || v.interp == nullptr) return absl::OkStatus();
+  NKI_RETURN_IF_ERROR(MakeDirectories(out_dir));
+  const std::string name = SafeFileName(v.kernel);
+  NKI_RETURN_IF_ERROR(
+      WriteGraph(v.interp->graph(), absl::StrCat(out_dir, "/", name, ".pb")));
+  const std::string kernel_dir = absl::StrCat(out_dir, "/", name);
+  for (const auto& [sub, arrays] : {std::pair{"inputs", &v.inputs},
+                                    {"outputs", &v.outputs},
+                                    {"reference", &v.reference}}) {
+    if (arrays->empty()) continue;
+    NKI_RETURN_IF_ERROR(
+        WriteArrays(absl::StrCat(kernel_dir, "/", sub), *arrays));
   }
-  std::cout << absl::StrFormat("max abs err %.3g, max rel err %.3g, ",
-                               c->max_abs_error, c->max_rel_error);
-  if (comparison == kernels::Comparison::kScale) {
-    std::cout << absl::StrFormat("scale max|want| %.3g, ", c->scale);
-  }
-  std::cout << absl::StrFormat(
-      "max %s %.3g, tol %.3g: ", kernels::ComparisonMeasure(comparison),
-      c->error, tol);
-  if (c->ok()) {
-    std::cout << "PASS\n";
-    return true;
-  }
-  std::cout << absl::StrFormat(
-      "FAIL (%d of %d elements outside tolerance; first at %s: got %.9g, "
-      "want %.9g)\n",
-      c->failures, got.num_elements(), IndexString(got.shape, c->first_failure),
-      c->first_got, c->first_want);
-  return false;
+  return absl::OkStatus();
 }
 
 // Verifies one kernel; returns the exit code. With `skip_when_unverifiable`
 // (--all), kernels without a reference or with required parameters are
 // skipped (*skipped set).
-int VerifyKernel(
+int VerifyAndReport(
     const kernels::KernelDef& def,
     const std::vector<std::pair<std::string, std::string>>& settings,
     const VerifyOptions& options, bool skip_when_unverifiable, bool* skipped) {
@@ -128,161 +117,51 @@ int VerifyKernel(
       *skipped = true;
       return kExitOk;
     }
-  }
-  if (!def.reference) {
-    if (skip_when_unverifiable) {
+    if (!def.reference) {
       std::cout << name << ": SKIP (no reference)\n";
       *skipped = true;
       return kExitOk;
     }
-    return ReportError(kVerb, absl::StrCat("kernel '", name,
-                                           "' has no reference to compare "
-                                           "with"));
   }
-  absl::StatusOr<kernels::ParamValues> values =
-      registry.ParseParams(def, settings);
-  if (!values.ok()) return ReportError(kVerb, values.status());
-  absl::StatusOr<proto::Graph> graph = registry.Trace(name, settings);
-  if (!graph.ok()) return ReportError(kVerb, graph.status());
-  // One account per kernel for everything its check holds.
-  MemoryBudget budget(options.run.memory_limit_bytes);
-  interp::RunOptions run_options = options.run;
-  run_options.budget = &budget;
-  std::vector<ScopedCharge> held;
-  const int64_t input_bytes = HostInputBytes(*graph, /*raw_bits16=*/false);
-  const int64_t input_copy_bytes = HostInputBytes(*graph, /*raw_bits16=*/true);
-  const int64_t output_bytes = HostOutputBytes(*graph, /*raw_bits16=*/false);
-  {
-    // Before anything large is allocated: does the whole check fit?
-    absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*graph);
-    if (device.ok()) {
-      if (absl::Status fits = CheckMemoryPlan(
-              budget,
-              {{"the graph", static_cast<int64_t>(graph->ByteSizeLong())},
-               {"device memory and its shadow state", *device},
-               {"inputs made on the host", def.make_inputs ? input_bytes : 0},
-               {"the reference's copy of the inputs", input_copy_bytes},
-               {"outputs on the host", output_bytes},
-               {"the reference's outputs", output_bytes}});
-          !fits.ok()) {
-        return ReportError(
-            kVerb, WithContext(absl::StrCat("kernel '", name, "'"), fits));
-      }
-    }
+  KernelVerification v;
+  const absl::Status status =
+      VerifyKernel(registry, def, settings, options.seed, options.run, &v);
+  // Not traced (bad parameters, a trace error, no reference): nothing to
+  // report but the error.
+  if (v.interp == nullptr && v.stage != VerifyStage::kCreate) {
+    return ReportError(kVerb, status);
   }
-  ScopedCharge graph_charge(&budget,
-                            static_cast<int64_t>(graph->ByteSizeLong()),
-                            "host memory for the traced graph");
-  if (!graph_charge.status().ok()) {
-    return ReportError(kVerb, graph_charge.status());
+  std::cout << VerifyHeader(v) << "\n";
+  if (absl::Status written = WriteVerification(v, options.out_dir);
+      !written.ok()) {
+    return ReportError(kVerb, written);
   }
-  std::vector<std::string> pairs;
-  for (const auto& [key, value] : values->AsPairs()) {
-    pairs.push_back(absl::StrCat(key, "=", value));
-  }
-  std::cout << "verify " << name << " (" << absl::StrJoin(pairs, ", ")
-            << "), seed " << options.seed << ", compared by "
-            << kernels::ComparisonName(def.comparison) << " ("
-            << kernels::ComparisonMeasure(def.comparison) << ")\n";
-  const std::string kernel_dir =
-      options.out_dir.empty()
-          ? ""
-          : absl::StrCat(options.out_dir, "/", SafeFileName(name));
-  if (!options.out_dir.empty()) {
-    if (absl::Status status = MakeDirectories(options.out_dir); !status.ok()) {
-      return ReportError(kVerb, status);
-    }
-    if (absl::Status status = WriteGraph(
-            *graph,
-            absl::StrCat(options.out_dir, "/", SafeFileName(name), ".pb"));
-        !status.ok()) {
-      return ReportError(kVerb, status);
-    }
-  }
-  absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
-      interp::Interpreter::Create(*std::move(graph), run_options);
-  if (!created.ok()) {
-    return ReportError(kVerb, WithContext(absl::StrCat("kernel '", name, "'"),
-                                          created.status()));
-  }
-  interp::Interpreter& interp = **created;
-  if (def.make_inputs) {
-    const ScopedCharge charge(&budget, input_bytes,
-                              "host memory for the inputs the kernel makes");
-    if (!charge.status().ok()) return ReportError(kVerb, charge.status());
-    absl::StatusOr<std::vector<HostArray>> made =
-        def.make_inputs(*values, options.seed);
-    if (!made.ok()) {
-      return ReportError(
-          kVerb, absl::StrCat("kernel '", name,
-                              "': making inputs: ", made.status().message()));
-    }
-    for (const HostArray& input : *made) {
-      if (absl::Status status = interp.SetInput(input); !status.ok()) {
-        return ReportError(
-            kVerb, absl::StrCat("kernel '", name, "': ", status.message()));
-      }
-    }
-  }
-  if (absl::Status status = interp.FillRandomInputs(options.seed);
-      !status.ok()) {
-    return ReportError(
-        kVerb, WithContext(absl::StrCat("kernel '", name, "'"), status));
-  }
-  // The reference sees the inputs exactly as the device holds them.
-  absl::StatusOr<std::vector<HostArray>> inputs = ReadInputs(interp, &held);
-  if (!inputs.ok()) return ReportError(kVerb, inputs.status());
-  if (!kernel_dir.empty()) {
-    if (absl::Status status =
-            WriteArrays(absl::StrCat(kernel_dir, "/inputs"), *inputs);
-        !status.ok()) {
-      return ReportError(kVerb, status);
-    }
-  }
-
-  if (absl::Status status = interp.Run(); !status.ok()) {
-    std::cout << name << ": FAIL (device error)\n";
-    return ReportRunError(kVerb, status);
-  }
-  absl::StatusOr<std::vector<HostArray>> outputs =
-      ReadOutputs(interp, interp::Interpreter::HostForm::kValues, &held);
-  if (!outputs.ok()) return ReportError(kVerb, outputs.status());
-  // The reference's outputs, as big as the interpreter's.
-  ScopedCharge reference_charge(&budget, output_bytes,
-                                "host memory for the reference's outputs");
-  if (!reference_charge.status().ok()) {
-    return ReportError(kVerb, reference_charge.status());
-  }
-  absl::StatusOr<std::vector<HostArray>> reference =
-      def.reference(*values, *inputs);
-  if (!reference.ok()) {
-    return ReportError(kVerb, absl::StrCat("kernel '", name, "': reference: ",
-                                           reference.status().message()));
-  }
-  if (!kernel_dir.empty()) {
-    for (const auto& [sub, arrays] :
-         {std::pair{"outputs", &*outputs}, {"reference", &*reference}}) {
-      if (absl::Status status =
-              WriteArrays(absl::StrCat(kernel_dir, "/", sub), *arrays);
-          !status.ok()) {
+  if (!status.ok()) {
+    switch (v.stage) {
+      case VerifyStage::kRun:
+        if (status.code() == interp::kDeviceErrorCode) {
+          std::cout << name << ": FAIL (device error)\n";
+          return ReportRunError(kVerb, status);
+        }
         return ReportError(kVerb, status);
-      }
+      case VerifyStage::kMakeInputs:
+        return ReportError(
+            kVerb, absl::StrCat("kernel '", name,
+                                "': making inputs: ", status.message()));
+      case VerifyStage::kReference:
+        return ReportError(
+            kVerb,
+            absl::StrCat("kernel '", name, "': reference: ", status.message()));
+      default:
+        // Keeps the diagnostic (a resource error's kind) for --diagnostics.
+        return ReportError(
+            kVerb, WithContext(absl::StrCat("kernel '", name, "'"), status));
     }
   }
-
-  const double tol = def.tolerance ? def.tolerance(*values) : kDefaultTolerance;
   bool pass = true;
-  for (const HostArray& output : *outputs) {
-    auto want =
-        std::find_if(reference->begin(), reference->end(),
-                     [&](const HostArray& r) { return r.name == output.name; });
-    if (want == reference->end()) {
-      std::cout << "  " << output.name << ": FAIL: the reference has no "
-                << "such output\n";
-      pass = false;
-      continue;
-    }
-    pass &= CheckOutput(output, *want, def.comparison, tol);
+  for (const OutputCheck& check : v.checks) {
+    std::cout << FormatCheck(check, v.comparison, v.tolerance) << "\n";
+    pass &= check.ok();
   }
   std::cout << name << ": " << (pass ? "PASS" : "FAIL") << "\n";
   return pass ? kExitOk : kExitFailure;
@@ -330,8 +209,8 @@ int RunVerify(const std::vector<std::string>& args) {
     int passed = 0, failed = 0, skipped = 0, worst = kExitOk;
     for (const kernels::KernelDef& def : registry.kernels()) {
       bool skip = false;
-      const int code = VerifyKernel(def, def.example, options,
-                                    /*skip_when_unverifiable=*/true, &skip);
+      const int code = VerifyAndReport(def, def.example, options,
+                                       /*skip_when_unverifiable=*/true, &skip);
       if (skip) {
         ++skipped;
       } else if (code == kExitOk) {
@@ -370,8 +249,8 @@ int RunVerify(const std::vector<std::string>& args) {
     settings.push_back(*std::move(kv));
   }
   bool skipped = false;
-  return VerifyKernel(*def, settings, options,
-                      /*skip_when_unverifiable=*/false, &skipped);
+  return VerifyAndReport(*def, settings, options,
+                         /*skip_when_unverifiable=*/false, &skipped);
 }
 
 }  // namespace nkigraph::tools

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "kernels/registry.h"
+#include "proto/nkigraph.pb.h"
 #include "util/diagnostic.h"
 
 namespace nkigraph::tools {
@@ -114,6 +115,9 @@ absl::StatusOr<std::pair<std::string, std::string>> SplitKeyValue(
 
 // A kernel's summary, parameters, inputs and outputs, as `list` shows them.
 void PrintKernel(const kernels::KernelDef& def, std::ostream& out);
+
+// A graph's summary, as `info` prints it.
+void PrintInfo(const proto::Graph& graph, std::ostream& out);
 
 }  // namespace nkigraph::tools
 

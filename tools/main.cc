@@ -1,7 +1,8 @@
 // nkigraph: trace, inspect and check NKI-style kernel graphs.
 //
 // `nkigraph <command> [args...]`; each command lives in tools/cmd_<name>.cc
-// and is listed once in kCommands below.
+// and is listed once in kCommands below. main() is tools/nkigraph_main.cc
+// (or a user's own, through tools/cli.h).
 #include <iostream>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "tools/cli.h"
 #include "tools/commands.h"
 
 namespace nkigraph::tools {
@@ -64,6 +66,8 @@ const Command* FindCommand(const std::string& name) {
   return nullptr;
 }
 
+}  // namespace
+
 int Main(const std::vector<std::string>& args) {
   if (args.empty()) {
     return ReportError("", "no command given (commands: " + CommandNames() +
@@ -97,9 +101,4 @@ int Main(const std::vector<std::string>& args) {
   return command->run(rest);
 }
 
-}  // namespace
 }  // namespace nkigraph::tools
-
-int main(int argc, char** argv) {
-  return nkigraph::tools::Main(std::vector<std::string>(argv + 1, argv + argc));
-}

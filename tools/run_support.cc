@@ -1,11 +1,8 @@
 #include "tools/run_support.h"
 
 #include <algorithm>
-#include <bit>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <limits>
 #include <system_error>
 #include <utility>
 
@@ -20,9 +17,6 @@
 #include "util/status_macros.h"
 
 namespace nkigraph::tools {
-
-static_assert(std::endian::native == std::endian::little,
-              "NamedArray data is little-endian; this host is not");
 
 int ReportRunError(absl::string_view verb, const absl::Status& status) {
   if (status.code() == interp::kDeviceErrorCode) {
@@ -39,15 +33,29 @@ int ReportRunError(absl::string_view verb, const absl::Status& status) {
   return ReportError(verb, status);
 }
 
+namespace {
+
+void SayBundle(absl::string_view verb, const std::string& path) {
+  if (CurrentDiagnosticsFormat() == DiagnosticsFormat::kText) {
+    std::cerr << "nkigraph " << verb << ": '" << path
+              << "' is a replay bundle; using its graph\n";
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<GraphSource> ReadGraphArg(absl::string_view verb,
                                          const std::string& path,
                                          bool check_schema) {
   absl::StatusOr<GraphSource> source = ReadGraphSource(path, check_schema);
-  if (source.ok() && source->from_bundle &&
-      CurrentDiagnosticsFormat() == DiagnosticsFormat::kText) {
-    std::cerr << "nkigraph " << verb << ": '" << path
-              << "' is a replay bundle; using its graph\n";
-  }
+  if (source.ok() && source->from_bundle) SayBundle(verb, path);
+  return source;
+}
+
+absl::StatusOr<ArenaGraphSource> LoadGraphArg(absl::string_view verb,
+                                              const std::string& path) {
+  absl::StatusOr<ArenaGraphSource> source = LoadGraphSource(path);
+  if (source.ok() && source->from_bundle) SayBundle(verb, path);
   return source;
 }
 
@@ -150,66 +158,6 @@ absl::StatusOr<HostArray> ReadNpyCharged(const std::string& path,
 
 // --- Arrays ------------------------------------------------------------
 
-proto::NamedArray ToNamedArray(const HostArray& array) {
-  proto::NamedArray named;
-  named.set_name(array.name);
-  named.set_dtype(array.dtype);
-  for (int64_t d : array.shape) named.add_shape(d);
-  if (array.dtype == proto::INT32) {
-    named.set_data(array.i32.data(), array.i32.size() * sizeof(int32_t));
-  } else if (array.dtype == proto::UINT16) {
-    named.set_data(array.u16.data(), array.u16.size() * sizeof(uint16_t));
-  } else {
-    named.set_data(array.f32.data(), array.f32.size() * sizeof(float));
-  }
-  return named;
-}
-
-absl::StatusOr<HostArray> FromNamedArray(const proto::NamedArray& named) {
-  HostArray array;
-  array.name = named.name();
-  if (named.dtype() != proto::FLOAT32 && named.dtype() != proto::INT32 &&
-      named.dtype() != proto::UINT16) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "array '", named.name(), "' has dtype ",
-        static_cast<int>(named.dtype()),
-        "; bundles hold float32, int32 or uint16 (raw bits) arrays"));
-  }
-  array.dtype = named.dtype();
-  const uint64_t esize = array.dtype == proto::UINT16 ? 2 : 4;
-  // The element count must match the data, which bounds it by the bundle's
-  // size: no allocation beyond what was read.
-  const uint64_t max_elements = named.data().size() / esize;
-  uint64_t elements = 1;
-  for (int64_t d : named.shape()) {
-    if (d < 0 ||
-        (d > 0 && elements > max_elements / static_cast<uint64_t>(d) + 1)) {
-      elements = std::numeric_limits<uint64_t>::max();
-      break;
-    }
-    elements *= static_cast<uint64_t>(d);
-    array.shape.push_back(d);
-  }
-  if (elements == std::numeric_limits<uint64_t>::max() ||
-      elements * esize != named.data().size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "array '", named.name(), "' of shape [",
-        absl::StrJoin(named.shape(), ", "), "] holds ", named.data().size(),
-        " bytes of data, not ", esize, " per element"));
-  }
-  if (array.dtype == proto::UINT16) {
-    array.u16.resize(elements);
-    std::memcpy(array.u16.data(), named.data().data(), named.data().size());
-  } else if (array.dtype == proto::INT32) {
-    array.i32.resize(elements);
-    std::memcpy(array.i32.data(), named.data().data(), named.data().size());
-  } else {
-    array.f32.resize(elements);
-    std::memcpy(array.f32.data(), named.data().data(), named.data().size());
-  }
-  return array;
-}
-
 namespace {
 
 // Charges the interpreter's budget for one host array of `tensor` about
@@ -235,7 +183,8 @@ absl::Status ChargeHostArray(const interp::Interpreter& interp,
 }  // namespace
 
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
-    const interp::Interpreter& interp, std::vector<ScopedCharge>* held) {
+    const interp::Interpreter& interp, interp::Interpreter::HostForm form,
+    std::vector<ScopedCharge>* held) {
   const proto::Graph& graph = interp.graph();
   const int num_ranks = static_cast<int>(graph.world().num_ranks());
   std::vector<HostArray> inputs;
@@ -248,16 +197,15 @@ absl::StatusOr<std::vector<HostArray>> ReadInputs(
                          ? 0
                          : static_cast<int>(tensor->core());
     const bool stacked = tensor->per_rank() && num_ranks > 1;
-    NKI_RETURN_IF_ERROR(ChargeHostArray(interp, *tensor, /*raw_bits16=*/true,
-                                        "a copy of input", held));
+    NKI_RETURN_IF_ERROR(ChargeHostArray(
+        interp, *tensor, form == interp::Interpreter::HostForm::kRawBits16,
+        "a copy of input", held));
     HostArray input;
     for (int r = 0; r < (stacked ? num_ranks : 1); ++r) {
-      // 16-bit inputs as their bits: a replay then loads exactly the bytes
-      // this run had (a bf16 NaN payload included).
-      NKI_ASSIGN_OR_RETURN(
-          HostArray part,
-          interp.ReadTensor(tensor->id(), r, core,
-                            interp::Interpreter::HostForm::kRawBits16));
+      // 16-bit inputs as their bits by default: a replay then loads exactly
+      // the bytes this run had (a bf16 NaN payload included).
+      NKI_ASSIGN_OR_RETURN(HostArray part,
+                           interp.ReadTensor(tensor->id(), r, core, form));
       if (r == 0) {
         input = std::move(part);
       } else {

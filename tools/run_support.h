@@ -21,6 +21,7 @@
 #include "util/graph_source.h"
 #include "util/host_array.h"
 #include "util/memory_budget.h"
+#include "util/named_array.h"
 
 namespace nkigraph::tools {
 
@@ -36,6 +37,9 @@ int ReportRunError(absl::string_view verb, const absl::Status& status);
 absl::StatusOr<GraphSource> ReadGraphArg(absl::string_view verb,
                                          const std::string& path,
                                          bool check_schema = true);
+// The same onto an arena (LoadGraph), for verbs that only look at it.
+absl::StatusOr<ArenaGraphSource> LoadGraphArg(absl::string_view verb,
+                                              const std::string& path);
 
 // Parses a non-negative integer option value; `what` names the option.
 absl::StatusOr<uint64_t> ParseCount(absl::string_view text,
@@ -70,18 +74,21 @@ absl::StatusOr<HostArray> ReadNpyCharged(const std::string& path,
 
 // --- Arrays ------------------------------------------------------------
 
-proto::NamedArray ToNamedArray(const HostArray& array);
-// Checks the dtype, shape and data size; errors name the array.
-absl::StatusOr<HostArray> FromNamedArray(const proto::NamedArray& array);
+// The bundle's NamedArray (util/named_array.h).
+using ::nkigraph::FromNamedArray;
+using ::nkigraph::ToNamedArray;
 
 // Every input as the device holds it now: after SetInput, rounded to its
-// declared dtype; 2-byte inputs as uint16 raw bits. Per-rank inputs of
-// multi-rank graphs are stacked along a leading [num_ranks] axis, as in .npy
-// files. Read before Run: inputs written in place are overwritten by it.
+// declared dtype; 2-byte inputs as uint16 raw bits (or, with kValues, as
+// float32 or int32 values like the others). Per-rank inputs of multi-rank
+// graphs are stacked along a leading [num_ranks] axis, as in .npy files.
+// Read before Run: inputs written in place are overwritten by it.
 // Each array is charged to the interpreter's budget before it is read,
 // the charge appended to `held` (when given; otherwise not charged).
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
     const interp::Interpreter& interp,
+    interp::Interpreter::HostForm form =
+        interp::Interpreter::HostForm::kRawBits16,
     std::vector<ScopedCharge>* held = nullptr);
 // Every output, in the graph's order; with kRawBits16, 2-byte outputs as
 // uint16 raw bits. Charged like ReadInputs.

@@ -8,6 +8,7 @@
 #include "google/protobuf/text_format.h"
 #include "util/diagnostic.h"
 #include "util/file_io.h"
+#include "util/graph_arena.h"
 #include "util/status_macros.h"
 
 namespace nkigraph {
@@ -19,6 +20,18 @@ absl::Status LoadError(absl::StatusCode code, std::string message) {
   return DiagnosticError(
       code, MakeDiagnostic(DiagnosticKind::kLoad, std::move(message)));
 }
+
+absl::Status NotBinaryError(absl::string_view name,
+                            const google::protobuf::Message& message) {
+  return LoadError(
+      absl::StatusCode::kInvalidArgument,
+      absl::StrCat("'", name, "' is not a valid binary ", message.GetTypeName(),
+                   " (truncated or corrupt)"));
+}
+
+// CheckSchemaVersion, the message naming the file.
+absl::Status CheckSchemaVersionOf(const proto::Graph& graph,
+                                  absl::string_view name);
 
 }  // namespace
 
@@ -87,12 +100,8 @@ absl::Status ReadMessage(const std::string& path,
     }
     return absl::OkStatus();
   }
-  if (!message->ParseFromString(contents)) {
-    return LoadError(
-        absl::StatusCode::kInvalidArgument,
-        absl::StrCat("'", path, "' is not a valid binary ",
-                     message->GetTypeName(), " (truncated or corrupt)"));
-  }
+  if (!message->ParseFromString(contents))
+    return NotBinaryError(path, *message);
   return absl::OkStatus();
 }
 
@@ -113,14 +122,57 @@ absl::Status CheckSchemaVersion(const proto::Graph& graph) {
   return absl::OkStatus();
 }
 
+namespace {
+
+absl::Status CheckSchemaVersionOf(const proto::Graph& graph,
+                                  absl::string_view name) {
+  if (absl::Status status = CheckSchemaVersion(graph); !status.ok()) {
+    return LoadError(status.code(),
+                     absl::StrCat("'", name, "': ", status.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<proto::Graph> ReadGraph(const std::string& path) {
   proto::Graph graph;
   NKI_RETURN_IF_ERROR(ReadMessage(path, &graph));
-  if (absl::Status status = CheckSchemaVersion(graph); !status.ok()) {
-    return LoadError(status.code(),
-                     absl::StrCat("'", path, "': ", status.message()));
-  }
+  NKI_RETURN_IF_ERROR(CheckSchemaVersionOf(graph, path));
   return graph;
+}
+
+ArenaGraph::ArenaGraph()
+    : arena_(std::make_unique<google::protobuf::Arena>(GraphArenaOptions())),
+      graph_(
+          google::protobuf::Arena::CreateMessage<proto::Graph>(arena_.get())) {}
+
+absl::StatusOr<ArenaGraph> ParseGraph(absl::string_view bytes,
+                                      absl::string_view name) {
+  ArenaGraph graph;
+  // Parse failures are reported below, not in protobuf's log.
+  const google::protobuf::LogSilencer silence_protobuf_log;
+  if (!graph.mutable_graph()->ParseFromArray(bytes.data(),
+                                             static_cast<int>(bytes.size()))) {
+    return NotBinaryError(name, *graph);
+  }
+  NKI_RETURN_IF_ERROR(CheckSchemaVersionOf(*graph, name));
+  return graph;
+}
+
+absl::StatusOr<ArenaGraph> LoadGraph(const std::string& path) {
+  if (IsTextPath(path)) {
+    ArenaGraph graph;
+    NKI_RETURN_IF_ERROR(ReadMessage(path, graph.mutable_graph()));
+    NKI_RETURN_IF_ERROR(CheckSchemaVersionOf(*graph, path));
+    return graph;
+  }
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) {
+    return LoadError(bytes.status().code(),
+                     std::string(bytes.status().message()));
+  }
+  return ParseGraph(*bytes, path);
 }
 
 absl::Status WriteGraph(const proto::Graph& graph, const std::string& path) {

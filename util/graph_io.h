@@ -1,10 +1,13 @@
 #ifndef NKIGRAPH_UTIL_GRAPH_IO_H_
 #define NKIGRAPH_UTIL_GRAPH_IO_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/arena.h"
 #include "google/protobuf/message.h"
 #include "proto/nkigraph.pb.h"
 
@@ -29,8 +32,36 @@ inline constexpr proto::SchemaVersion kNewestSchemaVersion =
 // Refuses graphs written by a newer schema than this reader knows.
 absl::Status CheckSchemaVersion(const proto::Graph& graph);
 
+// A graph read onto a graph file's heap (proto::Graph on the heap): for
+// callers that take the graph by value. Readers that only look at it use
+// LoadGraph, several times faster on big graphs.
 absl::StatusOr<proto::Graph> ReadGraph(const std::string& path);
 absl::Status WriteGraph(const proto::Graph& graph, const std::string& path);
+
+// A graph that lives on its own arena: parsing a big graph there takes a
+// fraction of the time it takes on the heap (no allocation per message),
+// and the whole graph is freed at once. Movable; the graph's address stays.
+class ArenaGraph {
+ public:
+  ArenaGraph();
+  const proto::Graph& operator*() const { return *graph_; }
+  const proto::Graph* operator->() const { return graph_; }
+  const proto::Graph& graph() const { return *graph_; }
+  proto::Graph* mutable_graph() { return graph_; }
+
+ private:
+  std::unique_ptr<google::protobuf::Arena> arena_;
+  proto::Graph* graph_;
+};
+
+// Parses the bytes of a binary graph file and checks its schema version;
+// `name` (a path) names it in errors.
+absl::StatusOr<ArenaGraph> ParseGraph(absl::string_view bytes,
+                                      absl::string_view name);
+
+// Reads a graph file (binary, or text format for ".pbtxt") onto an arena,
+// with ReadGraph's checks and messages.
+absl::StatusOr<ArenaGraph> LoadGraph(const std::string& path);
 
 }  // namespace nkigraph
 

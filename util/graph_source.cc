@@ -57,6 +57,23 @@ absl::StatusOr<GraphSource> ReadGraphSource(const std::string& path,
   return source;
 }
 
+absl::StatusOr<ArenaGraphSource> LoadGraphSource(const std::string& path) {
+  absl::StatusOr<ArenaGraph> loaded = LoadGraph(path);
+  if (loaded.ok()) return ArenaGraphSource{*std::move(loaded), false};
+  // As in ReadGraphSource: a bundle fails to parse as a graph, or parses
+  // with no schema version; files that cannot be read are not tried again.
+  const absl::Status& read = loaded.status();
+  if (absl::IsNotFound(read) || absl::IsPermissionDenied(read) ||
+      absl::IsResourceExhausted(read) || absl::IsDataLoss(read)) {
+    return read;
+  }
+  proto::Graph graph;
+  if (!ReadBundleGraph(path, &graph)) return read;
+  ArenaGraphSource source{ArenaGraph(), true};
+  source.graph.mutable_graph()->Swap(&graph);
+  return source;
+}
+
 bool IsGraphFile(const std::string& path) {
   proto::Graph graph;
   return ReadMessage(path, &graph).ok() && CheckSchemaVersion(graph).ok();

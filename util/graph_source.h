@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "proto/nkigraph.pb.h"
+#include "util/graph_io.h"
 
 namespace nkigraph {
 
@@ -25,6 +26,14 @@ struct GraphSource {
 // lists it as a problem).
 absl::StatusOr<GraphSource> ReadGraphSource(const std::string& path,
                                             bool check_schema = true);
+
+// ReadGraphSource onto an arena (LoadGraph): for the verbs that only look
+// at the graph. Tells a bundle from a graph the same way.
+struct ArenaGraphSource {
+  ArenaGraph graph;
+  bool from_bundle = false;  // the file is a replay bundle; `graph` is its
+};
+absl::StatusOr<ArenaGraphSource> LoadGraphSource(const std::string& path);
 
 // Whether `path` holds a graph rather than a replay bundle: what `replay`
 // asks to say so when it is given one.

@@ -169,8 +169,10 @@ class HeaderParser {
     const size_t start = pos_;
     int64_t value = 0;
     while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
-      value = value * 10 + (text_[pos_] - '0');
-      if (value > kMaxDim) return Error("dimension too large");
+      const int digit = text_[pos_] - '0';
+      // Checked before multiplying, so a long run of digits cannot overflow.
+      if (value > (kMaxDim - digit) / 10) return Error("dimension too large");
+      value = value * 10 + digit;
       ++pos_;
     }
     if (pos_ == start) return Error("expected a non-negative integer");

@@ -1,4 +1,4 @@
-#include "builder/trace_arena.h"
+#include "util/graph_arena.h"
 
 #include <sys/mman.h>
 
@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <new>
 
-namespace nkigraph::builder {
+namespace nkigraph {
 namespace {
 
-// Arena blocks. A trace of a million instructions grows the arena by about
-// 600 MB, and with protobuf's default 8 KiB malloc'd blocks a third of the
+// Arena blocks. A graph of a million instructions takes about 600 MB of
+// messages, and with protobuf's default 8 KiB malloc'd blocks a third of the
 // tracing time went to page faults as the kernel handed that memory out one
 // 4 KiB page at a time. Blocks instead double up to kMaxArenaBlock, and the
 // big ones are mapped with MAP_POPULATE: the kernel fills a whole block in
@@ -44,7 +44,7 @@ void FreeArenaBlock(void* block, size_t size) {
 
 }  // namespace
 
-google::protobuf::ArenaOptions TraceArenaOptions() {
+google::protobuf::ArenaOptions GraphArenaOptions() {
   google::protobuf::ArenaOptions options;
   options.start_block_size = kFirstArenaBlock;
   options.max_block_size = kMaxArenaBlock;
@@ -53,4 +53,4 @@ google::protobuf::ArenaOptions TraceArenaOptions() {
   return options;
 }
 
-}  // namespace nkigraph::builder
+}  // namespace nkigraph

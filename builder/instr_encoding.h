@@ -1,0 +1,21 @@
+#ifndef NKIGRAPH_BUILDER_INSTR_ENCODING_H_
+#define NKIGRAPH_BUILDER_INSTR_ENCODING_H_
+
+#include <string>
+
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph::builder {
+
+// Appends `instr` as one element of a Stream's `instructions` field (field
+// 2): the bytes protobuf's deterministic serialization writes for it, but
+// several times faster on the tracer's hot path (no size cache, no
+// reflection, no calls into the library per field). For messages the
+// tracer builds: no unknown fields. tests/schema_test.cc holds it to
+// protobuf's bytes, and fails when the schema gains a field this does not
+// write.
+void AppendInstruction(const proto::Instruction& instr, std::string* out);
+
+}  // namespace nkigraph::builder
+
+#endif  // NKIGRAPH_BUILDER_INSTR_ENCODING_H_
