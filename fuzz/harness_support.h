@@ -23,10 +23,10 @@ namespace nkigraph::fuzz {
 // so that no single instruction moves more than about a million elements
 // (the small goldens fit; bigger graphs are refused, quickly).
 inline constexpr int64_t kMemoryLimitBytes = int64_t{2} << 20;
-// The interpreter has no step limit, so the harness bounds the work of a
-// run by refusing graphs whose programs hold more instructions than this
-// (instructions summed over streams, times ranks: every instruction runs
-// once per rank, loops being unrolled).
+// The harness bounds the work of a run by refusing, before it runs, graphs
+// whose programs hold more instructions than this (instructions summed over
+// streams, times ranks: every instruction runs once per rank, loops being
+// unrolled); RunOptions::max_steps would stop them only after that much work.
 inline constexpr int64_t kMaxSteps = 4096;
 // The pictures' analysis is near linear; bigger graphs only slow the
 // fuzzer down.

@@ -18,9 +18,13 @@ constexpr int64_t kHugePageThreshold = int64_t{4} << 20;
 
 }  // namespace
 
-absl::StatusOr<ByteBuffer> ByteBuffer::Allocate(int64_t size) {
+absl::StatusOr<ByteBuffer> ByteBuffer::Allocate(int64_t size,
+                                                MemoryBudget* budget,
+                                                absl::string_view what) {
   ByteBuffer buffer;
   if (size <= 0) return buffer;
+  buffer.charge_ = ScopedCharge(budget, size, what);
+  if (!buffer.charge_.status().ok()) return buffer.charge_.status();
   void* p = mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
@@ -42,13 +46,15 @@ ByteBuffer::~ByteBuffer() {
 
 ByteBuffer::ByteBuffer(ByteBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+      size_(std::exchange(other.size_, 0)),
+      charge_(std::move(other.charge_)) {}
 
 ByteBuffer& ByteBuffer::operator=(ByteBuffer&& other) noexcept {
   if (this != &other) {
     if (data_ != nullptr) munmap(data_, static_cast<size_t>(size_));
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    charge_ = std::move(other.charge_);
   }
   return *this;
 }

@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "util/memory_budget.h"
 
 namespace nkigraph::interp {
 
@@ -15,8 +17,12 @@ namespace nkigraph::interp {
 class ByteBuffer {
  public:
   ByteBuffer() = default;
-  // The one place device memory and its shadow state are allocated.
-  static absl::StatusOr<ByteBuffer> Allocate(int64_t size);
+  // The one place device memory and its shadow state are allocated, so
+  // the one place they are charged: `size` bytes to `budget` (when given)
+  // for `what`, before mapping, released when the buffer is unmapped.
+  static absl::StatusOr<ByteBuffer> Allocate(
+      int64_t size, MemoryBudget* budget = nullptr,
+      absl::string_view what = "device memory and its shadow state");
   ~ByteBuffer();
   ByteBuffer(ByteBuffer&& other) noexcept;
   ByteBuffer& operator=(ByteBuffer&& other) noexcept;
@@ -32,6 +38,7 @@ class ByteBuffer {
  private:
   uint8_t* data_ = nullptr;
   int64_t size_ = 0;
+  ScopedCharge charge_;
 };
 
 }  // namespace nkigraph::interp

@@ -47,14 +47,18 @@ constexpr int64_t kPartitions = 128;
 
 absl::StatusOr<int64_t> DeviceMemory::BytesNeeded(const proto::Graph& graph) {
   const Extents e = Measure(graph);
-  int64_t per_rank = e.hbm;
-  for (int64_t row : e.sbuf_row) per_rank += row * kPartitions;
-  for (int64_t row : e.psum_row) per_rank += row * kPartitions;
-  // Data plus one shadow byte per byte.
-  return 2 * per_rank * std::max<int64_t>(1, graph.world().num_ranks());
+  // What AllocateRegion allocates for one region: data and shadow.
+  auto region = [](int64_t bytes) {
+    return bytes + Shadow::AllocatedBytes(bytes);
+  };
+  int64_t per_rank = region(e.hbm);
+  for (int64_t row : e.sbuf_row) per_rank += region(row * kPartitions);
+  for (int64_t row : e.psum_row) per_rank += region(row * kPartitions);
+  return per_rank * std::max<int64_t>(1, graph.world().num_ranks());
 }
 
-absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph) {
+absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph,
+                                                  MemoryBudget* budget) {
   const Extents e = Measure(graph);
   DeviceMemory memory;
   const int ranks = std::max<int>(1, graph.world().num_ranks());
@@ -62,7 +66,7 @@ absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph) {
   memory.hbm_bytes_ = e.hbm;
   memory.hbm_.resize(ranks);
   for (Region& r : memory.hbm_) {
-    NKI_RETURN_IF_ERROR(AllocateRegion(e.hbm, 0, r));
+    NKI_RETURN_IF_ERROR(AllocateRegion(e.hbm, 0, budget, r));
   }
   for (auto [regions, rows] : {std::pair{&memory.sbuf_, &e.sbuf_row},
                                std::pair{&memory.psum_, &e.psum_row}}) {
@@ -70,7 +74,7 @@ absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph) {
     for (int r = 0; r < ranks; ++r) {
       for (int c = 0; c < memory.num_cores_; ++c) {
         NKI_RETURN_IF_ERROR(
-            AllocateRegion((*rows)[c] * kPartitions, (*rows)[c],
+            AllocateRegion((*rows)[c] * kPartitions, (*rows)[c], budget,
                            (*regions)[r * memory.num_cores_ + c]));
       }
     }
@@ -80,9 +84,10 @@ absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph) {
 
 absl::Status DeviceMemory::AllocateRegion(int64_t bytes,
                                           int64_t partition_bytes,
+                                          MemoryBudget* budget,
                                           Region& region) {
-  NKI_ASSIGN_OR_RETURN(region.data, ByteBuffer::Allocate(bytes));
-  NKI_ASSIGN_OR_RETURN(region.shadow, Shadow::Allocate(bytes));
+  NKI_ASSIGN_OR_RETURN(region.data, ByteBuffer::Allocate(bytes, budget));
+  NKI_ASSIGN_OR_RETURN(region.shadow, Shadow::Allocate(bytes, budget));
   region.partition_bytes = partition_bytes;
   return absl::OkStatus();
 }

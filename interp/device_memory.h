@@ -8,6 +8,7 @@
 #include "interp/byte_buffer.h"
 #include "interp/shadow.h"
 #include "proto/nkigraph.pb.h"
+#include "util/memory_budget.h"
 
 namespace nkigraph::interp {
 
@@ -27,11 +28,15 @@ struct Region {
 // PSUM region.
 class DeviceMemory {
  public:
-  // Bytes of data and shadow state the graph's tensors need at most (a
-  // shadow byte per byte, as if every 64-byte block were written in part).
+  // Bytes of data and shadow state Create allocates for the graph's
+  // tensors (the shadow as if every 64-byte block were written in part):
+  // what it charges. Pages never touched cost less; the budget counts
+  // what is allocated, so the limit holds whatever the run touches.
   static absl::StatusOr<int64_t> BytesNeeded(const proto::Graph& graph);
-  // Allocates them; the caller has checked BytesNeeded against its limit.
-  static absl::StatusOr<DeviceMemory> Create(const proto::Graph& graph);
+  // Allocates them, charging `budget` (when given) region by region as it
+  // allocates; each charge is released when its memory is.
+  static absl::StatusOr<DeviceMemory> Create(const proto::Graph& graph,
+                                             MemoryBudget* budget = nullptr);
 
   int64_t hbm_bytes() const { return hbm_bytes_; }
   Region& RegionFor(const proto::Tensor& tensor, int rank, int core);
@@ -40,10 +45,11 @@ class DeviceMemory {
                             int64_t partition_bytes);
 
  private:
-  // Allocates one region of `bytes` bytes with its shadow: every byte of
-  // device memory the interpreter holds is allocated here.
+  // Allocates one region of `bytes` bytes with its shadow, charging
+  // `budget` for both: every byte of device memory the interpreter holds
+  // is allocated, and charged, here.
   static absl::Status AllocateRegion(int64_t bytes, int64_t partition_bytes,
-                                     Region& region);
+                                     MemoryBudget* budget, Region& region);
 
   int num_cores_ = 1;
   int64_t hbm_bytes_ = 0;

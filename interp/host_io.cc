@@ -165,6 +165,11 @@ absl::Status Interpreter::FillRandomInputs(uint64_t seed) {
     array.name = t.name();
     array.shape = HostShape(t);
     const int64_t n = array.num_elements();
+    // The values exist on the host only until they are loaded.
+    const ScopedCharge charge(
+        budget_, HostArrayBytes(n),
+        absl::StrCat("host memory for random input '", t.name(), "'"));
+    NKI_RETURN_IF_ERROR(charge.status());
     const bool floating = IsFloatDType(t.dtype());
     array.dtype = floating ? proto::FLOAT32 : proto::INT32;
     if (floating) {

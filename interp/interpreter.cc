@@ -28,23 +28,33 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   const proto::Graph& g = interp->graph_;
   const int ranks = static_cast<int>(g.world().num_ranks());
   const int cores = static_cast<int>(g.world().num_cores());
+  if (interp->options_.budget != nullptr) {
+    interp->budget_ = interp->options_.budget;
+  } else {
+    interp->owned_budget_ =
+        std::make_unique<MemoryBudget>(interp->options_.memory_limit_bytes);
+    interp->budget_ = interp->owned_budget_.get();
+  }
+  MemoryBudget& budget = *interp->budget_;
   NKI_ASSIGN_OR_RETURN(const int64_t memory_bytes,
                        DeviceMemory::BytesNeeded(g));
-  if (memory_bytes > interp->options_.memory_limit_bytes) {
+  if (memory_bytes > budget.available()) {
     return DiagnosticError(
         absl::StatusCode::kResourceExhausted,
         MakeDiagnostic(
             DiagnosticKind::kResource,
             absl::StrCat("the graph needs ", memory_bytes,
-                         " bytes of device memory and its shadow state, over "
-                         "the limit of ",
-                         interp->options_.memory_limit_bytes)));
+                         " bytes of device memory and its shadow state; with "
+                         "the ",
+                         budget.used(),
+                         " bytes already held that is over the limit of ",
+                         budget.limit(), " (raise --memory-limit)")));
   }
   // Executing an instruction buffers each operand: read into, or written
   // from, at least one byte per byte of it. Refuse an instruction whose
   // buffers alone would break the limit (e.g. a stride-0 pattern walking a
   // small tensor billions of times) instead of allocating them.
-  const int64_t available = interp->options_.memory_limit_bytes - memory_bytes;
+  const int64_t available = budget.available() - memory_bytes;
   for (const proto::Stream& stream : g.streams()) {
     for (const proto::Instruction& instr : stream.instructions()) {
       int64_t bytes = 0;
@@ -62,17 +72,15 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
                 absl::StrCat("its operands need ", bytes,
                              " bytes of buffers; with the device memory that "
                              "is over the limit of ",
-                             interp->options_.memory_limit_bytes)));
+                             budget.limit(), " (raise --memory-limit)")));
       }
     }
   }
-  NKI_ASSIGN_OR_RETURN(DeviceMemory memory, DeviceMemory::Create(g));
+  NKI_ASSIGN_OR_RETURN(DeviceMemory memory, DeviceMemory::Create(g, &budget));
   // Race-detection state grows with the distinct access runs seen on
-  // shared tensors two cores touch, so it is bounded by what the limit
-  // leaves once device memory is allocated, checked as it grows.
-  interp->impl_ = std::make_unique<Impl>(
-      std::move(memory), ranks, cores,
-      interp->options_.memory_limit_bytes - memory_bytes, ComputeRaceScopes(g));
+  // shared tensors two cores touch; it is charged as it grows.
+  interp->impl_ = std::make_unique<Impl>(std::move(memory), ranks, cores,
+                                         &budget, ComputeRaceScopes(g));
   Impl& impl = *interp->impl_;
   impl.num_ranks = ranks;
   impl.num_cores = cores;

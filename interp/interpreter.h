@@ -12,14 +12,24 @@
 #include "graph/regions.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
+#include "util/memory_budget.h"
 
 namespace nkigraph::interp {
 
 struct RunOptions {
-  // Refuse graphs whose memories (with shadow state) need more than this;
-  // a run stops with ResourceExhausted if race-detection state, which
-  // grows as it runs, would take it past the limit.
-  int64_t memory_limit_bytes = int64_t{8} << 30;
+  // What the run may hold: device memory with its shadow state, race-
+  // detection state as it grows, the host arrays the interpreter makes
+  // (random inputs). A graph whose memories cannot fit is refused by
+  // Create; a run stops with ResourceExhausted where a charge would pass
+  // the limit. With `budget` set, that budget (shared with the caller's
+  // host arrays, which it must outlive the interpreter) is used and
+  // `memory_limit_bytes` ignored; otherwise the interpreter keeps its own
+  // of `memory_limit_bytes`.
+  int64_t memory_limit_bytes = MemoryBudget::kDefaultLimit;
+  MemoryBudget* budget = nullptr;
+  // Stop after this many instructions (0: no limit) with ResourceExhausted
+  // naming the instruction where the run stopped.
+  int64_t max_steps = 0;
   // Called after every instruction, once per tensor it wrote.
   struct WriteEvent {
     int rank;
@@ -114,6 +124,8 @@ class Interpreter {
                                        HostForm form = HostForm::kValues) const;
 
   int64_t instructions_executed() const { return instructions_executed_; }
+  // The budget the run charges (the caller's, or the interpreter's own).
+  MemoryBudget& budget() const { return *budget_; }
 
   // From the next Run on, records into `sink` (which must outlive the
   // runs) the elements rank 0's dynamically offset operands reach, by
@@ -127,6 +139,10 @@ class Interpreter {
 
   proto::Graph graph_;
   RunOptions options_;
+  // Declared before impl_: what impl_ holds is released to it on
+  // destruction.
+  std::unique_ptr<MemoryBudget> owned_budget_;
+  MemoryBudget* budget_ = nullptr;
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int64_t instructions_executed_ = 0;

@@ -21,10 +21,10 @@
 namespace nkigraph::interp {
 
 struct Interpreter::Impl {
-  Impl(DeviceMemory m, int ranks, int cores, int64_t race_budget,
+  Impl(DeviceMemory m, int ranks, int cores, MemoryBudget* budget,
        std::vector<RaceScope> scopes)
       : memory(std::move(m)),
-        race(ranks, cores, race_budget),
+        race(ranks, cores, budget),
         race_scopes(std::move(scopes)) {}
   DeviceMemory memory;
   RaceDetector race;

@@ -262,19 +262,7 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
                      " are not ordered by any core_barrier, sendrecv or "
                      "collective"));
   }
-  if (race_.over_budget(rank_, core_)) {
-    return DiagnosticError(
-        absl::StatusCode::kResourceExhausted,
-        MakeDiagnostic(
-            DiagnosticKind::kResource,
-            absl::StrCat("race-detection state for shared HBM needs more than ",
-                         race_.program_budget(),
-                         " bytes for this program, its share of the ",
-                         race_.max_state_bytes(),
-                         " the memory limit leaves after device memory (",
-                         race_.intervals(rank_, core_),
-                         " access intervals; raise --memory-limit)")));
-  }
+  NKI_RETURN_IF_ERROR(race_.ChargeGrowth(rank_, core_));
   return absl::OkStatus();
 }
 

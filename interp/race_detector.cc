@@ -2,16 +2,17 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "util/diagnostic.h"
+#include "util/status_macros.h"
+
 namespace nkigraph::interp {
 
-RaceDetector::RaceDetector(int num_ranks, int num_cores,
-                           int64_t max_state_bytes)
+RaceDetector::RaceDetector(int num_ranks, int num_cores, MemoryBudget* budget)
     : enabled_(num_cores >= 2 && num_cores <= kMaxCores),
       num_ranks_(num_ranks),
       num_cores_(num_cores),
-      max_state_bytes_(max_state_bytes),
-      program_budget_(max_state_bytes /
-                      std::max<int64_t>(1, int64_t{num_ranks} * num_cores)) {
+      budget_(budget) {
   if (!enabled_) return;
   ranks_ = std::make_unique<Rank[]>(num_ranks);
   programs_ =
@@ -32,6 +33,53 @@ int64_t RaceDetector::intervals() const {
     total += programs_[p].intervals.load(std::memory_order_relaxed);
   }
   return total;
+}
+
+RaceDetector::~RaceDetector() {
+  if (budget_ == nullptr || !enabled_) return;
+  for (int p = 0; p < num_ranks_ * num_cores_; ++p) {
+    budget_->Release(programs_[p].charged);
+  }
+}
+
+void RaceDetector::BeginRun() {
+  if (!enabled_ || budget_ == nullptr) return;
+  const int programs = num_ranks_ * num_cores_;
+  int64_t held = 0;
+  for (int p = 0; p < programs; ++p) held += programs_[p].charged;
+  max_state_bytes_ = budget_->available() + held;
+  program_budget_ = max_state_bytes_ / programs;
+}
+
+absl::Status RaceDetector::ChargeGrowth(int rank, int core) {
+  if (!enabled_) return absl::OkStatus();
+  Program& self = programs_[rank * num_cores_ + core];
+  const int64_t state = ProgramStateBytes(rank, core);
+  if (state > program_budget_) {
+    return DiagnosticError(
+        absl::StatusCode::kResourceExhausted,
+        MakeDiagnostic(
+            DiagnosticKind::kResource,
+            absl::StrCat("race-detection state for shared HBM needs more than ",
+                         program_budget_,
+                         " bytes for this program, its share of the ",
+                         max_state_bytes_,
+                         " the memory limit leaves after device memory (",
+                         intervals(rank, core),
+                         " access intervals; raise --memory-limit)")));
+  }
+  if (budget_ == nullptr || state <= self.charged) return absl::OkStatus();
+  constexpr int64_t kStep = 64 << 10;
+  const int64_t target =
+      std::min(program_budget_, (state + kStep - 1) / kStep * kStep);
+  // Within the shares BeginRun split this cannot fail unless something
+  // outside the run charges the budget while it runs.
+  NKI_RETURN_IF_ERROR(budget_->Charge(
+      target - self.charged,
+      absl::StrCat("race-detection state for shared HBM (",
+                   intervals(rank, core), " access intervals)")));
+  self.charged = target;
+  return absl::OkStatus();
 }
 
 std::optional<RaceDetector::Conflict> RaceDetector::Access(int rank, int core,

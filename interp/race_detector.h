@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "interp/interval_map.h"
+#include "util/memory_budget.h"
 
 namespace nkigraph::interp {
 
@@ -46,18 +48,27 @@ class RaceDetector {
   };
 
   // Enabled only when there are at least two cores per rank (and at most
-  // kMaxCores). `max_state_bytes` is the budget for the access state of
-  // all programs together; each program may use an equal share of it (see
-  // over_budget).
-  RaceDetector(int num_ranks, int num_cores,
-               int64_t max_state_bytes = INT64_MAX);
+  // kMaxCores). The state's growth is charged to `budget` (none:
+  // unbounded) by ChargeGrowth.
+  RaceDetector(int num_ranks, int num_cores, MemoryBudget* budget = nullptr);
+  ~RaceDetector();
+  RaceDetector(const RaceDetector&) = delete;
+  RaceDetector& operator=(const RaceDetector&) = delete;
 
   bool enabled() const { return enabled_; }
-  // Whether the program's own access state is past its share of the
-  // budget. Depends only on the program's own accesses.
-  bool over_budget(int rank, int core) const {
-    return ProgramStateBytes(rank, core) > program_budget_;
-  }
+
+  // Splits what the budget leaves (with what this detector already holds)
+  // into equal shares, one per program. Called by Run before any program
+  // runs, so the shares do not depend on how the programs interleave.
+  void BeginRun();
+  // Charges the budget for what program (rank, core)'s state has grown by
+  // since its last call, in 64 KiB steps capped at its share, so the
+  // programs' charges together never exceed what BeginRun split and a
+  // charge cannot fail because of another program's timing. The error,
+  // when the program's own state is past its share, depends only on that
+  // program's accesses: the same for any number of threads. Called from
+  // the program's own thread.
+  absl::Status ChargeGrowth(int rank, int core);
   int64_t max_state_bytes() const { return max_state_bytes_; }
   int64_t program_budget() const { return program_budget_; }
 
@@ -101,6 +112,7 @@ class RaceDetector {
   struct Program {
     IntervalMap<ByteState> bytes;
     std::atomic<int64_t> intervals{0};  // bytes.size(), readable unlocked
+    int64_t charged = 0;  // bytes charged to the budget, by its own thread
   };
   struct Rank {
     absl::Mutex mu;
@@ -110,8 +122,9 @@ class RaceDetector {
   bool enabled_;
   int num_ranks_;
   int num_cores_;
-  int64_t max_state_bytes_;
-  int64_t program_budget_;
+  MemoryBudget* budget_;
+  int64_t max_state_bytes_ = INT64_MAX;
+  int64_t program_budget_ = INT64_MAX;
   std::unique_ptr<Rank[]> ranks_;
   std::unique_ptr<Program[]> programs_;  // [rank][core], guarded by its rank
 };

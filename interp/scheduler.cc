@@ -57,6 +57,19 @@ absl::Status DeviceError(const proto::Graph& graph, const ProgramState& p,
   return DiagnosticError(kDeviceErrorCode, d);
 }
 
+// The run has taken its --max-steps instructions; `instr`, program p's
+// next, is where it stopped.
+absl::Status StepLimitError(const proto::Graph& graph, const ProgramState& p,
+                            const proto::Instruction& instr, int64_t steps) {
+  Diagnostic d = graph::InstructionDiagnostic(
+      DiagnosticKind::kResource, graph, instr,
+      absl::StrCat("the run stopped here, at its step limit of ", steps,
+                   " instructions (--max-steps)"));
+  if (graph.world().num_ranks() > 1) d.rank = p.rank();
+  if (graph.world().num_cores() > 1) d.core = p.core();
+  return DiagnosticError(absl::StatusCode::kResourceExhausted, d);
+}
+
 bool AtSync(const ProgramState& p) {
   return ops::FindOp(p.current().opcode())->sync != ops::SyncKind::kNone;
 }
@@ -137,11 +150,13 @@ absl::Status Interpreter::Run() {
   }
   Impl& impl = *impl_;
   const proto::Graph& g = graph_;
+  const int64_t max_steps = options_.max_steps;
   const int num_programs = static_cast<int>(impl.programs.size());
   if (impl.footprints == nullptr) {
     impl.footprints = std::make_unique<SegmentFootprints>(g);
   }
   const SegmentFootprints& footprints = *impl.footprints;
+  impl.race.BeginRun();
   // With on_write, each event may read the machine: programs run one at a
   // time, and the run stops at the first error.
   const bool stop_at_first_error = static_cast<bool>(options_.on_write);
@@ -202,14 +217,39 @@ absl::Status Interpreter::Run() {
     }
   };
 
+  // The step limit is shared by all programs, but a count read while other
+  // threads run would make where the run stops depend on their timing.
+  // Instead each round hands out allowances in one-thread order: a
+  // program's segment (up to its next synchronising instruction) has a
+  // length known before it runs, so the first program in that order whose
+  // segment passes the limit gets what is left and stops there, with the
+  // error a one-thread run gives, and the programs after it get nothing.
+  std::vector<std::vector<int>> next_sync(impl.num_cores);  // [core][pc]
+  if (max_steps > 0) {
+    for (int c = 0; c < impl.num_cores; ++c) {
+      const proto::Stream& stream = g.streams(c);
+      std::vector<int>& next = next_sync[c];
+      next.resize(stream.instructions_size() + 1);
+      next.back() = stream.instructions_size();
+      for (int i = stream.instructions_size() - 1; i >= 0; --i) {
+        const bool sync = ops::FindOp(stream.instructions(i).opcode())->sync !=
+                          ops::SyncKind::kNone;
+        next[i] = sync ? i : next[i + 1];
+      }
+    }
+  }
+  std::vector<int64_t> allowance(num_programs, INT64_MAX);
+
   // Runs a program until it finishes or reaches a synchronising
-  // instruction; `before` runs before each instruction, `after` after.
-  auto run_until_sync = [&](ProgramState& p, auto&& before,
+  // instruction, or stops it at its step allowance; `before` runs before
+  // each instruction, `after` after.
+  auto run_until_sync = [&](ProgramState& p, int64_t steps, auto&& before,
                             auto&& after) -> absl::Status {
-    while (!p.done()) {
+    for (int64_t taken = 0; !p.done(); ++taken) {
       const proto::Instruction& instr = p.current();
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       if (def->sync != ops::SyncKind::kNone) return absl::OkStatus();
+      if (taken == steps) return StepLimitError(g, p, instr, max_steps);
       before(p);
       NKI_RETURN_IF_ERROR(p.Bind(instr));
       if (absl::Status s = def->execute(p); !s.ok()) {
@@ -301,10 +341,10 @@ absl::Status Interpreter::Run() {
       if (one_thread) {
         // Lower cores have run their segments already.
         errors[index] = run_until_sync(
-            p, [](ProgramState&) {}, [](ProgramState&) {});
+            p, allowance[index], [](ProgramState&) {}, [](ProgramState&) {});
       } else {
         errors[index] =
-            run_until_sync(p, wait_for_lower_cores,
+            run_until_sync(p, allowance[index], wait_for_lower_cores,
                            [&](ProgramState& q) { publish(index, q.pc()); });
       }
       if (!errors[index].ok()) failed = true;
@@ -322,6 +362,16 @@ absl::Status Interpreter::Run() {
       in_round[i] = !p.done() && !AtSync(p);
       start_pc[i] = p.pc();
       progress_of[i].passed.store(p.pc());
+    }
+    if (max_steps > 0) {
+      int64_t left = std::max<int64_t>(0, max_steps - executed_at_start);
+      for (int i = 0; i < num_programs; ++i) {
+        if (!in_round[i]) continue;
+        const ProgramState& p = *impl.programs[i];
+        allowance[i] =
+            std::min<int64_t>(left, next_sync[p.core()][p.pc()] - p.pc());
+        left -= allowance[i];
+      }
     }
     if (one_thread) {
       for (int i = 0; i < num_programs; ++i) {
@@ -347,6 +397,10 @@ absl::Status Interpreter::Run() {
       if (p.done()) continue;
       if (!match(p, &group)) continue;
       const proto::Instruction& instr = p.current();
+      if (max_steps > 0 &&
+          executed() + static_cast<int64_t>(group.size()) > max_steps) {
+        return StepLimitError(g, p, instr, max_steps);
+      }
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       contexts.clear();
       for (ProgramState* q : group) {

@@ -7,12 +7,11 @@
 
 namespace nkigraph::interp {
 
-absl::StatusOr<Shadow> Shadow::Allocate(int64_t bytes) {
+absl::StatusOr<Shadow> Shadow::Allocate(int64_t bytes, MemoryBudget* budget) {
   Shadow shadow;
-  NKI_ASSIGN_OR_RETURN(
-      shadow.blocks_,
-      ByteBuffer::Allocate((bytes + kBlock - 1) >> kBlockShift));
-  NKI_ASSIGN_OR_RETURN(shadow.bytes_, ByteBuffer::Allocate(bytes));
+  NKI_ASSIGN_OR_RETURN(shadow.blocks_,
+                       ByteBuffer::Allocate(BlocksFor(bytes), budget));
+  NKI_ASSIGN_OR_RETURN(shadow.bytes_, ByteBuffer::Allocate(bytes, budget));
   return shadow;
 }
 

@@ -21,8 +21,15 @@ inline constexpr uint8_t kMatmulGroup = 2;  // psum: last written by a matmul
 class Shadow {
  public:
   Shadow() = default;
-  // A shadow for `bytes` bytes, all in state 0 (never written).
-  static absl::StatusOr<Shadow> Allocate(int64_t bytes);
+  // A shadow for `bytes` bytes, all in state 0 (never written), charged
+  // to `budget` when given.
+  static absl::StatusOr<Shadow> Allocate(int64_t bytes,
+                                         MemoryBudget* budget = nullptr);
+  // The bytes Allocate(bytes) allocates: a summary per block and a byte
+  // per byte.
+  static int64_t AllocatedBytes(int64_t bytes) {
+    return BlocksFor(bytes) + bytes;
+  }
 
   // Every byte of [begin, begin + length) takes `state`.
   void Set(int64_t begin, int64_t length, uint8_t state);
@@ -39,6 +46,9 @@ class Shadow {
   static constexpr int64_t kBlock = int64_t{1} << kBlockShift;
   // A block state: its bytes differ, bytes_ holds each one's.
   static constexpr uint8_t kMixed = 0x80;
+  static int64_t BlocksFor(int64_t bytes) {
+    return (bytes + kBlock - 1) >> kBlockShift;
+  }
 
   // Part of one block, [lo, hi) inside block `block`.
   void SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state);

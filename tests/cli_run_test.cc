@@ -211,9 +211,17 @@ TEST_F(CliRunTest, InvalidGraphIsExitTwoNamingTheProblem) {
                             "src")
       ->set_tensor_id(999);
   ASSERT_TRUE(WriteGraph(*g, Path("invalid.pb")).ok());
-  ExpectUsageError(Run(absl::StrCat("run '", Path("invalid.pb"), "' ", Inputs(),
-                                    " -o '", Path("out"), "'")),
-                   "run", {"invalid graph", "999"});
+  // The summary, then the problem on a line of its own.
+  const Result r = Run(absl::StrCat("run '", Path("invalid.pb"), "' ", Inputs(),
+                                    " -o '", Path("out"), "'"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  const std::vector<std::string> lines = testing::Lines(r.err);
+  ASSERT_EQ(lines.size(), 2u) << r.err;
+  EXPECT_THAT(lines[0], StartsWith("nkigraph run: error: "));
+  EXPECT_THAT(lines[0], HasSubstr("invalid graph (1 problem)"));
+  EXPECT_THAT(lines[1], StartsWith("  instruction #0"));
+  EXPECT_THAT(lines[1], HasSubstr("999"));
 }
 
 TEST_F(CliRunTest, RandomInputsFillTheInputsNotGivenDeterministically) {

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "interp/race_detector.h"
 #include "interp/segment_footprint.h"
@@ -105,13 +106,14 @@ Observed RunOn(const proto::Graph& graph, int threads,
 
 // Every thread count's run equals the one-thread run; returns that run.
 Observed ExpectSameForEveryThreadCount(const proto::Graph& graph,
-                                       const std::vector<HostArray>& inputs) {
-  Observed first = RunOn(graph, 1, inputs);
+                                       const std::vector<HostArray>& inputs,
+                                       const interp::RunOptions& options = {}) {
+  Observed first = RunOn(graph, 1, inputs, 1, options);
   for (int threads : kThreadCounts) {
     if (threads == 1) continue;
     // Repeated: a schedule that depended on timing would show sooner.
     for (int repeat = 0; repeat < 3; ++repeat) {
-      const Observed o = RunOn(graph, threads, inputs);
+      const Observed o = RunOn(graph, threads, inputs, 1, options);
       EXPECT_EQ(o.status.ToString(), first.status.ToString())
           << threads << " threads";
       EXPECT_EQ(o.executed, first.executed) << threads << " threads";
@@ -355,6 +357,91 @@ TEST(ParallelRunTest, ARaceIsReportedAlikeOnEveryThreadCount) {
         o.status.message(),
         AllOf(HasSubstr("tensor 'o' element [5, 0]"), HasSubstr(words)));
   }
+}
+
+// --- Limits -------------------------------------------------------------
+
+// Two ranks of two cores; each program makes 5 copies, meets its rank's
+// other core at a barrier, then makes 5 more: 4 x 5 instructions a round.
+proto::Graph FiveCopiesPerRound() {
+  absl::StatusOr<proto::Graph> graph = TraceWorld(2, 2, [](Tracer& t) {
+    Tensor x = t.Input("x", {4, 64}, proto::FLOAT32);
+    Tensor tile =
+        builder::ndarray({4, 64}, proto::FLOAT32, Buffer::kSbuf, "tile");
+    Tensor flag = t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
+    for (int i = 0; i < 5; ++i) isa::dma_copy(tile, x);
+    isa::core_barrier(flag);
+    for (int i = 0; i < 5; ++i) isa::dma_copy(tile, x);
+  });
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  return graph.ok() ? *std::move(graph) : proto::Graph();
+}
+
+TEST(ParallelRunTest, TheStepLimitStopsTheSameProgramOnEveryThreadCount) {
+  const proto::Graph graph = FiveCopiesPerRound();
+  // Per stream: copies at positions 0-4, the barrier at 5, copies 6-10.
+  struct Case {
+    int64_t max_steps;
+    int rank, core, pc;
+  };
+  // In one-thread order the round runs (0,0) (0,1) (1,0) (1,1), 5 each:
+  // 12 steps stop rank 1 core 0 before its third copy; 20 steps run the
+  // first round whole and the 4 barriers pass the limit at the first; 27
+  // (20 + 4 barriers + 3) stop rank 0 core 0 before its fourth copy after
+  // the barrier.
+  for (const Case& c :
+       {Case{12, 1, 0, 2}, Case{20, 0, 0, 5}, Case{27, 0, 0, 9}}) {
+    interp::RunOptions options;
+    options.max_steps = c.max_steps;
+    const Observed o = ExpectSameForEveryThreadCount(graph, {}, options);
+    EXPECT_TRUE(absl::IsResourceExhausted(o.status)) << o.status;
+    const std::optional<Diagnostic> d = DiagnosticOf(o.status);
+    ASSERT_TRUE(d.has_value()) << o.status;
+    EXPECT_EQ(d->kind, DiagnosticKind::kResource);
+    EXPECT_EQ(d->rank, c.rank) << c.max_steps;
+    EXPECT_EQ(d->core, c.core) << c.max_steps;
+    EXPECT_EQ(d->instruction_id, graph.streams(c.core).instructions(c.pc).id())
+        << c.max_steps;
+    EXPECT_EQ(o.executed, c.max_steps);
+    EXPECT_THAT(o.status.message(),
+                HasSubstr(absl::StrCat("step limit of ", c.max_steps)));
+  }
+  // Exactly enough: every instruction (40 copies, 4 barriers) runs.
+  interp::RunOptions enough;
+  enough.max_steps = 44;
+  const Observed o = ExpectSameForEveryThreadCount(graph, {}, enough);
+  EXPECT_TRUE(o.status.ok()) << o.status;
+  EXPECT_EQ(o.executed, 44);
+}
+
+TEST(ParallelRunTest, RaceStateOverTheLimitIsReportedAlikeOnEveryThreadCount) {
+  // Every program's copy leaves one interval per element it touches: more
+  // than its share of 1 MiB beyond the device memory.
+  absl::StatusOr<proto::Graph> graph = TraceWorld(2, 2, [](Tracer& t) {
+    const int c = t.program_id();
+    Tensor x = t.Input("x", {1, 65536}, proto::FLOAT32);
+    Tensor out =
+        t.Allocate({1, 65536}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    isa::dma_copy(out.Slice(1, c, 32768, 2), x.Slice(1, c, 32768, 2));
+    t.Output("out", out);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*graph);
+  ASSERT_TRUE(device.ok());
+  // Room for the device, the random input (2 ranks x 256 KiB, released
+  // once loaded) and 1 MiB more.
+  interp::RunOptions options;
+  options.memory_limit_bytes = *device + (2 << 20);
+  const Observed o = ExpectSameForEveryThreadCount(*graph, {}, options);
+  // Found while executing an instruction: a device error whose
+  // diagnostic says it is a resource.
+  const std::optional<Diagnostic> d = DiagnosticOf(o.status);
+  ASSERT_TRUE(d.has_value()) << o.status;
+  EXPECT_EQ(d->kind, DiagnosticKind::kResource);
+  EXPECT_EQ(d->rank, 0);
+  EXPECT_EQ(d->core, 0);
+  EXPECT_THAT(o.status.message(), AllOf(HasSubstr("race-detection state"),
+                                        HasSubstr("raise --memory-limit")));
 }
 
 // --- What the run reports besides its result ----------------------------

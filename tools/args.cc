@@ -1,23 +1,101 @@
 // Argument parsing and error reporting shared by the verbs.
 #include <algorithm>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "tools/commands.h"
+#include "util/diagnostic_json.h"
 
 namespace nkigraph::tools {
 
+namespace {
+
+DiagnosticsFormat diagnostics_format = DiagnosticsFormat::kText;
+
+std::string OneLine(absl::string_view text) {
+  return absl::StrReplaceAll(text,
+                             {{"\r\n", "; "}, {"\n", "; "}, {"\r", "; "}});
+}
+
+std::string ErrorPrefix(absl::string_view verb) {
+  return absl::StrCat("nkigraph", verb.empty() ? "" : " ", verb, ": error: ");
+}
+
+}  // namespace
+
+void SetDiagnosticsFormat(DiagnosticsFormat format) {
+  diagnostics_format = format;
+}
+
+DiagnosticsFormat CurrentDiagnosticsFormat() { return diagnostics_format; }
+
 int ReportError(absl::string_view verb, absl::string_view message) {
-  std::string line = absl::StrReplaceAll(
-      message, {{"\r\n", "; "}, {"\n", "; "}, {"\r", "; "}});
-  std::cerr << "nkigraph" << (verb.empty() ? "" : " ") << verb
-            << ": error: " << line << std::endl;
+  if (diagnostics_format == DiagnosticsFormat::kJson) {
+    std::cerr << UsageErrorJsonLine(message, verb) << std::flush;
+    return kExitError;
+  }
+  std::cerr << ErrorPrefix(verb) << OneLine(message) << std::endl;
   return kExitError;
 }
 
 int ReportError(absl::string_view verb, const absl::Status& status) {
-  return ReportError(verb, status.message());
+  const std::optional<Diagnostic> diagnostic = DiagnosticOf(status);
+  if (!diagnostic.has_value()) return ReportError(verb, status.message());
+  if (diagnostics_format == DiagnosticsFormat::kJson) {
+    std::cerr << DiagnosticJsonLines(*diagnostic, verb) << std::flush;
+    return kExitError;
+  }
+  if (diagnostic->notes.empty()) return ReportError(verb, status.message());
+  // The message is Render's: the diagnostic's line (after any context),
+  // then one line per note.
+  const std::vector<absl::string_view> lines =
+      absl::StrSplit(status.message(), '\n');
+  std::cerr << ErrorPrefix(verb) << lines[0] << "\n";
+  for (size_t i = 1; i < lines.size(); ++i) std::cerr << lines[i] << "\n";
+  std::cerr << std::flush;
+  return kExitError;
+}
+
+absl::Status WithContext(absl::string_view context,
+                         const absl::Status& status) {
+  absl::Status wrapped(status.code(),
+                       absl::StrCat(context, ": ", status.message()));
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    wrapped.SetPayload(url, payload);
+  });
+  return wrapped;
+}
+
+void PrintDiagnostic(std::ostream& out, absl::string_view verb,
+                     absl::string_view prefix, const Diagnostic& diagnostic) {
+  if (diagnostics_format == DiagnosticsFormat::kJson) {
+    out << DiagnosticJsonLines(diagnostic, verb);
+    return;
+  }
+  out << prefix << ": " << Render(diagnostic) << "\n";
+}
+
+FlagSpec DiagnosticsFlag() {
+  return {"--diagnostics", "", /*takes_value=*/true, /*repeated=*/false};
+}
+
+absl::Status ApplyDiagnosticsFlag(const ParsedArgs& parsed) {
+  const std::string format = parsed.Get("--diagnostics", "text");
+  if (format == "json") {
+    SetDiagnosticsFormat(DiagnosticsFormat::kJson);
+  } else if (format == "text") {
+    SetDiagnosticsFormat(DiagnosticsFormat::kText);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--diagnostics is 'text' or 'json', not '", format, "'"));
+  }
+  return absl::OkStatus();
 }
 
 std::string ParsedArgs::Get(const std::string& name,

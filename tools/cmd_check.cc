@@ -5,24 +5,25 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "graph/validate.h"
 #include "tools/commands.h"
+#include "tools/run_support.h"
 #include "util/diagnostic.h"
-#include "util/graph_io.h"
 
 namespace nkigraph::tools {
 namespace {
 
-constexpr char kUsage[] = R"(usage: nkigraph check FILE
+constexpr char kUsage[] = R"(usage: nkigraph check FILE [--diagnostics json]
 
-Validates a graph (.pb or .pbtxt) without running it: the schema version,
+Validates a graph (.pb or .pbtxt, or a replay bundle's graph) without running it: the schema version,
 the world, every tensor (dtype, memory space, shape, address within the
 device's capacity) and every instruction (operands, attributes, on-chip
 lifetimes), as the interpreter does before a run. Prints every problem
 found, one per line, each naming the instruction or tensor.
 
 options:
-  -h, --help   show this help
+%s  -h, --help             show this help
 
 Exit status: 0 valid, 1 invalid, 2 unreadable file or bad usage.
 )";
@@ -32,11 +33,14 @@ constexpr char kVerb[] = "check";
 }  // namespace
 
 int RunCheck(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {});
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
-    std::cout << kUsage;
+    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
     return kExitOk;
+  }
+  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
+    return ReportError(kVerb, status);
   }
   absl::StatusOr<std::string> path_or =
       OnePositional(*parsed, kVerb, "graph", "nkigraph check FILE");
@@ -44,12 +48,14 @@ int RunCheck(const std::vector<std::string>& args) {
   const std::string& path = *path_or;
   // Not ReadGraph: a schema version problem is a finding, listed with the
   // others, not a reason to stop.
-  proto::Graph graph;
-  if (absl::Status status = ReadMessage(path, &graph); !status.ok()) {
-    return ReportError(kVerb, status);
-  }
+  absl::StatusOr<GraphSource> source =
+      ReadGraphArg(kVerb, path, /*check_schema=*/false);
+  if (!source.ok()) return ReportError(kVerb, source.status());
+  const proto::Graph& graph = source->graph;
   const std::vector<Diagnostic> problems = graph::ValidateGraph(graph);
+  const bool json = CurrentDiagnosticsFormat() == DiagnosticsFormat::kJson;
   if (problems.empty()) {
+    if (json) return kExitOk;
     int64_t instructions = 0;
     for (const proto::Stream& stream : graph.streams()) {
       instructions += stream.instructions_size();
@@ -59,8 +65,9 @@ int RunCheck(const std::vector<std::string>& args) {
     return kExitOk;
   }
   for (const Diagnostic& problem : problems) {
-    std::cout << path << ": " << Render(problem) << "\n";
+    PrintDiagnostic(std::cout, kVerb, path, problem);
   }
+  if (json) return kExitFailure;
   std::cout << path << ": invalid (" << problems.size()
             << (problems.size() == 1 ? " problem" : " problems") << ")\n";
   return kExitFailure;

@@ -6,9 +6,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "diff/diff.h"
 #include "diff/format.h"
 #include "tools/commands.h"
+#include "tools/run_support.h"
 #include "util/file_io.h"
 #include "util/graph_io.h"
 
@@ -40,7 +42,9 @@ options:
   --limit N           detail at most N tensor changes and N instruction
                       changes per core (default 1000; 0: all); the
                       summary always counts everything
-  -h, --help          show this help
+%s  -h, --help          show this help
+
+Either file may be a replay bundle: its graph is compared.
 )";
 
 constexpr int64_t kDefaultLimit = 1000;
@@ -51,11 +55,19 @@ int RunDiff(const std::vector<std::string>& args) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(
       args, {{"--strict", "", /*takes_value=*/false, /*repeated=*/false},
              {"--format", "", /*takes_value=*/true, /*repeated=*/false},
-             {"--limit", "", /*takes_value=*/true, /*repeated=*/false}});
+             {"--limit", "", /*takes_value=*/true, /*repeated=*/false},
+             DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError("diff", parsed.status());
   if (parsed->help) {
-    std::cout << kUsage;
+    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
     return kExitOk;
+  }
+  // A JSON diff's errors are JSON too, unless asked otherwise.
+  if (parsed->Get("--format") == "json" && !parsed->Has("--diagnostics")) {
+    SetDiagnosticsFormat(DiagnosticsFormat::kJson);
+  } else if (absl::Status status = ApplyDiagnosticsFlag(*parsed);
+             !status.ok()) {
+    return ReportError("diff", status);
   }
   if (parsed->positionals.size() != 2) {
     return ReportError("diff",
@@ -82,9 +94,10 @@ int RunDiff(const std::vector<std::string>& args) {
   const std::string& path_a = parsed->positionals[0];
   const std::string& path_b = parsed->positionals[1];
   // The two files load in parallel (each on its own arena).
-  absl::StatusOr<ArenaGraph> b = absl::UnknownError("not loaded");
-  std::thread load_b([&] { b = LoadGraph(path_b); });
-  absl::StatusOr<ArenaGraph> a = LoadGraph(path_a);
+  // Either may be a replay bundle, standing for its graph.
+  absl::StatusOr<ArenaGraphSource> b = absl::UnknownError("not loaded");
+  std::thread load_b([&] { b = LoadGraphArg("diff", path_b); });
+  absl::StatusOr<ArenaGraphSource> a = LoadGraphArg("diff", path_a);
   load_b.join();
   if (!a.ok()) return ReportError("diff", a.status());
   if (!b.ok()) return ReportError("diff", b.status());
@@ -92,7 +105,8 @@ int RunDiff(const std::vector<std::string>& args) {
   diff::DiffOptions options;
   options.strict = parsed->Has("--strict");
   options.max_changes = limit;
-  absl::StatusOr<diff::DiffResult> result = diff::Diff(**a, **b, options);
+  absl::StatusOr<diff::DiffResult> result =
+      diff::Diff(*a->graph, *b->graph, options);
   if (!result.ok()) return ReportError("diff", result.status());
 
   diff::FormatOptions format_options;

@@ -7,9 +7,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "tools/commands.h"
+#include "tools/run_support.h"
 #include "util/file_io.h"
-#include "util/graph_io.h"
 #include "viz/viz.h"
 
 namespace nkigraph::tools {
@@ -18,7 +19,8 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: nkigraph dot FILE [-o OUT] [--view dataflow|barrier] [options]
 
-Draws the graph FILE (.pb or .pbtxt) with Graphviz. Without -o, writes DOT
+Draws the graph FILE (.pb or .pbtxt, or a replay bundle's graph) with
+Graphviz. Without -o, writes DOT
 to stdout; with -o, the format follows OUT's extension: .dot (or .gv),
 .svg or .png (laid out by dot, left to right in time).
 
@@ -59,7 +61,7 @@ options:
       --rank N           only rank N (barrier view of collectives)
       --no-legend        leave out the legend
       --no-edge-labels   leave out edge labels
-  -h, --help             show this help
+%s  -h, --help             show this help
 )";
 
 absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args,
@@ -88,11 +90,15 @@ int RunDot(const std::vector<std::string>& args) {
                        {"--core", "", true, false},
                        {"--rank", "", true, false},
                        {"--no-legend", "", false, false},
-                       {"--no-edge-labels", "", false, false}});
+                       {"--no-edge-labels", "", false, false},
+                       DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError("dot", parsed.status());
   if (parsed->help) {
-    std::cout << kUsage;
+    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
     return kExitOk;
+  }
+  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
+    return ReportError("dot", status);
   }
   absl::StatusOr<std::string> input_or = OnePositional(
       *parsed, "dot", "graph file", "nkigraph dot FILE [-o OUT.dot|.svg|.png]");
@@ -145,13 +151,13 @@ int RunDot(const std::vector<std::string>& args) {
     format = *by_name;
   }
 
-  absl::StatusOr<ArenaGraph> graph = LoadGraph(input);
-  if (!graph.ok()) return ReportError("dot", graph.status());
+  absl::StatusOr<ArenaGraphSource> source = LoadGraphArg("dot", input);
+  if (!source.ok()) return ReportError("dot", source.status());
   absl::StatusOr<std::string> rendered =
-      viz::RenderGraph(**graph, options, format);
+      viz::RenderGraph(*source->graph, options, format);
   if (!rendered.ok()) {
     return ReportError(
-        "dot", absl::StrCat("'", input, "': ", rendered.status().message()));
+        "dot", WithContext(absl::StrCat("'", input, "'"), rendered.status()));
   }
   if (output == "-") {
     std::cout << *rendered;

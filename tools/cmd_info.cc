@@ -11,26 +11,27 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "ops/device_profile.h"
 #include "ops/instr_facts.h"
 #include "ops/instr_view.h"
 #include "ops/op_def.h"
 #include "tools/commands.h"
 #include "util/dtype.h"
-#include "util/graph_io.h"
+#include "util/graph_source.h"
 
 namespace nkigraph::tools {
 namespace {
 
-constexpr char kUsage[] = R"(usage: nkigraph info FILE
+constexpr char kUsage[] = R"(usage: nkigraph info FILE [--diagnostics json]
 
-Summarizes a graph (.pb or .pbtxt): kernel and parameters, world,
+Summarizes a graph (.pb or .pbtxt, or a replay bundle's graph): kernel and parameters, world,
 instruction counts per opcode, per engine and per operand memory space,
 per-core stream lengths, on-chip high-water marks per core (bytes per
 partition), and the tensor table.
 
 options:
-  -h, --help   show this help
+%s  -h, --help             show this help
 )";
 
 constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
@@ -247,18 +248,24 @@ void PrintInfo(const proto::Graph& graph, std::ostream& out) {
 }
 
 int RunInfo(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {});
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError("info", parsed.status());
   if (parsed->help) {
-    std::cout << kUsage;
+    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
     return kExitOk;
+  }
+  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
+    return ReportError("info", status);
   }
   absl::StatusOr<std::string> path =
       OnePositional(*parsed, "info", "graph file", "nkigraph info FILE");
   if (!path.ok()) return ReportError("info", path.status());
-  absl::StatusOr<ArenaGraph> graph = LoadGraph(*path);
-  if (!graph.ok()) return ReportError("info", graph.status());
-  PrintInfo(**graph, std::cout);
+  absl::StatusOr<ArenaGraphSource> source = LoadGraphSource(*path);
+  if (!source.ok()) return ReportError("info", source.status());
+  if (source->from_bundle) {
+    std::cout << "replay bundle: the graph it holds\n";
+  }
+  PrintInfo(*source->graph, std::cout);
   return kExitOk;
 }
 

@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "cost/cost_table.h"
 #include "cost/report.h"
 #include "cost/report_format.h"
@@ -18,8 +19,8 @@
 #include "graph/graph_index.h"
 #include "ops/device_profile.h"
 #include "tools/commands.h"
+#include "tools/run_support.h"
 #include "util/file_io.h"
-#include "util/graph_io.h"
 
 namespace nkigraph::tools {
 namespace {
@@ -29,6 +30,7 @@ constexpr char kVerb[] = "profile";
 constexpr char kUsage[] =
     R"(usage: nkigraph profile GRAPH [--target NAME] [--trace FILE.json]
                         [--svg FILE.svg] [--format text|json] [--top N]
+                        [--diagnostics json]
 
 Estimates when every instruction of a graph (.pb or .pbtxt) runs, with the
 per-target cost table (engine clocks and rates, DMA queues and bandwidth,
@@ -45,10 +47,14 @@ options:
                       chrome://tracing): one process per core, one thread
                       per engine and DMA queue
   --svg FILE.svg      draw the timeline
-  --format FORMAT     text (default) or json (one JSON document)
+  --format FORMAT     text (default) or json (one JSON document; errors
+                      then as JSON lines on stderr, as with --diagnostics
+                      json)
   --top N             critical-path lines and scope instances per scope to
                       list (default 10; 0: all)
-  -h, --help          show this help
+%s  -h, --help          show this help
+
+GRAPH may also be a replay bundle: its graph is profiled.
 
 Exit status: 0 success, 2 unreadable or invalid graph, or bad usage.
 )";
@@ -61,11 +67,19 @@ int RunProfile(const std::vector<std::string>& args) {
                        {"--trace", "", true, false},
                        {"--svg", "", true, false},
                        {"--format", "", true, false},
-                       {"--top", "", true, false}});
+                       {"--top", "", true, false},
+                       DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
-    std::cout << kUsage;
+    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
     return kExitOk;
+  }
+  // A JSON report's errors are JSON too, unless asked otherwise.
+  if (parsed->Get("--format") == "json" && !parsed->Has("--diagnostics")) {
+    SetDiagnosticsFormat(DiagnosticsFormat::kJson);
+  } else if (absl::Status status = ApplyDiagnosticsFlag(*parsed);
+             !status.ok()) {
+    return ReportError(kVerb, status);
   }
   absl::StatusOr<std::string> path = OnePositional(
       *parsed, kVerb, "graph", "nkigraph profile GRAPH [--target NAME] ...");
@@ -82,9 +96,10 @@ int RunProfile(const std::vector<std::string>& args) {
                                            "not '",
                                            parsed->Get("--top"), "'"));
   }
-  absl::StatusOr<ArenaGraph> loaded = LoadGraph(*path);
-  if (!loaded.ok()) return ReportError(kVerb, loaded.status());
-  proto::Target target = (*loaded)->world().target();
+  absl::StatusOr<ArenaGraphSource> source = LoadGraphArg(kVerb, *path);
+  if (!source.ok()) return ReportError(kVerb, source.status());
+  const proto::Graph* loaded = &*source->graph;
+  proto::Target target = loaded->world().target();
   if (parsed->Has("--target")) {
     absl::StatusOr<proto::Target> named =
         ops::ParseTarget(parsed->Get("--target"));
@@ -92,7 +107,7 @@ int RunProfile(const std::vector<std::string>& args) {
     target = *named;
   }
   absl::StatusOr<std::unique_ptr<graph::GraphIndex>> index =
-      graph::GraphIndex::Build(**loaded);
+      graph::GraphIndex::Build(*loaded);
   if (!index.ok()) return ReportError(kVerb, index.status());
   absl::StatusOr<cost::Schedule> schedule =
       cost::ScheduleGraph(**index, cost::CostTableFor(target));

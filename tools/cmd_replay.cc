@@ -12,32 +12,40 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "tools/commands.h"
 #include "tools/run_flags.h"
 #include "tools/run_support.h"
 #include "util/dtype.h"
 #include "util/graph_io.h"
+#include "util/graph_source.h"
+#include "util/memory_budget.h"
 
 namespace nkigraph::tools {
 namespace {
 
 constexpr char kUsage[] =
-    R"(usage: nkigraph replay BUNDLE [--memory-limit BYTES] [--threads N] [--quiet]
+    R"(usage: nkigraph replay BUNDLE [--memory-limit BYTES] [--max-steps N]
+                             [--threads N] [--quiet] [--diagnostics json]
 
 Re-executes a replay bundle written by `nkigraph run --save-bundle`: runs
 its graph with its inputs and compares every output bit for bit with the
 outputs it recorded (a NaN equals a NaN with the same bits).
 
 options:
-  --memory-limit BYTES   refuse graphs needing more device memory
-                         (default 8 GiB)
+  --memory-limit BYTES   the most the replay may hold (default 8 GiB):
+                         the bundle, device memory with its shadow state,
+                         race-detection state, the recorded and replayed
+                         outputs
+  --max-steps N          stop after N instructions (default: no limit)
   --threads N            run the programs (ranks x cores) on N threads
                          (default: one per core of the machine); the
                          results are the same for every N
   -q, --quiet            no progress line on stderr (there is one only
                          when stderr is a terminal)
-  -h, --help             show this help
+%s  -h, --help             show this help
 
 Exit status: 0 identical, 1 an output differs or the run stopped with a
 device error, 2 bad usage or an unreadable bundle.
@@ -97,40 +105,84 @@ std::optional<std::string> FirstDifference(const HostArray& recorded,
 
 int RunReplay(const std::vector<std::string>& args) {
   absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {{"--memory-limit", "", /*takes_value=*/true,
-                        /*repeated=*/false},
-                       kThreadsFlag,
-                       kQuietFlag});
+      ParseArgs(args, {kMemoryLimitFlag, kMaxStepsFlag, kThreadsFlag,
+                       kQuietFlag, DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
-    std::cout << kUsage;
+    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
     return kExitOk;
+  }
+  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
+    return ReportError(kVerb, status);
   }
   absl::StatusOr<std::string> path_or =
       OnePositional(*parsed, kVerb, "bundle", "nkigraph replay BUNDLE");
   if (!path_or.ok()) return ReportError(kVerb, path_or.status());
   const std::string& path = *path_or;
   interp::RunOptions options;
-  if (parsed->Has("--memory-limit")) {
-    absl::StatusOr<uint64_t> limit =
-        ParseCount(parsed->Get("--memory-limit"), "--memory-limit");
-    if (!limit.ok()) return ReportError(kVerb, limit.status());
-    options.memory_limit_bytes =
-        static_cast<int64_t>(std::min<uint64_t>(*limit, INT64_MAX));
-  }
   if (absl::Status status = ApplyRunFlags(*parsed, &options); !status.ok()) {
     return ReportError(kVerb, status);
   }
+  MemoryBudget budget(options.memory_limit_bytes);
+  options.budget = &budget;
+  std::vector<ScopedCharge> held;
 
+  // The bundle as read (its file's size, twice while it is parsed).
+  ScopedCharge bundle_charge(&budget, FileBytes(path),
+                             absl::StrCat("host memory for '", path, "'"));
+  if (!bundle_charge.status().ok()) {
+    return ReportError(kVerb, bundle_charge.status());
+  }
   proto::Bundle bundle;
-  if (absl::Status status = ReadMessage(path, &bundle); !status.ok()) {
-    return ReportError(kVerb, status);
+  {
+    const ScopedCharge parsing(
+        &budget, FileBytes(path),
+        absl::StrCat("host memory reading '", path, "'"));
+    if (!parsing.status().ok()) return ReportError(kVerb, parsing.status());
+    if (absl::Status status = ReadMessage(path, &bundle); !status.ok()) {
+      if (IsGraphFile(path)) {
+        return ReportError(kVerb, absl::StrCat("'", path,
+                                               "' is a graph, not a replay "
+                                               "bundle (run it with nkigraph "
+                                               "run)"));
+      }
+      return ReportError(kVerb, status);
+    }
+  }
+  if (!bundle.has_graph() && IsGraphFile(path)) {
+    return ReportError(kVerb, absl::StrCat("'", path,
+                                           "' is a graph, not a replay bundle "
+                                           "(run it with nkigraph run)"));
   }
   if (absl::Status status = CheckSchemaVersion(bundle.graph()); !status.ok()) {
     return ReportError(kVerb, absl::StrCat("'", path, "': ", status.message()));
   }
+  {
+    // Before anything large is allocated: does the whole replay fit?
+    int64_t recorded_bytes = 0;
+    for (const proto::NamedArray& named : bundle.outputs()) {
+      recorded_bytes += static_cast<int64_t>(named.data().size());
+    }
+    absl::StatusOr<int64_t> device =
+        interp::DeviceMemory::BytesNeeded(bundle.graph());
+    if (device.ok()) {
+      if (absl::Status fits = CheckMemoryPlan(
+              budget, {{"device memory and its shadow state", *device},
+                       {"recorded outputs", recorded_bytes},
+                       {"replayed outputs", recorded_bytes}});
+          !fits.ok()) {
+        return ReportError(kVerb,
+                           WithContext(absl::StrCat("'", path, "'"), fits));
+      }
+    }
+  }
   std::vector<HostArray> recorded;
   for (const proto::NamedArray& named : bundle.outputs()) {
+    ScopedCharge charge(
+        &budget, static_cast<int64_t>(named.data().size()),
+        absl::StrCat("host memory for recorded output '", named.name(), "'"));
+    if (!charge.status().ok()) return ReportError(kVerb, charge.status());
+    held.push_back(std::move(charge));
     absl::StatusOr<HostArray> output = FromNamedArray(named);
     if (!output.ok()) {
       return ReportError(kVerb, absl::StrCat("'", path, "': output ",
@@ -142,10 +194,14 @@ int RunReplay(const std::vector<std::string>& args) {
       interp::Interpreter::Create(std::move(*bundle.mutable_graph()), options);
   if (!created.ok()) {
     return ReportError(
-        kVerb, absl::StrCat("'", path, "': ", created.status().message()));
+        kVerb, WithContext(absl::StrCat("'", path, "'"), created.status()));
   }
   interp::Interpreter& interp = **created;
   for (const proto::NamedArray& named : bundle.inputs()) {
+    const ScopedCharge charge(
+        &budget, static_cast<int64_t>(named.data().size()),
+        absl::StrCat("host memory for input '", named.name(), "'"));
+    if (!charge.status().ok()) return ReportError(kVerb, charge.status());
     absl::StatusOr<HostArray> input = FromNamedArray(named);
     if (!input.ok()) {
       return ReportError(kVerb, absl::StrCat("'", path, "': input ",
@@ -190,6 +246,10 @@ int RunReplay(const std::vector<std::string>& args) {
       return kExitFailure;
     }
     // In the form the bundle recorded (raw bits for `run --raw-bits`).
+    const ScopedCharge charge(
+        &budget, HostArrayBytes(it->num_elements(), it->dtype == proto::UINT16),
+        absl::StrCat("host memory for replayed output '", name, "'"));
+    if (!charge.status().ok()) return ReportError(kVerb, charge.status());
     absl::StatusOr<HostArray> replayed =
         interp.GetOutput(name, it->dtype == proto::UINT16
                                    ? interp::Interpreter::HostForm::kRawBits16

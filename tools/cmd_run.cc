@@ -10,17 +10,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "cost/cost_table.h"
 #include "cost/schedule.h"
 #include "cost/trace_json.h"
 #include "graph/dependencies.h"
 #include "graph/graph_index.h"
+#include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "tools/commands.h"
 #include "tools/run_flags.h"
 #include "tools/run_support.h"
 #include "util/file_io.h"
 #include "util/graph_io.h"
+#include "util/graph_source.h"
+#include "util/memory_budget.h"
 #include "util/npy.h"
 #include "util/status_macros.h"
 
@@ -31,13 +35,14 @@ constexpr char kUsage[] =
     R"(usage: nkigraph run GRAPH [--input NAME=FILE.npy]... [--random-inputs SEED]
                     --output-dir DIR [--dump DIR [--dump-filter REGEX]]
                     [--save-bundle BUNDLE.pb] [--memory-limit BYTES]
-                    [--timeline FILE.json] [--raw-bits]
-                    [--threads N] [--quiet]
+                    [--max-steps N] [--timeline FILE.json] [--raw-bits]
+                    [--threads N] [--quiet] [--diagnostics json]
 
-Executes GRAPH (.pb or .pbtxt) on the memory-model device and writes
-DIR/<output>.npy for every output. Inputs are .npy files: float32 (rounded
-to the declared dtype) or int32 for integer tensors; per-rank tensors of a
-multi-rank graph carry a leading [num_ranks] axis.
+Executes GRAPH (.pb or .pbtxt, or a replay bundle's graph) on the
+memory-model device and writes DIR/<output>.npy for every output. Inputs
+are .npy files: float32 (rounded to the declared dtype) or int32 for
+integer tensors; per-rank tensors of a multi-rank graph carry a leading
+[num_ranks] axis.
 
 options:
   -i, --input NAME=FILE.npy   an input (repeatable; every input is needed
@@ -59,8 +64,15 @@ options:
                               uint16) as uint16 .npy files of their raw
                               bits, in the bundle too (default: float32 or
                               int32 values)
-  --memory-limit BYTES        refuse graphs needing more device, shadow and
-                              race-detection memory (default 8 GiB)
+  --memory-limit BYTES        the most the run may hold (default 8 GiB):
+                              device memory with its shadow state, race-
+                              detection state, and the host arrays (inputs
+                              by their file size, outputs, bundle copies);
+                              checked before the run where the graph and
+                              the input files tell it, and as it grows
+  --max-steps N               stop after N instructions (default: no
+                              limit), naming the instruction where it
+                              stopped
   --timeline FILE.json        also write the cost model's Chrome trace of
                               the run (see `nkigraph profile`), scheduled
                               with the addresses the run's dynamic offsets
@@ -70,10 +82,14 @@ options:
                               results are the same for every N
   -q, --quiet                 no progress line on stderr (there is one
                               only when stderr is a terminal)
-  -h, --help                  show this help
+%s  -h, --help                  show this help
+
+Graph problems are listed one per line: the first 20 and a count of the
+rest (`nkigraph check` lists all).
 
 Exit status: 0 success, 1 device error (race, deadlock, out-of-bounds
-access, read of never-written memory...), 2 bad usage or input.
+access, read of never-written memory...), 2 bad usage or input, or a
+memory or step limit reached.
 )";
 
 constexpr char kVerb[] = "run";
@@ -109,15 +125,20 @@ int RunRun(const std::vector<std::string>& args) {
                        {"--dump", "", true, false},
                        {"--dump-filter", "", true, false},
                        {"--save-bundle", "", true, false},
-                       {"--memory-limit", "", true, false},
+                       kMemoryLimitFlag,
                        {"--timeline", "", true, false},
                        {"--raw-bits", "", false, false},
+                       kMaxStepsFlag,
                        kThreadsFlag,
-                       kQuietFlag});
+                       kQuietFlag,
+                       DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
-    std::cout << kUsage;
+    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
     return kExitOk;
+  }
+  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
+    return ReportError(kVerb, status);
   }
   absl::StatusOr<std::string> graph_path_or = OnePositional(
       *parsed, kVerb, "graph",
@@ -141,16 +162,13 @@ int RunRun(const std::vector<std::string>& args) {
   }
 
   interp::RunOptions options;
-  if (parsed->Has("--memory-limit")) {
-    absl::StatusOr<uint64_t> limit =
-        ParseCount(parsed->Get("--memory-limit"), "--memory-limit");
-    if (!limit.ok()) return ReportError(kVerb, limit.status());
-    options.memory_limit_bytes =
-        static_cast<int64_t>(std::min<uint64_t>(*limit, INT64_MAX));
-  }
   if (absl::Status status = ApplyRunFlags(*parsed, &options); !status.ok()) {
     return ReportError(kVerb, status);
   }
+  // One account for everything the run holds (device and host).
+  MemoryBudget budget(options.memory_limit_bytes);
+  options.budget = &budget;
+  std::vector<ScopedCharge> held;
   std::unique_ptr<TensorDumper> dumper;
   if (parsed->Has("--dump")) {
     absl::StatusOr<std::unique_ptr<TensorDumper>> created =
@@ -161,13 +179,55 @@ int RunRun(const std::vector<std::string>& args) {
     dumper->Attach(options);
   }
 
-  absl::StatusOr<proto::Graph> graph = ReadGraph(graph_path);
-  if (!graph.ok()) return ReportError(kVerb, graph.status());
+  // The graph as read: about its file's size.
+  ScopedCharge graph_charge(&budget, FileBytes(graph_path),
+                            absl::StrCat("host memory for '", graph_path, "'"));
+  if (!graph_charge.status().ok()) {
+    return ReportError(kVerb, graph_charge.status());
+  }
+  absl::StatusOr<GraphSource> source = ReadGraphSource(graph_path);
+  if (!source.ok()) return ReportError(kVerb, source.status());
+  if (source->from_bundle) {
+    std::cerr << "nkigraph run: '" << graph_path
+              << "' is a replay bundle; running its graph (nkigraph replay "
+                 "runs it with the bundle's inputs)\n";
+  }
+  const bool raw_bits = parsed->Has("--raw-bits");
+  {
+    // Before anything large is allocated: does the whole run fit?
+    int64_t input_files = 0;
+    for (const std::string& setting : parsed->All("--input")) {
+      const size_t eq = setting.find('=');
+      if (eq != std::string::npos) {
+        input_files += FileBytes(setting.substr(eq + 1));
+      }
+    }
+    const bool bundle = parsed->Has("--save-bundle");
+    absl::StatusOr<int64_t> device =
+        interp::DeviceMemory::BytesNeeded(source->graph);
+    if (device.ok()) {
+      if (absl::Status fits = CheckMemoryPlan(
+              budget,
+              {{"device memory and its shadow state", *device},
+               {"input files", input_files},
+               {"outputs on the host",
+                HostOutputBytes(source->graph, raw_bits)},
+               {"the bundle's copies",
+                bundle
+                    ? HostInputBytes(source->graph, /*raw_bits16=*/true) * 2 +
+                          HostOutputBytes(source->graph, raw_bits)
+                    : 0}});
+          !fits.ok()) {
+        return ReportError(
+            kVerb, WithContext(absl::StrCat("'", graph_path, "'"), fits));
+      }
+    }
+  }
   absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
-      interp::Interpreter::Create(*std::move(graph), options);
+      interp::Interpreter::Create(std::move(source->graph), options);
   if (!created.ok()) {
-    return ReportError(kVerb, absl::StrCat("'", graph_path,
-                                           "': ", created.status().message()));
+    return ReportError(kVerb, WithContext(absl::StrCat("'", graph_path, "'"),
+                                          created.status()));
   }
   interp::Interpreter& interp = **created;
   if (dumper) dumper->SetInterpreter(&interp);
@@ -182,7 +242,8 @@ int RunRun(const std::vector<std::string>& args) {
       return ReportError(kVerb,
                          absl::StrCat("input '", name, "' is given twice"));
     }
-    absl::StatusOr<HostArray> array = ReadNpy(file);
+    std::vector<ScopedCharge> reading;  // until the device holds it
+    absl::StatusOr<HostArray> array = ReadNpyCharged(file, budget, reading);
     if (!array.ok()) {
       return ReportError(kVerb, absl::StrCat("input '", name,
                                              "': ", array.status().message()));
@@ -214,10 +275,14 @@ int RunRun(const std::vector<std::string>& args) {
   if (parsed->Has("--save-bundle")) {
     *bundle.mutable_graph() = interp.graph();
     // Read before the run: inputs written in place are overwritten by it.
-    absl::StatusOr<std::vector<HostArray>> inputs = ReadInputs(interp);
+    std::vector<ScopedCharge> copies;
+    absl::StatusOr<std::vector<HostArray>> inputs =
+        ReadInputs(interp, interp::Interpreter::HostForm::kRawBits16, &copies);
     if (!inputs.ok()) return ReportError(kVerb, inputs.status());
-    for (const HostArray& input : *inputs) {
-      *bundle.add_inputs() = ToNamedArray(input);
+    if (absl::Status status =
+            AddToBundle(*inputs, /*outputs=*/false, bundle, budget, held);
+        !status.ok()) {
+      return ReportError(kVerb, status);
     }
   }
 
@@ -254,16 +319,19 @@ int RunRun(const std::vector<std::string>& args) {
   }
 
   absl::StatusOr<std::vector<HostArray>> outputs =
-      ReadOutputs(interp, parsed->Has("--raw-bits")
-                              ? interp::Interpreter::HostForm::kRawBits16
-                              : interp::Interpreter::HostForm::kValues);
+      ReadOutputs(interp,
+                  raw_bits ? interp::Interpreter::HostForm::kRawBits16
+                           : interp::Interpreter::HostForm::kValues,
+                  &held);
   if (!outputs.ok()) return ReportError(kVerb, outputs.status());
   if (absl::Status status = WriteArrays(output_dir, *outputs); !status.ok()) {
     return ReportError(kVerb, status);
   }
   if (parsed->Has("--save-bundle")) {
-    for (const HostArray& output : *outputs) {
-      *bundle.add_outputs() = ToNamedArray(output);
+    if (absl::Status status =
+            AddToBundle(*outputs, /*outputs=*/true, bundle, budget, held);
+        !status.ok()) {
+      return ReportError(kVerb, status);
     }
     if (absl::Status status = WriteMessage(bundle, bundle_path); !status.ok()) {
       return ReportError(kVerb,

@@ -47,8 +47,13 @@ options:
   --seed S                the inputs' random seed (default 1)
   --out-dir DIR           also write DIR/NAME.pb (the graph) and
                           DIR/NAME/{inputs,outputs,reference}/*.npy
-  --memory-limit BYTES    refuse graphs needing more device memory
-                          (default 8 GiB)
+  --memory-limit BYTES    the most a kernel's check may hold (default
+                          8 GiB): device memory with its shadow state,
+                          race-detection state, and the host arrays (the
+                          inputs, their copy for the reference, the
+                          outputs, the reference's outputs); checked
+                          before the run, and as it grows. The
+                          reference's own working memory is not counted
   --threads N             run the programs (ranks x cores) on N threads
                           (default: one per core of the machine); the
                           results are the same for every N
@@ -148,8 +153,9 @@ int VerifyAndReport(
             kVerb,
             absl::StrCat("kernel '", name, "': reference: ", status.message()));
       default:
+        // Keeps the diagnostic (a resource error's kind) for --diagnostics.
         return ReportError(
-            kVerb, absl::StrCat("kernel '", name, "': ", status.message()));
+            kVerb, WithContext(absl::StrCat("kernel '", name, "'"), status));
     }
   }
   bool pass = true;
@@ -170,7 +176,7 @@ int RunVerify(const std::vector<std::string>& args) {
                        {"--all", "", /*takes_value=*/false, false},
                        {"--seed", "", true, false},
                        {"--out-dir", "", true, false},
-                       {"--memory-limit", "", true, false},
+                       kMemoryLimitFlag,
                        kThreadsFlag,
                        kQuietFlag});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
@@ -187,13 +193,6 @@ int RunVerify(const std::vector<std::string>& args) {
     absl::StatusOr<uint64_t> seed = ParseCount(parsed->Get("--seed"), "--seed");
     if (!seed.ok()) return ReportError(kVerb, seed.status());
     options.seed = *seed;
-  }
-  if (parsed->Has("--memory-limit")) {
-    absl::StatusOr<uint64_t> limit =
-        ParseCount(parsed->Get("--memory-limit"), "--memory-limit");
-    if (!limit.ok()) return ReportError(kVerb, limit.status());
-    options.run.memory_limit_bytes =
-        static_cast<int64_t>(std::min<uint64_t>(*limit, INT64_MAX));
   }
   if (absl::Status status = ApplyRunFlags(*parsed, &options.run);
       !status.ok()) {

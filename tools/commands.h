@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
+#include "util/diagnostic.h"
 
 namespace nkigraph::tools {
 
@@ -34,10 +35,30 @@ int RunReplay(const std::vector<std::string>& args);
 int RunVerify(const std::vector<std::string>& args);
 int RunProfile(const std::vector<std::string>& args);
 
-// Prints `nkigraph <verb>: error: <message>` as one line on stderr
-// (newlines in the message become "; ") and returns kExitError.
+// How errors and problems are printed: text, or with `--diagnostics json`
+// one JSON object per line (util/diagnostic_json.h). A process-wide
+// setting: a verb sets it once, from its arguments, before it reports.
+enum class DiagnosticsFormat { kText, kJson };
+void SetDiagnosticsFormat(DiagnosticsFormat format);
+DiagnosticsFormat CurrentDiagnosticsFormat();
+
+// Prints `nkigraph <verb>: error: <message>` on stderr and returns
+// kExitError: one line for a message without newlines (a newline in it
+// becomes "; "); a status carrying a diagnostic with notes (every problem
+// of an invalid graph, up to the 20 listed and a count of the rest) prints
+// each note on its own indented line. With JSON diagnostics, the JSON
+// lines instead (kind "usage" for an error with no diagnostic).
 int ReportError(absl::string_view verb, absl::string_view message);
 int ReportError(absl::string_view verb, const absl::Status& status);
+
+// `status` with "<context>: " before its message, keeping its code and
+// diagnostic (which JSON lines print without the context).
+absl::Status WithContext(absl::string_view context, const absl::Status& status);
+
+// A diagnostic the verb lists as a finding (check's problems): text
+// `<prefix>: <rendered>` (each note on its own line), or its JSON lines.
+void PrintDiagnostic(std::ostream& out, absl::string_view verb,
+                     absl::string_view prefix, const Diagnostic& diagnostic);
 
 // --- Argument parsing shared by the verbs --------------------------------
 
@@ -75,6 +96,15 @@ absl::StatusOr<std::string> OnePositional(const ParsedArgs& parsed,
                                           absl::string_view verb,
                                           absl::string_view what,
                                           absl::string_view usage);
+
+// The --diagnostics text|json option of every verb that reads a graph,
+// and its use: sets the process's format; an error for another value.
+FlagSpec DiagnosticsFlag();
+absl::Status ApplyDiagnosticsFlag(const ParsedArgs& parsed);
+inline constexpr char kDiagnosticsHelp[] =
+    "  --diagnostics FORMAT   text (default) or json: errors and problems as\n"
+    "                         JSON lines (kind, rank, core, instruction_id,\n"
+    "                         opcode, file, line, scope, tensor, message)\n";
 
 // Splits `key=value` (the value may be empty or contain '='); `what` names
 // the flag in the error.

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -13,6 +15,20 @@ namespace nkigraph::tools {
 
 absl::Status ApplyRunFlags(const ParsedArgs& parsed,
                            interp::RunOptions* options) {
+  if (parsed.Has(kMemoryLimitFlag.name)) {
+    absl::StatusOr<uint64_t> limit =
+        ParseCount(parsed.Get(kMemoryLimitFlag.name), kMemoryLimitFlag.name);
+    if (!limit.ok()) return limit.status();
+    options->memory_limit_bytes =
+        static_cast<int64_t>(std::min<uint64_t>(*limit, INT64_MAX));
+  }
+  if (parsed.Has(kMaxStepsFlag.name)) {
+    absl::StatusOr<uint64_t> steps =
+        ParseCount(parsed.Get(kMaxStepsFlag.name), kMaxStepsFlag.name);
+    if (!steps.ok()) return steps.status();
+    options->max_steps =
+        static_cast<int64_t>(std::min<uint64_t>(*steps, INT64_MAX));
+  }
   if (parsed.Has(kThreadsFlag.name)) {
     absl::StatusOr<uint64_t> threads =
         ParseCount(parsed.Get(kThreadsFlag.name), kThreadsFlag.name);

@@ -2,7 +2,8 @@
 #define NKIGRAPH_TOOLS_RUN_FLAGS_H_
 
 // How the verbs that execute graphs (run, verify, replay) run them:
-// --threads N and --quiet, and the progress line on stderr.
+// --memory-limit BYTES, --max-steps N (run and replay), --threads N and
+// --quiet, and the progress line on stderr.
 
 #include "absl/status/status.h"
 #include "interp/interpreter.h"
@@ -10,14 +11,20 @@
 
 namespace nkigraph::tools {
 
+inline const FlagSpec kMemoryLimitFlag{"--memory-limit", "",
+                                       /*takes_value=*/true,
+                                       /*repeated=*/false};
+inline const FlagSpec kMaxStepsFlag{"--max-steps", "", /*takes_value=*/true,
+                                    /*repeated=*/false};
 inline const FlagSpec kThreadsFlag{"--threads", "", /*takes_value=*/true,
                                    /*repeated=*/false};
 inline const FlagSpec kQuietFlag{"--quiet", "-q", /*takes_value=*/false,
                                  /*repeated=*/false};
 
-// Sets options->threads from --threads and, unless --quiet or stderr is
-// not a terminal, a progress line on stderr that the end of each run
-// clears.
+// Sets, from those of the flags the verb was given, options'
+// memory_limit_bytes (--memory-limit), max_steps (--max-steps) and threads
+// (--threads) and, unless --quiet or stderr is not a terminal, a progress
+// line on stderr that the end of each run clears.
 absl::Status ApplyRunFlags(const ParsedArgs& parsed,
                            interp::RunOptions* options);
 

@@ -1,5 +1,6 @@
 #include "tools/run_support.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <system_error>
@@ -10,6 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tools/commands.h"
+#include "util/diagnostic_json.h"
+#include "util/dtype.h"
 #include "util/npy.h"
 #include "util/status_macros.h"
 
@@ -17,11 +20,43 @@ namespace nkigraph::tools {
 
 int ReportRunError(absl::string_view verb, const absl::Status& status) {
   if (status.code() == interp::kDeviceErrorCode) {
+    if (CurrentDiagnosticsFormat() == DiagnosticsFormat::kJson) {
+      std::cerr << DiagnosticJsonLines(
+                       DiagnosticOr(status, DiagnosticKind::kDevice), verb)
+                << std::flush;
+      return kExitFailure;
+    }
     std::cerr << "nkigraph " << verb << ": device error: " << status.message()
               << std::endl;
     return kExitFailure;
   }
   return ReportError(verb, status);
+}
+
+namespace {
+
+void SayBundle(absl::string_view verb, const std::string& path) {
+  if (CurrentDiagnosticsFormat() == DiagnosticsFormat::kText) {
+    std::cerr << "nkigraph " << verb << ": '" << path
+              << "' is a replay bundle; using its graph\n";
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<GraphSource> ReadGraphArg(absl::string_view verb,
+                                         const std::string& path,
+                                         bool check_schema) {
+  absl::StatusOr<GraphSource> source = ReadGraphSource(path, check_schema);
+  if (source.ok() && source->from_bundle) SayBundle(verb, path);
+  return source;
+}
+
+absl::StatusOr<ArenaGraphSource> LoadGraphArg(absl::string_view verb,
+                                              const std::string& path) {
+  absl::StatusOr<ArenaGraphSource> source = LoadGraphSource(path);
+  if (source.ok() && source->from_bundle) SayBundle(verb, path);
+  return source;
 }
 
 absl::StatusOr<uint64_t> ParseCount(absl::string_view text,
@@ -35,10 +70,121 @@ absl::StatusOr<uint64_t> ParseCount(absl::string_view text,
   return value;
 }
 
+// --- Host memory -------------------------------------------------------
+
+namespace {
+
+int64_t HostBytes(const proto::Graph& graph, bool raw_bits16,
+                  bool (*wanted)(const proto::Tensor&)) {
+  const int64_t ranks = std::max<int64_t>(1, graph.world().num_ranks());
+  int64_t total = 0;
+  for (const proto::Tensor& t : graph.tensors()) {
+    if (!wanted(t)) continue;
+    int64_t elements = t.per_rank() ? ranks : 1;
+    for (int64_t d : t.shape()) {
+      if (d <= 0) {
+        elements = 0;
+        break;
+      }
+      elements = elements > INT64_MAX / d ? INT64_MAX : elements * d;
+    }
+    const int64_t bytes =
+        HostArrayBytes(elements, raw_bits16 && DTypeSize(t.dtype()) == 2);
+    total = bytes > INT64_MAX - total ? INT64_MAX : total + bytes;
+  }
+  return total;
+}
+
+}  // namespace
+
+int64_t HostInputBytes(const proto::Graph& graph, bool raw_bits16) {
+  return HostBytes(graph, raw_bits16, [](const proto::Tensor& t) {
+    return t.role() == proto::ROLE_INPUT ||
+           t.role() == proto::ROLE_INPUT_OUTPUT;
+  });
+}
+
+int64_t HostOutputBytes(const proto::Graph& graph, bool raw_bits16) {
+  return HostBytes(graph, raw_bits16, [](const proto::Tensor& t) {
+    return t.role() == proto::ROLE_OUTPUT ||
+           t.role() == proto::ROLE_INPUT_OUTPUT;
+  });
+}
+
+int64_t FileBytes(const std::string& path) {
+  std::error_code error;
+  const uintmax_t size = std::filesystem::file_size(path, error);
+  return error ? 0 : static_cast<int64_t>(std::min<uintmax_t>(size, INT64_MAX));
+}
+
+absl::Status CheckMemoryPlan(
+    const MemoryBudget& budget,
+    const std::vector<std::pair<std::string, int64_t>>& parts) {
+  int64_t total = 0;
+  std::vector<std::string> listed;
+  for (const auto& [what, bytes] : parts) {
+    total = bytes > INT64_MAX - total ? INT64_MAX : total + bytes;
+    if (bytes > 0) listed.push_back(absl::StrCat(what, " ", bytes));
+  }
+  if (total <= budget.available()) return absl::OkStatus();
+  return DiagnosticError(
+      absl::StatusCode::kResourceExhausted,
+      MakeDiagnostic(
+          DiagnosticKind::kResource,
+          absl::StrCat("the run needs ", total, " bytes (",
+                       absl::StrJoin(listed, ", "), ")",
+                       budget.used() > 0
+                           ? absl::StrCat(" besides the ", budget.used(),
+                                          " already held")
+                           : "",
+                       "; that is over the limit of ", budget.limit(),
+                       " (raise --memory-limit)")));
+}
+
+absl::StatusOr<HostArray> ReadNpyCharged(const std::string& path,
+                                         MemoryBudget& budget,
+                                         std::vector<ScopedCharge>& held) {
+  const int64_t bytes = FileBytes(path);
+  ScopedCharge array(&budget, bytes,
+                     absl::StrCat("host memory for the input '", path, "'"));
+  NKI_RETURN_IF_ERROR(array.status());
+  const ScopedCharge file(&budget, bytes,
+                          absl::StrCat("host memory reading '", path, "'"));
+  NKI_RETURN_IF_ERROR(file.status());
+  NKI_ASSIGN_OR_RETURN(HostArray read, ReadNpy(path));
+  held.push_back(std::move(array));
+  return read;
+}
+
 // --- Arrays ------------------------------------------------------------
 
+namespace {
+
+// Charges the interpreter's budget for one host array of `tensor` about
+// to be read (`elements` values), appending the charge to `held`.
+absl::Status ChargeHostArray(const interp::Interpreter& interp,
+                             const proto::Tensor& tensor, bool raw_bits16,
+                             absl::string_view what,
+                             std::vector<ScopedCharge>* held) {
+  if (held == nullptr) return absl::OkStatus();
+  int64_t elements = 1;
+  for (int64_t d : interp.HostShape(tensor)) {
+    elements = d <= 0 ? 0 : elements > INT64_MAX / d ? INT64_MAX : elements * d;
+  }
+  ScopedCharge charge(
+      &interp.budget(),
+      HostArrayBytes(elements, raw_bits16 && DTypeSize(tensor.dtype()) == 2),
+      absl::StrCat("host memory for ", what, " '", tensor.name(), "'"));
+  NKI_RETURN_IF_ERROR(charge.status());
+  held->push_back(std::move(charge));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
-    const interp::Interpreter& interp, interp::Interpreter::HostForm form) {
+    const interp::Interpreter& interp, interp::Interpreter::HostForm form,
+    std::vector<ScopedCharge>* held) {
   const proto::Graph& graph = interp.graph();
   const int num_ranks = static_cast<int>(graph.world().num_ranks());
   std::vector<HostArray> inputs;
@@ -51,6 +197,9 @@ absl::StatusOr<std::vector<HostArray>> ReadInputs(
                          ? 0
                          : static_cast<int>(tensor->core());
     const bool stacked = tensor->per_rank() && num_ranks > 1;
+    NKI_RETURN_IF_ERROR(ChargeHostArray(
+        interp, *tensor, form == interp::Interpreter::HostForm::kRawBits16,
+        "a copy of input", held));
     HostArray input;
     for (int r = 0; r < (stacked ? num_ranks : 1); ++r) {
       // 16-bit inputs as their bits by default: a replay then loads exactly
@@ -71,13 +220,37 @@ absl::StatusOr<std::vector<HostArray>> ReadInputs(
 }
 
 absl::StatusOr<std::vector<HostArray>> ReadOutputs(
-    const interp::Interpreter& interp, interp::Interpreter::HostForm form) {
+    const interp::Interpreter& interp, interp::Interpreter::HostForm form,
+    std::vector<ScopedCharge>* held) {
   std::vector<HostArray> outputs;
   for (const std::string& name : interp.OutputNames()) {
+    if (const proto::Tensor* tensor = interp.FindOutput(name)) {
+      NKI_RETURN_IF_ERROR(ChargeHostArray(
+          interp, *tensor, form == interp::Interpreter::HostForm::kRawBits16,
+          "output", held));
+    }
     NKI_ASSIGN_OR_RETURN(HostArray output, interp.GetOutput(name, form));
     outputs.push_back(std::move(output));
   }
   return outputs;
+}
+
+absl::Status AddToBundle(const std::vector<HostArray>& arrays, bool outputs,
+                         proto::Bundle& bundle, MemoryBudget& budget,
+                         std::vector<ScopedCharge>& held) {
+  for (const HostArray& array : arrays) {
+    ScopedCharge charge(
+        &budget,
+        HostArrayBytes(static_cast<int64_t>(array.values()),
+                       array.dtype == proto::UINT16),
+        absl::StrCat("the bundle's copy of ", outputs ? "output" : "input",
+                     " '", array.name, "'"));
+    NKI_RETURN_IF_ERROR(charge.status());
+    held.push_back(std::move(charge));
+    *(outputs ? bundle.add_outputs() : bundle.add_inputs()) =
+        ToNamedArray(array);
+  }
+  return absl::OkStatus();
 }
 
 std::string IndexString(const std::vector<int64_t>& shape, int64_t flat) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -17,7 +18,9 @@
 #include "absl/strings/string_view.h"
 #include "interp/interpreter.h"
 #include "proto/nkigraph.pb.h"
+#include "util/graph_source.h"
 #include "util/host_array.h"
+#include "util/memory_budget.h"
 #include "util/named_array.h"
 
 namespace nkigraph::tools {
@@ -28,9 +31,46 @@ namespace nkigraph::tools {
 // one-line error returning kExitError.
 int ReportRunError(absl::string_view verb, const absl::Status& status);
 
+// Reads the graph a verb is given: a graph file, or a replay bundle, whose
+// graph it uses, saying so on stderr ("nkigraph <verb>: 'b.pb' is a replay
+// bundle; using its graph"; nothing with JSON diagnostics).
+absl::StatusOr<GraphSource> ReadGraphArg(absl::string_view verb,
+                                         const std::string& path,
+                                         bool check_schema = true);
+// The same onto an arena (LoadGraph), for verbs that only look at it.
+absl::StatusOr<ArenaGraphSource> LoadGraphArg(absl::string_view verb,
+                                              const std::string& path);
+
 // Parses a non-negative integer option value; `what` names the option.
 absl::StatusOr<uint64_t> ParseCount(absl::string_view text,
                                     absl::string_view what);
+
+// --- Host memory (what --memory-limit counts besides the device) --------
+
+// Host bytes of `graph`'s inputs, or outputs, as .npy arrays hold them
+// (per-rank tensors stacked over the ranks): 4 per element, 2 for a 2-byte
+// tensor when `raw_bits16` (inputs read back for a bundle or a reference
+// are raw bits).
+int64_t HostInputBytes(const proto::Graph& graph, bool raw_bits16);
+int64_t HostOutputBytes(const proto::Graph& graph, bool raw_bits16);
+
+// The size of the file at `path`; 0 when it cannot be sized (reading it
+// then reports why).
+int64_t FileBytes(const std::string& path);
+
+// The check made before anything large is allocated: the parts a run will
+// hold (what, bytes), summed against what `budget` has left; a resource
+// error listing them when they do not fit.
+absl::Status CheckMemoryPlan(
+    const MemoryBudget& budget,
+    const std::vector<std::pair<std::string, int64_t>>& parts);
+
+// Reads an .npy input, charging `budget` its file's size twice while it is
+// read (the file's bytes and the array), then once, appended to `held`,
+// for the array.
+absl::StatusOr<HostArray> ReadNpyCharged(const std::string& path,
+                                         MemoryBudget& budget,
+                                         std::vector<ScopedCharge>& held);
 
 // --- Arrays ------------------------------------------------------------
 
@@ -43,16 +83,25 @@ using ::nkigraph::ToNamedArray;
 // float32 or int32 values like the others). Per-rank inputs of multi-rank
 // graphs are stacked along a leading [num_ranks] axis, as in .npy files.
 // Read before Run: inputs written in place are overwritten by it.
+// Each array is charged to the interpreter's budget before it is read,
+// the charge appended to `held` (when given; otherwise not charged).
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
     const interp::Interpreter& interp,
     interp::Interpreter::HostForm form =
-        interp::Interpreter::HostForm::kRawBits16);
+        interp::Interpreter::HostForm::kRawBits16,
+    std::vector<ScopedCharge>* held = nullptr);
 // Every output, in the graph's order; with kRawBits16, 2-byte outputs as
-// uint16 raw bits.
+// uint16 raw bits. Charged like ReadInputs.
 absl::StatusOr<std::vector<HostArray>> ReadOutputs(
     const interp::Interpreter& interp,
-    interp::Interpreter::HostForm form =
-        interp::Interpreter::HostForm::kValues);
+    interp::Interpreter::HostForm form = interp::Interpreter::HostForm::kValues,
+    std::vector<ScopedCharge>* held = nullptr);
+
+// Copies the arrays into `bundle`'s inputs or outputs, charging `budget`
+// for the copies (appended to `held`).
+absl::Status AddToBundle(const std::vector<HostArray>& arrays, bool outputs,
+                         proto::Bundle& bundle, MemoryBudget& budget,
+                         std::vector<ScopedCharge>& held);
 
 // "[1, 2]": the multi-index of flat element `flat` of an array of `shape`.
 std::string IndexString(const std::vector<int64_t>& shape, int64_t flat);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "interp/device_memory.h"
 #include "tools/run_support.h"
 #include "util/status_macros.h"
 
@@ -70,11 +71,40 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
   NKI_ASSIGN_OR_RETURN(proto::Graph graph, registry.Trace(def.name, settings));
 
   v.stage = VerifyStage::kCreate;
-  NKI_ASSIGN_OR_RETURN(
-      v.interp, interp::Interpreter::Create(std::move(graph), run_options));
+  // One account per kernel for everything its check holds.
+  interp::RunOptions options = run_options;
+  if (options.budget == nullptr) {
+    v.budget = std::make_unique<MemoryBudget>(options.memory_limit_bytes);
+    options.budget = v.budget.get();
+  }
+  MemoryBudget& budget = *options.budget;
+  const int64_t graph_bytes = static_cast<int64_t>(graph.ByteSizeLong());
+  const int64_t input_bytes = HostInputBytes(graph, /*raw_bits16=*/false);
+  const int64_t input_copy_bytes = HostInputBytes(graph, /*raw_bits16=*/true);
+  const int64_t output_bytes = HostOutputBytes(graph, /*raw_bits16=*/false);
+  // Before anything large is allocated: does the whole check fit?
+  if (absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(graph);
+      device.ok()) {
+    NKI_RETURN_IF_ERROR(CheckMemoryPlan(
+        budget, {{"the graph", graph_bytes},
+                 {"device memory and its shadow state", *device},
+                 {"inputs made on the host", def.make_inputs ? input_bytes : 0},
+                 {"the reference's copy of the inputs", input_copy_bytes},
+                 {"outputs on the host", output_bytes},
+                 {"the reference's outputs", output_bytes}}));
+  }
+  ScopedCharge graph_charge(&budget, graph_bytes,
+                            "host memory for the traced graph");
+  NKI_RETURN_IF_ERROR(graph_charge.status());
+  v.held.push_back(std::move(graph_charge));
+  NKI_ASSIGN_OR_RETURN(v.interp,
+                       interp::Interpreter::Create(std::move(graph), options));
   interp::Interpreter& interp = *v.interp;
   if (def.make_inputs) {
     v.stage = VerifyStage::kMakeInputs;
+    const ScopedCharge charge(&budget, input_bytes,
+                              "host memory for the inputs the kernel makes");
+    NKI_RETURN_IF_ERROR(charge.status());
     NKI_ASSIGN_OR_RETURN(const std::vector<HostArray> made,
                          def.make_inputs(values, seed));
     v.stage = VerifyStage::kInputs;
@@ -85,13 +115,22 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
   v.stage = VerifyStage::kInputs;
   NKI_RETURN_IF_ERROR(interp.FillRandomInputs(seed));
   // The reference sees the inputs exactly as the device holds them.
-  NKI_ASSIGN_OR_RETURN(v.inputs, ReadInputs(interp));
+  NKI_ASSIGN_OR_RETURN(
+      v.inputs,
+      ReadInputs(interp, interp::Interpreter::HostForm::kRawBits16, &v.held));
 
   v.stage = VerifyStage::kRun;
   NKI_RETURN_IF_ERROR(interp.Run());
-  NKI_ASSIGN_OR_RETURN(v.outputs, ReadOutputs(interp));
+  NKI_ASSIGN_OR_RETURN(
+      v.outputs,
+      ReadOutputs(interp, interp::Interpreter::HostForm::kValues, &v.held));
 
   v.stage = VerifyStage::kReference;
+  // The reference's outputs, as big as the interpreter's.
+  ScopedCharge reference_charge(&budget, output_bytes,
+                                "host memory for the reference's outputs");
+  NKI_RETURN_IF_ERROR(reference_charge.status());
+  v.held.push_back(std::move(reference_charge));
   NKI_ASSIGN_OR_RETURN(v.reference, def.reference(values, v.inputs));
 
   for (const HostArray& output : v.outputs) {

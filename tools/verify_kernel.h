@@ -18,6 +18,7 @@
 #include "kernels/compare.h"
 #include "kernels/registry.h"
 #include "util/host_array.h"
+#include "util/memory_budget.h"
 
 namespace nkigraph::tools {
 
@@ -53,6 +54,10 @@ struct KernelVerification {
   uint64_t seed = 1;
   kernels::Comparison comparison = kernels::Comparison::kElementwise;
   double tolerance = 0.0;
+  // The account the check's host and device memory is charged to, when
+  // the caller's run options gave none (declared before everything charged
+  // to it, so it outlives them).
+  std::unique_ptr<MemoryBudget> budget;
   // From kCreate on: the interpreter, holding the graph.
   std::unique_ptr<interp::Interpreter> interp;
   // From kRun on: the inputs as the device held them before the run
@@ -62,6 +67,9 @@ struct KernelVerification {
   std::vector<HostArray> reference;
   // Once compared: one per output, in the graph's order.
   std::vector<OutputCheck> checks;
+  // The host arrays' charges (the traced graph, input copies, outputs and
+  // the reference's outputs), released with the arrays.
+  std::vector<ScopedCharge> held;
 
   bool passed() const;
 };
@@ -72,6 +80,10 @@ struct KernelVerification {
 // done until then, its `stage` the one that failed or kCompared. A kernel
 // without a reference is a FailedPrecondition error at kReference, before
 // anything is traced.
+// Everything the check holds is charged to `run_options.budget`, or to
+// a budget of `run_options.memory_limit_bytes` of its own; whether it all
+// fits is checked once traced, before anything large is allocated (a
+// resource error at kCreate listing the parts).
 absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
                           const kernels::KernelDef& def,
                           const kernels::Settings& settings, uint64_t seed,

@@ -4,6 +4,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
 #include "util/diagnostic.h"
 #include "util/file_io.h"
@@ -75,6 +76,9 @@ absl::Status ReadMessage(const std::string& path,
                      std::string(read.status().message()));
   }
   const std::string& contents = *read;
+  // Protobuf logs some parse failures itself (a string field that is not
+  // UTF-8); the status below reports them, so its log stays silent.
+  const google::protobuf::LogSilencer silence_protobuf_log;
   if (IsTextPath(path)) {
     // Collects the parser's complaint into the status instead of letting
     // protobuf log it to stderr.
@@ -146,6 +150,8 @@ ArenaGraph::ArenaGraph()
 absl::StatusOr<ArenaGraph> ParseGraph(absl::string_view bytes,
                                       absl::string_view name) {
   ArenaGraph graph;
+  // Parse failures are reported below, not in protobuf's log.
+  const google::protobuf::LogSilencer silence_protobuf_log;
   if (!graph.mutable_graph()->ParseFromArray(bytes.data(),
                                              static_cast<int>(bytes.size()))) {
     return NotBinaryError(name, *graph);

@@ -189,11 +189,13 @@ absl::StatusOr<std::string> Render(const VizGraph& graph, Format format) {
 
   if (format == Format::kPng &&
       agget(g.get(), const_cast<char*>("size")) == nullptr) {
-    // Cairo bitmaps stop at 32767 pixels a side; past that Graphviz
-    // shrinks the picture itself, with a message on stderr. Ask for at
-    // most 340 inches (32640 pixels at 96 dpi) instead; smaller drawings
-    // are not scaled.
-    agsafeset(g.get(), const_cast<char*>("size"), const_cast<char*>("340,340"),
+    // Common image tools refuse bitmaps much past 16,000 pixels a side
+    // (and cairo stops at 32767). Ask for at most 166 inches (15,936
+    // pixels at 96 dpi): bigger drawings are scaled down to fit, smaller
+    // ones are not scaled. SVG keeps the full size.
+    agsafeset(g.get(), const_cast<char*>("size"), const_cast<char*>("166,166"),
+              const_cast<char*>(""));
+    agsafeset(g.get(), const_cast<char*>("dpi"), const_cast<char*>("96"),
               const_cast<char*>(""));
   }
   return LayOutAndRenderIsolated(g.get(), format, messages);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/graph_index.h"
 #include "util/status_macros.h"
+#include "viz/layout_guard.h"
 
 namespace nkigraph::viz {
 
@@ -42,22 +43,33 @@ absl::StatusOr<std::string> RenderGraph(const proto::Graph& graph,
                                         const DotOptions& options,
                                         Format format) {
   NKI_ASSIGN_OR_RETURN(VizGraph picture, BuildView(graph, options));
+  FoldParallelLooseEdges(picture);
+  if (const int64_t columns = LayoutColumns(picture);
+      columns > kScreenColumns) {
+    AppendToTitle(
+        picture,
+        absl::StrCat("about ", columns,
+                     " columns wide, more than a screen: page through it with "
+                     "--around ID --radius N, --scope PATH --instance N or "
+                     "--core N, or collapse it with a smaller --max-nodes"));
+  }
   absl::StatusOr<std::string> out = Render(picture, format);
   if (out.ok() || format == Format::kDot) return out;
-  // dot's crashes come from routing labelled edges; labels placed after
-  // layout avoid that code. Retry once so, before giving up.
-  bool relabelled = false;
-  for (VizEdge& edge : picture.edges) {
-    for (auto& [key, value] : edge.attrs) {
-      if (key == "label") {
-        key = "xlabel";
-        relabelled = true;
-      }
-    }
+  // dot still fails on some pictures (its known crashes routing labelled
+  // edges, ranking clusters). Each fallback keeps the ones before it; the
+  // title says which one drew the picture.
+  VizGraph fallback = picture;
+  for (Fallback step :
+       {Fallback::kExternalLabels, Fallback::kLocalEdgesConstrain,
+        Fallback::kNewRank, Fallback::kNoLooseEdges}) {
+    ApplyFallback(step, fallback);
+    VizGraph titled = fallback;
+    AppendToTitle(titled, absl::StrCat("(Graphviz failed on this picture; "
+                                       "fallback layout: ",
+                                       FallbackName(step), ")"));
+    absl::StatusOr<std::string> retry = Render(titled, format);
+    if (retry.ok()) return retry;
   }
-  if (!relabelled) return out;
-  absl::StatusOr<std::string> retry = Render(picture, format);
-  if (retry.ok()) return retry;
   return out.status();
 }
 

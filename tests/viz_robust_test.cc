@@ -1,0 +1,267 @@
+// Pictures that never fail: the DOT shape that makes dot 2.4x assert is
+// not emitted, fallback layouts say so in the title, PNGs stay within
+// 16,000 pixels a side, wide pictures say how to page through them, and
+// every registered kernel draws both views at its golden and default sizes.
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "builder/isa.h"
+#include "builder/tracer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/registry.h"
+#include "proto/nkigraph.pb.h"
+#include "tests/test_paths.h"
+#include "tests/test_util.h"
+#include "viz/layout_guard.h"
+#include "viz/render.h"
+#include "viz/viz.h"
+
+namespace nkigraph::viz {
+namespace {
+
+using builder::Buffer;
+using builder::Tensor;
+using builder::Tracer;
+namespace isa = builder::isa;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Two clusters of three nodes and two edges from B to D that do not
+// constrain the layout: the shape of Graphviz's merge_chain report
+// (ED_to_virt(e) == NULL), without its same-rank sets.
+VizGraph TwoLooseEdgesAcrossClusters() {
+  VizGraph g;
+  g.name = "g";
+  g.graph_attrs = {{"label", "title"}};
+  g.clusters = {{"cluster_1", -1, {}}, {"cluster_2", -1, {}}};
+  for (const char* name : {"A", "B", "C", "D", "E", "F"}) {
+    VizNode node;
+    node.name = name;
+    node.cluster = (name[0] - 'A') / 3;
+    g.nodes.push_back(node);
+  }
+  g.edges = {{0, 1, {}},
+             {2, 0, {}},
+             {3, 4, {}},
+             {5, 4, {}},
+             {1, 3, {{"constraint", "false"}, {"xlabel", "x"}}},
+             {1, 3, {{"constraint", "false"}, {"xlabel", "y"}}}};
+  return g;
+}
+
+TEST(VizLayoutGuardTest, ParallelLooseEdgesFoldIntoOneThatListsTheirLabels) {
+  VizGraph g = TwoLooseEdgesAcrossClusters();
+  // A constrained parallel pair stays as it is.
+  g.edges.push_back({2, 0, {}});
+  EXPECT_EQ(FoldParallelLooseEdges(g), 1);
+  ASSERT_EQ(g.edges.size(), 6u);
+  int loose = 0;
+  for (const VizEdge& edge : g.edges) {
+    if (edge.tail == 1 && edge.head == 3) {
+      ++loose;
+      EXPECT_THAT(edge.attrs,
+                  ::testing::Contains(
+                      std::pair<std::string, std::string>("xlabel", "x, y")));
+    }
+  }
+  EXPECT_EQ(loose, 1);
+  // Folded, the picture lays out.
+  VizGraph local = TwoLooseEdgesAcrossClusters();
+  // A loose edge beside an invisible anchor (C -> D, across the boxes)
+  // constrains instead of it; a loose edge inside one box (A -> C, both in
+  // cluster_1) stays loose until ConstrainLooseEdgesInsideClusters.
+  local.edges.push_back({0, 2, {{"constraint", "false"}}});
+  local.edges.push_back({2, 3, {{"constraint", "false"}, {"style", "dashed"}}});
+  local.edges.push_back({2, 3, {{"style", "invis"}}});
+  EXPECT_EQ(FoldParallelLooseEdges(local), 2);  // y and the invisible edge
+  ASSERT_EQ(local.edges.size(), 7u);
+  for (const VizEdge& edge : local.edges) {
+    const bool loose =
+        std::find(edge.attrs.begin(), edge.attrs.end(),
+                  std::pair<std::string, std::string>("constraint", "false")) !=
+        edge.attrs.end();
+    EXPECT_EQ(loose, (edge.tail == 1 && edge.head == 3) ||
+                         (edge.tail == 0 && edge.head == 2))
+        << edge.tail << " -> " << edge.head;
+    EXPECT_FALSE(edge.tail == 2 && edge.head == 3 &&
+                 std::find(edge.attrs.begin(), edge.attrs.end(),
+                           std::pair<std::string, std::string>(
+                               "style", "invis")) != edge.attrs.end());
+  }
+  absl::StatusOr<std::string> svg = Render(g, Format::kSvg);
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  EXPECT_THAT(*svg, HasSubstr("</svg>"));
+}
+
+TEST(VizLayoutGuardTest, LooseEdgesInsideOneClusterConstrainAsAFallback) {
+  VizGraph g = TwoLooseEdgesAcrossClusters();
+  g.edges.push_back({0, 2, {{"constraint", "false"}}});  // inside cluster_1
+  EXPECT_EQ(ConstrainLooseEdgesInsideClusters(g), 1);
+  int loose = 0;
+  for (const VizEdge& edge : g.edges) {
+    for (const auto& [key, value] : edge.attrs) {
+      loose += key == "constraint" && value == "false";
+    }
+  }
+  EXPECT_EQ(loose, 2);  // the two B -> D edges across the boxes
+}
+
+TEST(VizLayoutGuardTest, FallbacksChangeThePictureAsTheySay) {
+  VizGraph g = TwoLooseEdgesAcrossClusters();
+  g.edges[4].attrs.push_back({"label", "l"});
+  VizGraph labels = g;
+  ApplyFallback(Fallback::kExternalLabels, labels);
+  for (const VizEdge& edge : labels.edges) {
+    for (const auto& [key, value] : edge.attrs) EXPECT_NE(key, "label");
+  }
+  VizGraph newrank = g;
+  ApplyFallback(Fallback::kNewRank, newrank);
+  EXPECT_THAT(newrank.graph_attrs,
+              ::testing::Contains(
+                  std::pair<std::string, std::string>("newrank", "true")));
+  VizGraph no_loose = g;
+  ApplyFallback(Fallback::kNoLooseEdges, no_loose);
+  EXPECT_EQ(no_loose.edges.size(), 4u);
+  AppendToTitle(no_loose, "(fallback)");
+  EXPECT_THAT(no_loose.graph_attrs,
+              ::testing::Contains(std::pair<std::string, std::string>(
+                  "label", "title\\l(fallback)\\l")));
+}
+
+TEST(VizLayoutGuardTest, ColumnsAreTheLongestConstrainingPath) {
+  VizGraph g = TwoLooseEdgesAcrossClusters();
+  // C -> A -> B, F -> E, D -> E; the loose B -> D edges do not count.
+  EXPECT_EQ(LayoutColumns(g), 3);
+  g.edges.push_back({1, 5, {}});  // B -> F -> E: now C A B F E
+  EXPECT_EQ(LayoutColumns(g), 5);
+}
+
+// A chain of `n` dependent instructions: n columns.
+proto::Graph Chain(int n) {
+  absl::StatusOr<proto::Graph> graph = testing::Trace1([&](Tracer&) {
+    Tensor a = builder::ndarray({128, 64}, proto::FLOAT32, Buffer::kSbuf, "a");
+    Tensor b = builder::ndarray({128, 64}, proto::FLOAT32, Buffer::kSbuf, "b");
+    isa::memset(a, 1.0f);
+    for (int i = 1; i < n; ++i) {
+      if (i % 2) {
+        isa::tensor_copy(b, a);
+      } else {
+        isa::tensor_copy(a, b);
+      }
+    }
+  });
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  return *graph;
+}
+
+// Width and height from a PNG's IHDR chunk.
+std::pair<uint32_t, uint32_t> PngSize(const std::string& png) {
+  auto be32 = [&](size_t at) {
+    return (uint32_t{static_cast<uint8_t>(png[at])} << 24) |
+           (uint32_t{static_cast<uint8_t>(png[at + 1])} << 16) |
+           (uint32_t{static_cast<uint8_t>(png[at + 2])} << 8) |
+           uint32_t{static_cast<uint8_t>(png[at + 3])};
+  };
+  return {be32(16), be32(20)};
+}
+
+TEST(VizLayoutGuardTest,
+     PngsStayWithinSixteenThousandPixelsAndWidePicturesSaySo) {
+  // 400 instructions in a row, none collapsed: well over 16,000 pixels
+  // wide at full size (a node and its gap are over 100 pixels).
+  const proto::Graph chain = Chain(400);
+  DotOptions options;
+  options.view_options.max_nodes = 0;
+  absl::StatusOr<std::string> png = RenderGraph(chain, options, Format::kPng);
+  ASSERT_TRUE(png.ok()) << png.status();
+  ASSERT_GT(png->size(), 24u);
+  const auto [width, height] = PngSize(*png);
+  EXPECT_LE(width, 16000u);
+  EXPECT_LE(height, 16000u);
+  EXPECT_GT(width, 8000u);  // scaled to fit, not shrunk to a stamp
+  // SVG keeps the full size; the title says how to page through it.
+  absl::StatusOr<std::string> svg = RenderGraph(chain, options, Format::kSvg);
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  EXPECT_THAT(*svg, HasSubstr("about 400 columns wide"));
+  EXPECT_THAT(*svg, HasSubstr("around ID"));
+  // A short picture says nothing of the kind.
+  absl::StatusOr<std::string> small =
+      RenderGraph(Chain(5), options, Format::kSvg);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_THAT(*small, Not(HasSubstr("columns wide")));
+}
+
+// --- Every registered kernel --------------------------------------------
+
+// The golden configurations of `kernel` (tests/golden/configs.txt).
+std::vector<std::vector<std::pair<std::string, std::string>>> GoldenSettings(
+    const std::string& kernel) {
+  std::ifstream in(
+      absl::StrCat(testing::SourceDir(), "/tests/golden/configs.txt"));
+  std::vector<std::vector<std::pair<std::string, std::string>>> configs;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> words =
+        absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (words.size() < 2 || words[0] != kernel) continue;
+    std::vector<std::pair<std::string, std::string>> settings;
+    for (size_t k = 2; k < words.size(); ++k) {
+      std::vector<std::string> kv = absl::StrSplit(words[k], '=');
+      if (kv.size() == 2) settings.emplace_back(kv[0], kv[1]);
+    }
+    configs.push_back(std::move(settings));
+  }
+  return configs;
+}
+
+std::vector<std::string> KernelNames() {
+  std::vector<std::string> names;
+  for (const kernels::KernelDef& def :
+       kernels::KernelRegistry::Global().kernels()) {
+    names.push_back(def.name);
+  }
+  return names;
+}
+
+class VizEveryKernelTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VizEveryKernelTest, DrawsBothViewsAtItsGoldenAndDefaultSizes) {
+  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
+  const kernels::KernelDef* def = registry.Find(GetParam());
+  ASSERT_NE(def, nullptr);
+  auto configs = GoldenSettings(def->name);
+  EXPECT_FALSE(configs.empty()) << "no golden configuration";
+  configs.push_back(def->example);  // the defaults (with required params)
+  for (const auto& settings : configs) {
+    absl::StatusOr<proto::Graph> graph = registry.Trace(def->name, settings);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    for (View view : {View::kDataflow, View::kBarrier}) {
+      SCOPED_TRACE(
+          absl::StrCat(view == View::kDataflow ? "dataflow" : "barrier", ", ",
+                       settings.size(), " settings"));
+      DotOptions options;
+      options.view = view;
+      absl::StatusOr<std::string> svg =
+          RenderGraph(*graph, options, Format::kSvg);
+      ASSERT_TRUE(svg.ok()) << svg.status();
+      EXPECT_THAT(*svg, HasSubstr("</svg>"));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, VizEveryKernelTest,
+                         ::testing::ValuesIn(KernelNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace nkigraph::viz
