@@ -19,6 +19,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_paths.h"
+#include "tests/test_util.h"
+#include "util/graph_io.h"
+#include "util/npy.h"
 
 namespace nkigraph::testing {
 
@@ -56,6 +59,32 @@ class CliFixture : public ::testing::Test {
 
   std::string Path(const std::string& name) const {
     return absl::StrCat(dir_, "/", name);
+  }
+
+  // Writes never.pb, whose second instruction (#1, traced at line `*line`
+  // of this file) copies never-written SBUF tensor 'a' to the output (a
+  // device error), and an input x.npy for it; returns the graph's path.
+  std::string NeverWrittenGraph(int* line = nullptr) const {
+    absl::StatusOr<proto::Graph> graph = Trace1([&](builder::Tracer& t) {
+      using builder::Buffer;
+      builder::Tensor x = t.Input("x", {4, 4}, proto::FLOAT32);
+      builder::Tensor out =
+          t.Allocate({4, 4}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+      builder::Tensor a =
+          builder::ndarray({4, 4}, proto::FLOAT32, Buffer::kSbuf, "a");
+      builder::Tensor b =
+          builder::ndarray({4, 4}, proto::FLOAT32, Buffer::kSbuf, "b");
+      builder::isa::dma_copy(b, x);
+      if (line != nullptr) *line = __LINE__ + 1;
+      builder::isa::dma_copy(out, a);
+      t.Output("out", out);
+    });
+    EXPECT_TRUE(graph.ok()) << graph.status();
+    EXPECT_TRUE(WriteGraph(*graph, Path("never.pb")).ok());
+    EXPECT_TRUE(
+        WriteNpy(Path("x.npy"), Floats("", {4, 4}, std::vector<float>(16, 2)))
+            .ok());
+    return Path("never.pb");
   }
 
   // Runs `nkigraph <args>` (args are shell words, already quoted as needed).

@@ -100,24 +100,6 @@ class CliRunTest : public testing::CliFixture {
                         const std::vector<std::string>& fragments) {
     ExpectOneLineUsageError(r, verb, fragments);
   }
-
-  // A graph whose first instruction copies never-written SBUF tensor 'a'
-  // to the output: a device error at instruction #0.
-  std::string NeverWrittenGraph() {
-    absl::StatusOr<proto::Graph> graph = testing::Trace1([](Tracer& t) {
-      Tensor x = t.Input("x", {4, 4}, proto::FLOAT32);
-      Tensor out = t.Allocate({4, 4}, proto::FLOAT32, Buffer::kSharedHbm, "o");
-      Tensor a = builder::ndarray({4, 4}, proto::FLOAT32, Buffer::kSbuf, "a");
-      Tensor b = builder::ndarray({4, 4}, proto::FLOAT32, Buffer::kSbuf, "b");
-      isa::dma_copy(b, x);
-      isa::dma_copy(out, a);
-      t.Output("out", out);
-    });
-    EXPECT_TRUE(graph.ok()) << graph.status();
-    const std::string path = Path("bad.pb");
-    EXPECT_TRUE(WriteGraph(*graph, path).ok());
-    return path;
-  }
 };
 
 TEST_F(CliRunTest, RunWritesOutputsMatchingAHandComputedMatmul) {

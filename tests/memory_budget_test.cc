@@ -214,14 +214,7 @@ TEST(InterpreterBudgetTest, MaxStepsStopsAtTheNextInstruction) {
 // Two cores of one rank each copy every other element of shared HBM:
 // 32768 one-element intervals of race-detection state per core.
 TEST(InterpreterBudgetTest, RaceStateIsChargedAsItGrowsAndReleased) {
-  absl::StatusOr<proto::Graph> graph = testing::TraceWorld(1, 2, [](Tracer& t) {
-    const int c = t.program_id();
-    Tensor x = t.Input("x", {1, 65536}, proto::FLOAT32);
-    Tensor out =
-        t.Allocate({1, 65536}, proto::FLOAT32, Buffer::kSharedHbm, "o");
-    isa::dma_copy(out.Slice(1, c, 32768, 2), x.Slice(1, c, 32768, 2));
-    t.Output("out", out);
-  });
+  absl::StatusOr<proto::Graph> graph = testing::TraceInterleavedSharedCopy(1);
   ASSERT_TRUE(graph.ok()) << graph.status();
   absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*graph);
   ASSERT_TRUE(device.ok());

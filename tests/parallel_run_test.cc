@@ -417,14 +417,7 @@ TEST(ParallelRunTest, TheStepLimitStopsTheSameProgramOnEveryThreadCount) {
 TEST(ParallelRunTest, RaceStateOverTheLimitIsReportedAlikeOnEveryThreadCount) {
   // Every program's copy leaves one interval per element it touches: more
   // than its share of 1 MiB beyond the device memory.
-  absl::StatusOr<proto::Graph> graph = TraceWorld(2, 2, [](Tracer& t) {
-    const int c = t.program_id();
-    Tensor x = t.Input("x", {1, 65536}, proto::FLOAT32);
-    Tensor out =
-        t.Allocate({1, 65536}, proto::FLOAT32, Buffer::kSharedHbm, "o");
-    isa::dma_copy(out.Slice(1, c, 32768, 2), x.Slice(1, c, 32768, 2));
-    t.Output("out", out);
-  });
+  absl::StatusOr<proto::Graph> graph = testing::TraceInterleavedSharedCopy(2);
   ASSERT_TRUE(graph.ok()) << graph.status();
   absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*graph);
   ASSERT_TRUE(device.ok());

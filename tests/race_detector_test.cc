@@ -455,15 +455,8 @@ TEST(RaceGraphTest, ALargeSharedTensorNeedsLittleRaceState) {
 // A pattern that leaves one interval per element grows the state; past
 // the memory limit the run stops with a clear error instead of swapping.
 TEST(RaceGraphTest, RaceStateBeyondTheMemoryLimitIsAnError) {
-  absl::StatusOr<proto::Graph> graph = TraceWorld(1, 2, [&](Tracer& t) {
-    const int c = t.program_id();
-    Tensor x = t.Input("x", {1, 65536}, proto::FLOAT32);
-    Tensor out =
-        t.Allocate({1, 65536}, proto::FLOAT32, Buffer::kSharedHbm, "o");
-    // Every other element per core: 65536 one-element intervals.
-    isa::dma_copy(out.Slice(1, c, 32768, 2), x.Slice(1, c, 32768, 2));
-    t.Output("out", out);
-  });
+  // Every other element per core: 65536 one-element intervals.
+  absl::StatusOr<proto::Graph> graph = testing::TraceInterleavedSharedCopy(1);
   ASSERT_TRUE(graph.ok()) << graph.status();
   absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*graph);
   ASSERT_TRUE(device.ok());

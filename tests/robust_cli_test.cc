@@ -90,28 +90,6 @@ class RobustCliTest : public testing::CliFixture {
     if (graph_out != nullptr) *graph_out = *g;
     return Path("corrupt.pb");
   }
-
-  // A graph whose second instruction copies never-written SBUF tensor 'a'
-  // to the output: a device error at instruction #1, traced at line
-  // `*line` of this file.
-  std::string NeverWrittenGraph(int* line) {
-    absl::StatusOr<proto::Graph> graph = testing::Trace1([&](Tracer& t) {
-      Tensor x = t.Input("x", {4, 4}, proto::FLOAT32);
-      Tensor out = t.Allocate({4, 4}, proto::FLOAT32, Buffer::kSharedHbm, "o");
-      Tensor a = builder::ndarray({4, 4}, proto::FLOAT32, Buffer::kSbuf, "a");
-      Tensor b = builder::ndarray({4, 4}, proto::FLOAT32, Buffer::kSbuf, "b");
-      isa::dma_copy(b, x);
-      *line = __LINE__ + 1;
-      isa::dma_copy(out, a);
-      t.Output("out", out);
-    });
-    EXPECT_TRUE(graph.ok()) << graph.status();
-    EXPECT_TRUE(WriteGraph(*graph, Path("never.pb")).ok());
-    EXPECT_TRUE(
-        WriteNpy(Path("x.npy"), Floats("", {4, 4}, std::vector<float>(16, 2)))
-            .ok());
-    return Path("never.pb");
-  }
 };
 
 // --- Problems one per line ----------------------------------------------
@@ -184,7 +162,7 @@ TEST_F(RobustCliTest,
   EXPECT_EQ(d["kind"], "device");
   EXPECT_EQ(d["instruction_id"], 1);
   EXPECT_EQ(d["opcode"], "dma_copy");
-  EXPECT_THAT(d["file"].get<std::string>(), HasSubstr("robust_cli_test.cc"));
+  EXPECT_THAT(d["file"].get<std::string>(), HasSubstr("cli_fixture.h"));
   EXPECT_EQ(d["line"], line);
   EXPECT_EQ(d["tensor"], "a");
   EXPECT_THAT(d["message"].get<std::string>(), HasSubstr("never-written"));

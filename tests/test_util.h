@@ -35,6 +35,20 @@ inline absl::StatusOr<proto::Graph> Trace1(
   return TraceWorld(1, 1, body);
 }
 
+// Every core of each of `num_ranks` ranks copies every other element of a
+// 65536-element input into one shared-HBM output, starting at its core
+// index: 32768 one-element intervals of race-detection state per core.
+inline absl::StatusOr<proto::Graph> TraceInterleavedSharedCopy(int num_ranks) {
+  return TraceWorld(num_ranks, 2, [](builder::Tracer& t) {
+    const int c = t.program_id();
+    builder::Tensor x = t.Input("x", {1, 65536}, proto::FLOAT32);
+    builder::Tensor out = t.Allocate({1, 65536}, proto::FLOAT32,
+                                     builder::Buffer::kSharedHbm, "o");
+    builder::isa::dma_copy(out.Slice(1, c, 32768, 2), x.Slice(1, c, 32768, 2));
+    t.Output("out", out);
+  });
+}
+
 inline HostArray Floats(const std::string& name, std::vector<int64_t> shape,
                         std::vector<float> values) {
   HostArray a;
