@@ -63,6 +63,19 @@ void BM_ScheduleOnly(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * index->size());
 }
 
+// The report alone, from a schedule made once.
+void BM_ReportOnly(benchmark::State& state) {
+  const ArenaGraph traced = TraceComposer(state.range(0));
+  const auto index = IndexOf(traced.graph());
+  const cost::CostTable& table = cost::CostTableFor(proto::TARGET_TRN2);
+  absl::StatusOr<cost::Schedule> schedule = cost::ScheduleGraph(*index, table);
+  if (!schedule.ok()) std::abort();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(cost::BuildReport(*schedule, 10).latency_ns);
+  }
+  state.SetItemsProcessed(state.iterations() * index->size());
+}
+
 // What `nkigraph profile` does after reading the file.
 void BM_Profile(benchmark::State& state) {
   const ArenaGraph traced = TraceComposer(state.range(0));
@@ -88,6 +101,7 @@ BENCHMARK(BM_Index)->NKIGRAPH_SIZES;
 BENCHMARK(BM_DependenciesForPictures)->NKIGRAPH_SIZES;
 BENCHMARK(BM_DependenciesForScheduling)->NKIGRAPH_SIZES;
 BENCHMARK(BM_ScheduleOnly)->NKIGRAPH_SIZES;
+BENCHMARK(BM_ReportOnly)->NKIGRAPH_SIZES;
 BENCHMARK(BM_Profile)->NKIGRAPH_SIZES;
 
 }  // namespace

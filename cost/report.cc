@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "ops/device_profile.h"
 #include "ops/instr_facts.h"
@@ -83,21 +84,42 @@ void AddCritical(const Schedule& s, int top, Report* r) {
     Key key;
     int64_t instructions = 0;
     double ns = 0;
-    std::vector<std::pair<proto::Opcode, double>> by_opcode;
+    // Mostly one opcode per line.
+    absl::InlinedVector<std::pair<proto::Opcode, double>, 2> by_opcode;
   };
   std::vector<Acc> lines;
-  absl::flat_hash_map<Key, int> line_of;
-  for (int i : CriticalPath(s)) {
+  // Per scope id, its lines' indexes into `lines`: scope ids are dense
+  // and mostly met in order, where a hash of the key would jump around.
+  std::vector<absl::InlinedVector<int, 2>> lines_of_scope(
+      std::max(graph.scopes_size(), 1));
+  const std::vector<int> path = CriticalPath(s);
+  for (size_t k = 0; k < path.size(); ++k) {
+    // The path hops between cores and engines, so its instructions'
+    // messages are far apart: ask for one some steps ahead (its first
+    // two cache lines, which hold the scalar fields read here).
+    constexpr size_t kAhead = 32;
+    if (k + kAhead < path.size()) {
+      const char* ahead =
+          reinterpret_cast<const char*>(&index.instr(path[k + kAhead]));
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + 64);
+    }
+    const int i = path[k];
     const Slot& slot = s.slots[i];
     const double before =
         slot.critical >= 0 ? s.slots[slot.critical].end_ns : 0;
     const double ns = std::max(0.0, slot.end_ns - before);
     const proto::Instruction& instr = index.instr(i);
     const Key key{instr.scope(), instr.file(), instr.line()};
-    const auto [it, fresh] =
-        line_of.try_emplace(key, static_cast<int>(lines.size()));
-    if (fresh) lines.push_back(Acc{.key = key, .by_opcode = {}});
-    Acc& acc = lines[it->second];
+    absl::InlinedVector<int, 2>& of_scope = lines_of_scope[instr.scope()];
+    auto known = std::find_if(of_scope.begin(), of_scope.end(),
+                              [&](int l) { return lines[l].key == key; });
+    if (known == of_scope.end()) {
+      of_scope.push_back(static_cast<int>(lines.size()));
+      known = of_scope.end() - 1;
+      lines.push_back(Acc{.key = key, .by_opcode = {}});
+    }
+    Acc& acc = lines[*known];
     ++acc.instructions;
     acc.ns += ns;
     auto op = std::find_if(
@@ -148,25 +170,33 @@ void AddCritical(const Schedule& s, int top, Report* r) {
 void AddScopes(const Schedule& s, Report* r) {
   const graph::GraphIndex& index = *s.index;
   struct Open {
-    int report = 0;                          // index into r->scopes
-    uint32_t position = 0;                   // its first stream position
-    const std::string* component = nullptr;  // its last path component
+    int report = 0;         // index into r->scopes
+    uint32_t position = 0;  // its first stream position
+    int path = 0;           // its path id
   };
-  // Path ids by (scope, depth): the path of a scope's first depth + 1
-  // components, interned once.
-  absl::flat_hash_map<std::pair<uint32_t, int>, int> path_ids;
+  // Per scope, the path ids of its first 1, 2, ... components, interned
+  // (by text) when the scope is first met: the paths a scope opens are
+  // numbered in the order they are first met, and a shallower one it
+  // shares with an open instance is already known then.
   absl::flat_hash_map<std::string, int> by_text;
-  auto path_id = [&](uint32_t scope, int depth) {
-    const auto [it, inserted] = path_ids.try_emplace({scope, depth}, 0);
-    if (!inserted) return it->second;
-    const std::vector<std::string>& parts = index.scope_components(scope);
-    std::string text = parts[0];
-    for (int d = 1; d <= depth; ++d) absl::StrAppend(&text, "/", parts[d]);
-    const auto [known, fresh] =
-        by_text.try_emplace(text, static_cast<int>(r->scope_paths.size()));
-    if (fresh) r->scope_paths.push_back(std::move(text));
-    it->second = known->second;
-    return it->second;
+  std::vector<int> first_path(std::max(index.graph().scopes_size(), 1), -1);
+  std::vector<int> paths;  // first_path[scope] + depth -> path id
+  auto paths_of = [&](uint32_t scope) -> const int* {
+    int& first = first_path[scope];
+    if (first < 0) {
+      first = static_cast<int>(paths.size());
+      const std::vector<std::string>& parts = index.scope_components(scope);
+      std::string text;
+      for (size_t d = 0; d < parts.size(); ++d) {
+        if (d > 0) text += '/';
+        text += parts[d];
+        const auto [known, fresh] =
+            by_text.try_emplace(text, static_cast<int>(r->scope_paths.size()));
+        if (fresh) r->scope_paths.push_back(text);
+        paths.push_back(known->second);
+      }
+    }
+    return paths.data() + first;
   };
   for (int core = 0; core < index.num_cores(); ++core) {
     std::vector<int> counts;  // instances so far, by path id
@@ -188,26 +218,24 @@ void AddScopes(const Schedule& s, Report* r) {
         }
         if (close >= 0) open.resize(close);
       }
-      const uint32_t scope = index.instr(i).scope();
-      const std::vector<std::string>& parts = index.scope_components(scope);
-      // Keep the open instances whose component matches (all of them when
-      // the scope is the last instruction's and nothing closed).
+      const uint32_t scope = index.info(i).scope;  // in range: validated
+      const size_t depth = index.scope_components(scope).size();
+      const int* path = paths_of(scope);
+      // Keep the open instances whose path matches (all of them when the
+      // scope is the last instruction's and nothing closed).
       size_t keep = 0;
-      if (scope == last_scope && open.size() == parts.size()) {
-        keep = open.size();
-      }
-      while (keep < open.size() && keep < parts.size() &&
-             (open[keep].component == &parts[keep] ||
-              *open[keep].component == parts[keep])) {
+      if (scope == last_scope && open.size() == depth) keep = open.size();
+      while (keep < open.size() && keep < depth &&
+             open[keep].path == path[keep]) {
         ++keep;
       }
       open.resize(keep);
       last_scope = scope;
       const Slot& slot = s.slots[i];
-      for (size_t d = keep; d < parts.size(); ++d) {
+      for (size_t d = keep; d < depth; ++d) {
         ScopeInstance inst;
         inst.core = core;
-        inst.path = path_id(scope, static_cast<int>(d));
+        inst.path = path[d];
         if (static_cast<size_t>(inst.path) >= counts.size()) {
           counts.resize(inst.path + 1, 0);
         }
@@ -215,7 +243,7 @@ void AddScopes(const Schedule& s, Report* r) {
         inst.start_ns = slot.start_ns;
         inst.end_ns = slot.end_ns;
         open.push_back({static_cast<int>(r->scopes.size()),
-                        static_cast<uint32_t>(p), &parts[d]});
+                        static_cast<uint32_t>(p), inst.path});
         r->scopes.push_back(inst);
       }
       for (const Open& o : open) {

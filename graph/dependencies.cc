@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "graph/regions.h"
+#include "util/worker_pool.h"
 
 namespace nkigraph::graph {
 
@@ -27,12 +28,14 @@ namespace {
 // each ordering once. `deps` is sorted by
 // (to, from) and only goes forward in a core's program order; the search
 // for a path is bounded (an edge whose redundancy it cannot prove within
-// the bound stays).
-std::vector<Dependency> DropImplied(const GraphIndex& index,
+// the bound stays). `deps` are one core's, whose instructions are the
+// indexes [base, base + count).
+std::vector<Dependency> DropImplied(int base, int count,
                                     std::vector<Dependency> deps) {
   constexpr int kMaxVisits = 256;
-  std::vector<std::vector<int>> succ(index.size());
-  std::vector<int> seen(index.size(), -1);  // stamp of the last search
+  // Both indexed by instruction index - base.
+  std::vector<std::vector<int>> succ(count);
+  std::vector<int> seen(count, -1);  // stamp of the last search
   std::vector<int> queue;
   std::vector<Dependency> kept;
   kept.reserve(deps.size());
@@ -63,17 +66,17 @@ std::vector<Dependency> DropImplied(const GraphIndex& index,
         const int limit = latest_kept;
         ++stamp;
         queue.assign(1, dep.from);
-        seen[dep.from] = stamp;
+        seen[dep.from - base] = stamp;
         int visits = 0;
         for (size_t q = 0; q < queue.size() && !implied; ++q) {
-          for (int next : succ[queue[q]]) {
-            if (next > limit || seen[next] == stamp) continue;
+          for (int next : succ[queue[q] - base]) {
+            if (next > limit || seen[next - base] == stamp) continue;
             if (std::find(kept_from.begin(), kept_from.end(), next) !=
                 kept_from.end()) {
               implied = true;
               break;
             }
-            seen[next] = stamp;
+            seen[next - base] = stamp;
             queue.push_back(next);
             if (++visits > kMaxVisits) break;
           }
@@ -85,7 +88,7 @@ std::vector<Dependency> DropImplied(const GraphIndex& index,
       latest_kept = std::max(latest_kept, dep.from);
       kept.push_back(dep);
     }
-    for (int from : kept_from) succ[from].push_back(to);
+    for (int from : kept_from) succ[from - base].push_back(to);
     start = stop;
   }
   std::sort(kept.begin(), kept.end(),
@@ -95,60 +98,93 @@ std::vector<Dependency> DropImplied(const GraphIndex& index,
   return kept;
 }
 
-}  // namespace
-
-std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index,
-                                            DependencyOptions options) {
+// One core's stream: its edges sorted by (to, from). Every address space
+// a touch names is one program's (graph/regions.cc's space keys carry the
+// core), so a core's edges depend on its own stream alone.
+std::vector<Dependency> CoreDependencies(const GraphIndex& index, int core,
+                                         const DependencyOptions& options) {
   std::vector<Dependency> deps;
   RegionTracker tracker;
   std::vector<Touch> touches;
   std::vector<RegionTracker::Hit> hits;
   std::vector<Dependency> mine;
-  for (int core = 0; core < index.num_cores(); ++core) {
-    for (int i : index.stream(core)) {
-      touches.clear();
-      AppendTouches(index, i, &touches, options.resolved);
-      const int engine = static_cast<int>(index.info(i).engine);
-      mine.clear();
-      for (const Touch& touch : touches) {
-        hits.clear();
-        tracker.Access(touch, i, engine, &hits);
-        for (const RegionTracker::Hit& hit : hits) {
-          mine.push_back({hit.from, i, hit.kind, hit.tensor, touch.tensor});
-        }
-      }
-      // One edge per earlier instruction: the strongest kind, and among
-      // equals the first seen (operand order). Mostly a handful of hits:
-      // a stable insertion sort then, without stable_sort's buffer.
-      auto before = [](const Dependency& a, const Dependency& b) {
-        if (a.from != b.from) return a.from < b.from;
-        return static_cast<int>(a.kind) < static_cast<int>(b.kind);
-      };
-      if (mine.size() > 32) {
-        std::stable_sort(mine.begin(), mine.end(), before);
-      } else {
-        for (size_t k = 1; k < mine.size(); ++k) {
-          const Dependency dep = mine[k];
-          size_t j = k;
-          for (; j > 0 && before(dep, mine[j - 1]); --j) mine[j] = mine[j - 1];
-          mine[j] = dep;
-        }
-      }
-      for (size_t k = 0; k < mine.size(); ++k) {
-        if (k > 0 && mine[k].from == mine[k - 1].from) continue;
-        // Prefer an edge whose two sides name the same tensor.
-        Dependency best = mine[k];
-        for (size_t j = k + 1; j < mine.size() && mine[j].from == best.from &&
-                               mine[j].kind == best.kind;
-             ++j) {
-          if (best.reuse() && !mine[j].reuse()) best = mine[j];
-        }
-        deps.push_back(best);
+  for (int i : index.stream(core)) {
+    touches.clear();
+    AppendTouches(index, i, &touches, options.resolved);
+    const int engine = static_cast<int>(index.info(i).engine);
+    mine.clear();
+    for (const Touch& touch : touches) {
+      hits.clear();
+      tracker.Access(touch, i, engine, &hits);
+      for (const RegionTracker::Hit& hit : hits) {
+        mine.push_back({hit.from, i, hit.kind, hit.tensor, touch.tensor});
       }
     }
+    // One edge per earlier instruction: the strongest kind, and among
+    // equals the first seen (operand order). Mostly a handful of hits:
+    // a stable insertion sort then, without stable_sort's buffer.
+    auto before = [](const Dependency& a, const Dependency& b) {
+      if (a.from != b.from) return a.from < b.from;
+      return static_cast<int>(a.kind) < static_cast<int>(b.kind);
+    };
+    if (mine.size() > 32) {
+      std::stable_sort(mine.begin(), mine.end(), before);
+    } else {
+      for (size_t k = 1; k < mine.size(); ++k) {
+        const Dependency dep = mine[k];
+        size_t j = k;
+        for (; j > 0 && before(dep, mine[j - 1]); --j) mine[j] = mine[j - 1];
+        mine[j] = dep;
+      }
+    }
+    for (size_t k = 0; k < mine.size(); ++k) {
+      if (k > 0 && mine[k].from == mine[k - 1].from) continue;
+      // Prefer an edge whose two sides name the same tensor.
+      Dependency best = mine[k];
+      for (size_t j = k + 1; j < mine.size() && mine[j].from == best.from &&
+                             mine[j].kind == best.kind;
+           ++j) {
+        if (best.reuse() && !mine[j].reuse()) best = mine[j];
+      }
+      deps.push_back(best);
+    }
   }
-  if (!options.drop_implied) return deps;  // already sorted by (to, from)
-  return DropImplied(index, std::move(deps));
+  if (!options.drop_implied || index.stream(core).empty()) return deps;
+  const std::vector<int>& stream = index.stream(core);
+  return DropImplied(stream.front(), static_cast<int>(stream.size()),
+                     std::move(deps));
+}
+
+// Below this many instructions the cores are analysed on the calling
+// thread.
+constexpr int kParallelInstructions = 1 << 14;
+
+}  // namespace
+
+std::vector<Dependency> AnalyzeDependencies(const GraphIndex& index,
+                                            DependencyOptions options) {
+  const int cores = index.num_cores();
+  std::vector<std::vector<Dependency>> per_core(cores);
+  auto analyze = [&](int core) {
+    per_core[core] = CoreDependencies(index, core, options);
+  };
+  if (cores > 1 && index.size() >= kParallelInstructions) {
+    WorkerPool pool(std::min(cores, WorkerPool::MachineThreads()));
+    pool.Run(cores, analyze);
+  } else {
+    for (int core = 0; core < cores; ++core) analyze(core);
+  }
+  // Streams are numbered in core order: the cores' runs, one after the
+  // other, stay sorted by (to, from).
+  if (cores == 1) return std::move(per_core[0]);
+  size_t total = 0;
+  for (const std::vector<Dependency>& deps : per_core) total += deps.size();
+  std::vector<Dependency> deps;
+  deps.reserve(total);
+  for (const std::vector<Dependency>& core : per_core) {
+    deps.insert(deps.end(), core.begin(), core.end());
+  }
+  return deps;
 }
 
 }  // namespace nkigraph::graph

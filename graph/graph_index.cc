@@ -9,6 +9,7 @@
 #include "ops/access_pattern.h"
 #include "ops/instr_facts.h"
 #include "util/status_macros.h"
+#include "util/worker_pool.h"
 
 namespace nkigraph::graph {
 
@@ -37,29 +38,71 @@ absl::StatusOr<std::unique_ptr<GraphIndex>> GraphIndex::Build(
   }
   if (index->scope_components_.empty()) index->scope_components_.emplace_back();
 
-  // Instructions.
+  // Instructions: numbered streams in core order, so each stream is a run
+  // of indexes; their facts are asked of the op definitions in tasks over
+  // the machine's threads for a big graph (each fills its own slots).
   size_t total = 0;
   for (const proto::Stream& stream : graph.streams()) {
     total += stream.instructions_size();
   }
-  index->instrs_.reserve(total);
-  index->by_id_.reserve(total);
-  for (const proto::Stream& stream : graph.streams()) {
-    for (const proto::Instruction& instr : stream.instructions()) {
+  index->instrs_.resize(total);
+  struct Task {
+    int core, begin, end;  // positions in the core's stream
+    int first;             // the index of position `begin`
+    uint32_t max_id;
+  };
+  constexpr int kPerTask = 1 << 14;
+  std::vector<Task> tasks;
+  int first = 0;
+  for (int c = 0; c < index->num_cores_; ++c) {
+    const int n = graph.streams(c).instructions_size();
+    std::vector<int>& stream = index->streams_[c];
+    stream.resize(n);
+    for (int pos = 0; pos < n; ++pos) stream[pos] = first + pos;
+    for (int begin = 0; begin < n; begin += kPerTask) {
+      tasks.push_back(
+          {c, begin, std::min(n, begin + kPerTask), first + begin, 0});
+    }
+    first += n;
+  }
+  auto fill = [&](int t) {
+    Task& task = tasks[t];
+    const proto::Stream& stream = graph.streams(task.core);
+    for (int pos = task.begin; pos < task.end; ++pos) {
+      const proto::Instruction& instr = stream.instructions(pos);
       const ops::OpDef* def = ops::FindOp(instr.opcode());
-      const int i = static_cast<int>(index->instrs_.size());
-      index->by_id_.emplace(instr.id(), i);
-      InstrInfo info;
+      InstrInfo& info = index->instrs_[task.first + (pos - task.begin)];
       info.instr = &instr;
       info.def = def;
       info.engine = *ops::EngineOf(instr);  // the opcode is known
-      info.core = stream.core();
-      info.position = static_cast<uint32_t>(index->streams_[info.core].size());
+      info.core = static_cast<uint32_t>(task.core);
+      info.position = static_cast<uint32_t>(pos);
+      info.scope = instr.scope();
       const ops::OperandAccess access = ops::OperandAccessOf(*def, instr);
       info.read_mask = access.reads;
       info.write_mask = access.writes;
-      index->instrs_.push_back(info);
-      index->streams_[info.core].push_back(i);
+      task.max_id = std::max(task.max_id, instr.id());
+    }
+  };
+  if (total >= 2 * kPerTask) {
+    WorkerPool pool(WorkerPool::MachineThreads());
+    pool.Run(static_cast<int>(tasks.size()), fill);
+  } else {
+    for (int t = 0; t < static_cast<int>(tasks.size()); ++t) fill(t);
+  }
+  // Ids, unique by validation: builders number them densely from 1, so
+  // mostly a table indexed by id; a hash map for sparse ones.
+  uint32_t max_id = 0;
+  for (const Task& task : tasks) max_id = std::max(max_id, task.max_id);
+  if (max_id <= 4 * total + 64) {
+    index->by_dense_id_.assign(size_t{max_id} + 1, -1);
+    for (size_t i = 0; i < total; ++i) {
+      index->by_dense_id_[index->instrs_[i].instr->id()] = static_cast<int>(i);
+    }
+  } else {
+    index->by_id_.reserve(total);
+    for (size_t i = 0; i < total; ++i) {
+      index->by_id_.emplace(index->instrs_[i].instr->id(), static_cast<int>(i));
     }
   }
 
@@ -83,6 +126,9 @@ absl::StatusOr<std::unique_ptr<GraphIndex>> GraphIndex::Build(
 }
 
 int GraphIndex::Find(uint32_t id) const {
+  if (!by_dense_id_.empty()) {
+    return id < by_dense_id_.size() ? by_dense_id_[id] : -1;
+  }
   auto it = by_id_.find(id);
   return it == by_id_.end() ? -1 : it->second;
 }

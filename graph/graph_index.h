@@ -33,6 +33,9 @@ struct InstrInfo {
   ops::Engine engine = ops::Engine::kVector;  // after the "engine" attr
   uint32_t core = 0;
   uint32_t position = 0;  // in the core's stream
+  // instr->scope(), kept here: passes over every instruction in order
+  // (scope totals) then read the index, not each message.
+  uint32_t scope = 0;
   // Which of the first 64 operands the instruction reads and writes
   // (ops::ReadsOperand / WritesOperand, asked once at indexing; the
   // dependency analysis and the cost model ask for every operand).
@@ -95,6 +98,9 @@ class GraphIndex {
   std::vector<InstrInfo> instrs_;
   std::vector<std::vector<int>> streams_;
   std::vector<std::vector<uint32_t>> frees_;
+  // Index by instruction id: a table when ids are dense (the builders'),
+  // else the map.
+  std::vector<int> by_dense_id_;
   absl::flat_hash_map<uint32_t, int> by_id_;
   std::vector<int64_t> row_elements_;
   std::vector<std::vector<std::string>> scope_components_;

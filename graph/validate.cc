@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,6 +17,7 @@
 #include "ops/instr_view.h"
 #include "util/dtype.h"
 #include "util/graph_io.h"
+#include "util/worker_pool.h"
 
 namespace nkigraph::graph {
 namespace {
@@ -252,6 +256,147 @@ class IdSet {
   absl::flat_hash_set<uint32_t> sparse_;
 };
 
+// The checks of instruction `pos` of core `c`'s stream, all but the
+// duplicate-id one, in the order they are reported; `problem(message,
+// tensor)` takes each (tensor: nullptr, or the tensor it is about).
+template <typename Problem>
+void CheckInstruction(const proto::Graph& graph, int c, int pos,
+                      const proto::Instruction& instr, ops::InstrView& view,
+                      const Problem& problem) {
+  if (instr.file() >= static_cast<uint32_t>(std::max(graph.files_size(), 1)) ||
+      instr.scope() >=
+          static_cast<uint32_t>(std::max(graph.scopes_size(), 1))) {
+    problem("source file or scope index out of range", nullptr);
+  }
+  if (absl::Status s =
+          ops::MakeInstrView(instr, graph.tensors(), graph.world(), &view);
+      !s.ok()) {
+    problem(std::string(s.message()), nullptr);
+    return;
+  }
+  auto check_owner = [&](const proto::Tensor& t, absl::string_view what) {
+    if (t.space() != proto::SHARED_HBM && static_cast<int>(t.core()) != c) {
+      problem(absl::StrCat(what, " '", t.name(), "' belongs to core ", t.core(),
+                           ", not to this stream's core ", c),
+              &t);
+    } else if (ops::IsOnChip(t.space()) &&
+               (pos < static_cast<int>(t.live_begin()) ||
+                pos >= static_cast<int>(t.live_end()))) {
+      problem(
+          absl::StrCat("uses ", ops::SpaceName(t.space()), " tensor '",
+                       t.name(), "' outside its lifetime (instructions [",
+                       t.live_begin(), ", ", t.live_end(), ") of the stream)"),
+          &t);
+    }
+  };
+  for (int i = 0; i < view.num_operands(); ++i) {
+    const ops::OperandInfo& op = view.operand(i);
+    if (!op.present()) continue;
+    if (op.ap->view_dtype() != proto::DTYPE_UNSPECIFIED &&
+        graph.schema_version() < proto::SCHEMA_VERSION_VIEW_DTYPE) {
+      problem(absl::StrCat("operand '", view.RoleName(i),
+                           "' is a bitcast view, which schema version ",
+                           static_cast<int>(graph.schema_version()),
+                           " cannot express"),
+              op.tensor);
+    }
+    check_owner(*op.tensor, "operand");
+    if (op.has_dynamic()) {
+      check_owner(graph.tensors(op.ap->dynamic().tensor_id() - 1),
+                  "dynamic offset tensor");
+    }
+  }
+}
+
+// Every instruction's problems, in stream order, after those already in
+// `errors`; stops once more than 1000 are listed.
+void CheckInstructions(const proto::Graph& graph, size_t total,
+                       std::vector<Diagnostic>* errors) {
+  IdSet ids(total);
+  // One view for every instruction (MakeInstrView sets all it reads),
+  // rather than clearing a fresh one's operand table each time.
+  ops::InstrView view;
+  for (int c = 0; c < graph.streams_size(); ++c) {
+    const proto::Stream& stream = graph.streams(c);
+    if (stream.core() != static_cast<uint32_t>(c)) {
+      errors->push_back(GraphProblem(
+          absl::StrCat("stream ", c, " claims core ", stream.core())));
+    }
+    for (int pos = 0; pos < stream.instructions_size(); ++pos) {
+      if (errors->size() > 1000) return;
+      const proto::Instruction& instr = stream.instructions(pos);
+      auto problem = [&](std::string message, const proto::Tensor* tensor) {
+        Diagnostic d = InstructionDiagnostic(DiagnosticKind::kValidation, graph,
+                                             instr, std::move(message));
+        if (tensor != nullptr) {
+          d.tensor_id = tensor->id();
+          d.tensor = tensor->name();
+        }
+        errors->push_back(std::move(d));
+      };
+      if (!ids.Insert(instr.id())) problem("duplicate instruction id", nullptr);
+      CheckInstruction(graph, c, pos, instr, view, problem);
+    }
+  }
+}
+
+// Below this many instructions the checks run on the calling thread.
+constexpr size_t kParallelInstructions = 1 << 14;
+// Instructions per task of the parallel pass.
+constexpr int kInstructionsPerTask = 1 << 13;
+
+// The instructions' own checks split into tasks for a pool, each task a
+// run of one stream, and a flag per task: whether it found nothing.
+struct InstructionTasks {
+  struct Task {
+    int core, begin, end;
+  };
+  std::vector<Task> tasks;
+  std::vector<char> clean;
+
+  void Run(const proto::Graph& graph, int t) {
+    const Task& task = tasks[t];
+    const proto::Stream& stream = graph.streams(task.core);
+    auto view = std::make_unique<ops::InstrView>();
+    bool found = false;
+    auto problem = [&](const std::string&, const proto::Tensor*) {
+      found = true;
+    };
+    for (int pos = task.begin; pos < task.end && !found; ++pos) {
+      CheckInstruction(graph, task.core, pos, stream.instructions(pos), *view,
+                       problem);
+    }
+    clean[t] = !found;
+  }
+  bool AllClean() const {
+    return std::all_of(clean.begin(), clean.end(), [](char c) { return c; });
+  }
+};
+
+// The tasks of a parallel pass over the instructions, or nullopt when the
+// stream cores or ids (checked here, on this thread) already show that
+// CheckInstructions will find something.
+std::optional<InstructionTasks> PlanInstructionTasks(const proto::Graph& graph,
+                                                     size_t total) {
+  IdSet ids(total);
+  InstructionTasks plan;
+  for (int c = 0; c < graph.streams_size(); ++c) {
+    const proto::Stream& stream = graph.streams(c);
+    if (stream.core() != static_cast<uint32_t>(c)) return std::nullopt;
+    for (const proto::Instruction& instr : stream.instructions()) {
+      if (!ids.Insert(instr.id())) return std::nullopt;
+    }
+    for (int begin = 0; begin < stream.instructions_size();
+         begin += kInstructionsPerTask) {
+      plan.tasks.push_back(
+          {c, begin,
+           std::min(stream.instructions_size(), begin + kInstructionsPerTask)});
+    }
+  }
+  plan.clean.assign(plan.tasks.size(), 1);
+  return plan;
+}
+
 }  // namespace
 
 std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
@@ -270,91 +415,45 @@ std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
   const size_t tensor_errors_before = errors.size();
   for (int i = 0; i < graph.tensors_size(); ++i) CheckTensor(graph, i, &errors);
   if (errors.size() > tensor_errors_before) return errors;
-  CheckOnChipOverlaps(graph, &errors);
 
   const int num_cores = static_cast<int>(graph.world().num_cores());
-  if (graph.streams_size() != num_cores) {
-    errors.push_back(GraphProblem(
-        absl::StrCat("graph has ", graph.streams_size(),
-                     " instruction streams for ", num_cores, " cores")));
-    return errors;
-  }
   size_t total = 0;
   for (const proto::Stream& stream : graph.streams()) {
     total += stream.instructions_size();
   }
-  IdSet ids(total);
-  // One view for every instruction (MakeInstrView sets all it reads),
-  // rather than clearing a fresh one's operand table each time.
-  ops::InstrView view;
-  for (int c = 0; c < num_cores; ++c) {
-    const proto::Stream& stream = graph.streams(c);
-    if (stream.core() != static_cast<uint32_t>(c)) {
+  const bool streams_match = graph.streams_size() == num_cores;
+  if (!streams_match || total < kParallelInstructions) {
+    CheckOnChipOverlaps(graph, &errors);
+    if (!streams_match) {
       errors.push_back(GraphProblem(
-          absl::StrCat("stream ", c, " claims core ", stream.core())));
+          absl::StrCat("graph has ", graph.streams_size(),
+                       " instruction streams for ", num_cores, " cores")));
+      return errors;
     }
-    for (int pos = 0; pos < stream.instructions_size(); ++pos) {
-      if (errors.size() > 1000) return errors;
-      const proto::Instruction& instr = stream.instructions(pos);
-      auto problem = [&](std::string message,
-                         const proto::Tensor* tensor = nullptr) {
-        Diagnostic d = InstructionDiagnostic(DiagnosticKind::kValidation, graph,
-                                             instr, std::move(message));
-        if (tensor != nullptr) {
-          d.tensor_id = tensor->id();
-          d.tensor = tensor->name();
-        }
-        errors.push_back(std::move(d));
-      };
-      if (!ids.Insert(instr.id())) {
-        problem("duplicate instruction id");
-      }
-      if (instr.file() >=
-              static_cast<uint32_t>(std::max(graph.files_size(), 1)) ||
-          instr.scope() >=
-              static_cast<uint32_t>(std::max(graph.scopes_size(), 1))) {
-        problem("source file or scope index out of range");
-      }
-      if (absl::Status s =
-              ops::MakeInstrView(instr, graph.tensors(), graph.world(), &view);
-          !s.ok()) {
-        problem(std::string(s.message()));
-        continue;
-      }
-      auto check_owner = [&](const proto::Tensor& t, absl::string_view what) {
-        if (t.space() != proto::SHARED_HBM && static_cast<int>(t.core()) != c) {
-          problem(absl::StrCat(what, " '", t.name(), "' belongs to core ",
-                               t.core(), ", not to this stream's core ", c),
-                  &t);
-        } else if (ops::IsOnChip(t.space()) &&
-                   (pos < static_cast<int>(t.live_begin()) ||
-                    pos >= static_cast<int>(t.live_end()))) {
-          problem(absl::StrCat(
-                      "uses ", ops::SpaceName(t.space()), " tensor '", t.name(),
-                      "' outside its lifetime (instructions [", t.live_begin(),
-                      ", ", t.live_end(), ") of the stream)"),
-                  &t);
-        }
-      };
-      for (int i = 0; i < view.num_operands(); ++i) {
-        const ops::OperandInfo& op = view.operand(i);
-        if (!op.present()) continue;
-        if (op.ap->view_dtype() != proto::DTYPE_UNSPECIFIED &&
-            graph.schema_version() < proto::SCHEMA_VERSION_VIEW_DTYPE) {
-          problem(absl::StrCat("operand '", view.RoleName(i),
-                               "' is a bitcast view, which schema version ",
-                               static_cast<int>(graph.schema_version()),
-                               " cannot express"),
-                  op.tensor);
-        }
-        check_owner(*op.tensor, "operand");
-        if (op.has_dynamic()) {
-          check_owner(graph.tensors(op.ap->dynamic().tensor_id() - 1),
-                      "dynamic offset tensor");
-        }
-      }
-    }
+    CheckInstructions(graph, total, &errors);
+    return errors;
   }
+  // A big graph: the instructions' own checks split over the machine's
+  // threads, beside the overlap check. A graph they find anything wrong
+  // with is checked again in order on this thread, so what is reported,
+  // and in which order, is what one thread finds.
+  std::optional<InstructionTasks> plan = PlanInstructionTasks(graph, total);
+  bool clean = false;
+  if (plan.has_value()) {
+    WorkerPool pool(WorkerPool::MachineThreads());
+    const int tasks = static_cast<int>(plan->tasks.size());
+    pool.Run(tasks + 1, [&](int t) {
+      if (t == tasks) {
+        CheckOnChipOverlaps(graph, &errors);
+      } else {
+        plan->Run(graph, t);
+      }
+    });
+    clean = plan->AllClean();
+  } else {
+    CheckOnChipOverlaps(graph, &errors);
+  }
+  if (!clean) CheckInstructions(graph, total, &errors);
   return errors;
 }
 

@@ -1,8 +1,12 @@
-#include "interp/worker_pool.h"
+#include "util/worker_pool.h"
 
 #include <algorithm>
 
-namespace nkigraph::interp {
+namespace nkigraph {
+
+int WorkerPool::MachineThreads() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 WorkerPool::WorkerPool(int threads) {
   for (int i = 1; i < std::max(1, threads); ++i) {
@@ -78,4 +82,4 @@ void WorkerPool::Run(int count, absl::FunctionRef<void(int)> task) {
   task_ = nullptr;
 }
 
-}  // namespace nkigraph::interp
+}  // namespace nkigraph
