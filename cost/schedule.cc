@@ -243,11 +243,14 @@ absl::StatusOr<Schedule> Scheduler::Run() {
         duration = std::max(duration, out_.costs[waiting_[c]].duration_ns);
       }
       const double start = waiting_ready_[last].time;
+      // (Read before the loop below clears the members' waits: the last
+      // to arrive may come before others in core order.)
+      const int last_instr = waiting_[last];
       for (int c : member_cores) {
         Ready ready = waiting_ready_[c];
         if (c != last) {
-          ready.critical = waiting_[last];
-          out_.waits.push_back({waiting_[last], waiting_[c]});
+          ready.critical = last_instr;
+          out_.waits.push_back({last_instr, waiting_[c]});
         }
         Book(waiting_[c], ready, start, duration);
         waiting_[c] = -1;
