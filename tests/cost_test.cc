@@ -242,6 +242,27 @@ TEST(CostModelTest, CoreBarrierWaitsForTheLaterCore) {
   EXPECT_EQ(s->schedule.waits[0].to, b0);
 }
 
+TEST(CostModelTest, CoreBarrierWaitsForTheLaterCoreWhenItIsCoreZero) {
+  // The late core comes first in core order: core 1's wait and critical
+  // predecessor are still core 0's barrier.
+  auto s = ScheduleOf(testing::TraceWorld(1, 2, [&](Tracer& t) {
+    Tensor sem = t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "sem");
+    Tensor a = t.Allocate({128, 4096}, proto::FLOAT32, Buffer::kSbuf, "a");
+    if (t.program_id() == 0) isa::memset(a, 0.0f);  // core 0 is late
+    isa::core_barrier(sem);
+  }));
+  ASSERT_NE(s, nullptr);
+  const int late = s->Nth(proto::MEMSET, 0, 0);
+  const int b0 = s->Nth(proto::CORE_BARRIER, 0, 0);
+  const int b1 = s->Nth(proto::CORE_BARRIER, 0, 1);
+  EXPECT_DOUBLE_EQ(s->slot(b1).start_ns, s->slot(late).end_ns);
+  EXPECT_EQ(s->slot(b0).critical, late);
+  EXPECT_EQ(s->slot(b1).critical, b0);
+  ASSERT_EQ(s->schedule.waits.size(), 1u);
+  EXPECT_EQ(s->schedule.waits[0].from, b0);
+  EXPECT_EQ(s->schedule.waits[0].to, b1);
+}
+
 TEST(CostModelTest, ConcurrentDmasShareTheCoresHbmBandwidth) {
   // trn3: 16 queues at 33 B/ns (528 B/ns) exceed the core's HBM part
   // (trn2's, 725 / 2 = 362.5 B/ns), so for 32 independent 256 KiB loads
