@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "ops/device_profile.h"
 #include "ops/instr_facts.h"
+#include "util/worker_pool.h"
 
 namespace nkigraph::cost {
 namespace {
@@ -282,10 +283,25 @@ Report BuildReport(const Schedule& s, int top) {
   r.num_cores = index.num_cores();
   r.num_ranks = index.num_ranks();
   r.latency_ns = s.makespan_ns;
-  AddEngines(s, &r);
-  AddRoofline(s, &r);
-  AddCritical(s, top, &r);
-  AddScopes(s, &r);
+  // The scope totals, the largest part, beside the rest: each part fills
+  // its own fields of the report.
+  auto part = [&](int p) {
+    if (p == 0) {
+      AddScopes(s, &r);
+    } else {
+      AddEngines(s, &r);
+      AddRoofline(s, &r);
+      AddCritical(s, top, &r);
+    }
+  };
+  constexpr int kParallelInstructions = 1 << 14;
+  if (index.size() >= kParallelInstructions) {
+    WorkerPool pool(std::min(2, WorkerPool::MachineThreads()));
+    pool.Run(2, part);
+  } else {
+    part(0);
+    part(1);
+  }
   return r;
 }
 

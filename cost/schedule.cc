@@ -8,6 +8,7 @@
 #include "ops/op_def.h"
 #include "ops/sync_rule.h"
 #include "util/diagnostic.h"
+#include "util/worker_pool.h"
 
 namespace nkigraph::cost {
 
@@ -172,7 +173,22 @@ absl::StatusOr<Schedule> Scheduler::Run() {
   out_.lanes_per_core = lanes_;
   out_.slots.assign(n, Slot{});
   out_.costs.resize(n);
-  for (int i = 0; i < n; ++i) out_.costs[i] = CostOf(index_, i, table_);
+  // Each instruction's cost is its own: a big graph's are asked in tasks
+  // over the machine's threads, each filling its own slots.
+  constexpr int kCostsPerTask = 1 << 14;
+  auto cost_task = [&](int t) {
+    const int end = std::min(n, (t + 1) * kCostsPerTask);
+    for (int i = t * kCostsPerTask; i < end; ++i) {
+      out_.costs[i] = CostOf(index_, i, table_);
+    }
+  };
+  const int cost_tasks = (n + kCostsPerTask - 1) / kCostsPerTask;
+  if (cost_tasks > 1) {
+    WorkerPool pool(WorkerPool::MachineThreads());
+    pool.Run(cost_tasks, cost_task);
+  } else if (cost_tasks == 1) {
+    cost_task(0);
+  }
   dep_begin_.assign(n + 1, 0);
   for (const graph::Dependency& d : deps_) ++dep_begin_[d.to + 1];
   for (int i = 0; i < n; ++i) dep_begin_[i + 1] += dep_begin_[i];
