@@ -178,7 +178,10 @@ absl::StatusOr<Schedule> Scheduler::Run() {
   constexpr int kCostsPerTask = 1 << 14;
   auto cost_task = [&](int t) {
     const int end = std::min(n, (t + 1) * kCostsPerTask);
+    constexpr int kFar = graph::GraphIndex::kPrefetchAhead, kNear = kFar / 2;
     for (int i = t * kCostsPerTask; i < end; ++i) {
+      index_.Prefetch(i + kFar < end ? i + kFar : -1,
+                      i + kNear < end ? i + kNear : -1);
       out_.costs[i] = CostOf(index_, i, table_);
     }
   };

@@ -108,7 +108,13 @@ std::vector<Dependency> CoreDependencies(const GraphIndex& index, int core,
   std::vector<Touch> touches;
   std::vector<RegionTracker::Hit> hits;
   std::vector<Dependency> mine;
-  for (int i : index.stream(core)) {
+  const std::vector<int>& stream = index.stream(core);
+  const int n = static_cast<int>(stream.size());
+  constexpr int kFar = GraphIndex::kPrefetchAhead, kNear = kFar / 2;
+  for (int p = 0; p < n; ++p) {
+    const int i = stream[p];
+    index.Prefetch(p + kFar < n ? stream[p + kFar] : -1,
+                   p + kNear < n ? stream[p + kNear] : -1);
     touches.clear();
     AppendTouches(index, i, &touches, options.resolved);
     const int engine = static_cast<int>(index.info(i).engine);
@@ -149,8 +155,7 @@ std::vector<Dependency> CoreDependencies(const GraphIndex& index, int core,
       deps.push_back(best);
     }
   }
-  if (!options.drop_implied || index.stream(core).empty()) return deps;
-  const std::vector<int>& stream = index.stream(core);
+  if (!options.drop_implied || stream.empty()) return deps;
   return DropImplied(stream.front(), static_cast<int>(stream.size()),
                      std::move(deps));
 }

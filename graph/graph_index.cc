@@ -68,7 +68,12 @@ absl::StatusOr<std::unique_ptr<GraphIndex>> GraphIndex::Build(
   auto fill = [&](int t) {
     Task& task = tasks[t];
     const proto::Stream& stream = graph.streams(task.core);
+    constexpr int kFar = kPrefetchInstructionsAhead;
     for (int pos = task.begin; pos < task.end; ++pos) {
+      // (Only the messages: the index reads no operand.)
+      if (pos + kFar < task.end) {
+        PrefetchInstructions(&stream.instructions(pos + kFar), nullptr);
+      }
       const proto::Instruction& instr = stream.instructions(pos);
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       InstrInfo& info = index->instrs_[task.first + (pos - task.begin)];

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "graph/describe.h"
+#include "graph/graph_index.h"
 #include "ops/access_pattern.h"
 #include "ops/device_profile.h"
 #include "ops/instr_view.h"
@@ -342,8 +343,9 @@ void CheckInstructions(const proto::Graph& graph, size_t total,
 
 // Below this many instructions the checks run on the calling thread.
 constexpr size_t kParallelInstructions = 1 << 14;
-// Instructions per task of the parallel pass.
+// Instructions and tensors per task of the parallel passes.
 constexpr int kInstructionsPerTask = 1 << 13;
+constexpr int kTensorsPerTask = 1 << 14;
 
 // The instructions' own checks split into tasks for a pool, each task a
 // run of one stream, and a flag per task: whether it found nothing.
@@ -362,7 +364,11 @@ struct InstructionTasks {
     auto problem = [&](const std::string&, const proto::Tensor*) {
       found = true;
     };
+    constexpr int kFar = kPrefetchInstructionsAhead, kNear = kFar / 2;
     for (int pos = task.begin; pos < task.end && !found; ++pos) {
+      PrefetchInstructions(
+          pos + kFar < task.end ? &stream.instructions(pos + kFar) : nullptr,
+          pos + kNear < task.end ? &stream.instructions(pos + kNear) : nullptr);
       CheckInstruction(graph, task.core, pos, stream.instructions(pos), *view,
                        problem);
     }
@@ -412,15 +418,36 @@ std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
   }
   CheckWorld(graph.world(), &errors);
   if (!errors.empty()) return errors;  // nothing else can be judged
-  const size_t tensor_errors_before = errors.size();
-  for (int i = 0; i < graph.tensors_size(); ++i) CheckTensor(graph, i, &errors);
-  if (errors.size() > tensor_errors_before) return errors;
-
-  const int num_cores = static_cast<int>(graph.world().num_cores());
   size_t total = 0;
   for (const proto::Stream& stream : graph.streams()) {
     total += stream.instructions_size();
   }
+  std::optional<WorkerPool> pool;
+  if (total >= kParallelInstructions ||
+      graph.tensors_size() >= kTensorsPerTask) {
+    pool.emplace(WorkerPool::MachineThreads());
+  }
+  // Tensors: each task's problems in its own list, joined in order.
+  const int tensor_tasks =
+      (graph.tensors_size() + kTensorsPerTask - 1) / kTensorsPerTask;
+  std::vector<std::vector<Diagnostic>> tensor_errors(tensor_tasks);
+  auto check_tensors = [&](int t) {
+    const int end = std::min(graph.tensors_size(), (t + 1) * kTensorsPerTask);
+    for (int i = t * kTensorsPerTask; i < end; ++i) {
+      CheckTensor(graph, i, &tensor_errors[t]);
+    }
+  };
+  if (pool.has_value()) {
+    pool->Run(tensor_tasks, check_tensors);
+  } else {
+    for (int t = 0; t < tensor_tasks; ++t) check_tensors(t);
+  }
+  for (std::vector<Diagnostic>& found : tensor_errors) {
+    for (Diagnostic& d : found) errors.push_back(std::move(d));
+  }
+  if (!errors.empty()) return errors;
+
+  const int num_cores = static_cast<int>(graph.world().num_cores());
   const bool streams_match = graph.streams_size() == num_cores;
   if (!streams_match || total < kParallelInstructions) {
     CheckOnChipOverlaps(graph, &errors);
@@ -440,9 +467,8 @@ std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
   std::optional<InstructionTasks> plan = PlanInstructionTasks(graph, total);
   bool clean = false;
   if (plan.has_value()) {
-    WorkerPool pool(WorkerPool::MachineThreads());
     const int tasks = static_cast<int>(plan->tasks.size());
-    pool.Run(tasks + 1, [&](int t) {
+    pool->Run(tasks + 1, [&](int t) {
       if (t == tasks) {
         CheckOnChipOverlaps(graph, &errors);
       } else {

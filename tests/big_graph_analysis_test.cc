@@ -88,6 +88,26 @@ TEST(BigGraphAnalysis, StopsListingAfterAThousandProblems) {
             graph.streams(0).instructions(1000).id());
 }
 
+TEST(BigGraphAnalysis, TensorProblemsAreListedInTensorOrder) {
+  absl::StatusOr<proto::Graph> traced =
+      testing::TraceWorld(1, 1, [](builder::Tracer& t) {
+        for (int k = 0; k < 20000; ++k) {
+          t.Allocate({1, 4}, proto::FLOAT32, Buffer::kHbm, "t");
+        }
+      });
+  ASSERT_TRUE(traced.ok()) << traced.status();
+  proto::Graph graph = *std::move(traced);
+  ASSERT_GE(graph.tensors_size(), 20000);
+  graph.mutable_tensors(19000)->set_address(-4);
+  graph.mutable_tensors(3)->set_address(-8);
+  const std::vector<Diagnostic> problems = graph::ValidateGraph(graph);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].tensor_id, 4u);
+  EXPECT_EQ(problems[0].message, "negative address -8");
+  EXPECT_EQ(problems[1].tensor_id, 19001u);
+  EXPECT_EQ(problems[1].message, "negative address -4");
+}
+
 TEST(BigGraphAnalysis, IndexFindsDenseAndSparseIds) {
   proto::Graph graph = TwoCoreChains();
   {
