@@ -26,6 +26,9 @@ set(NKIGRAPH_EXPORTED_LIBRARIES
   nkigraph_diff diff
   nkigraph_cli cli
 )
+if(NKIGRAPH_HAVE_MPI)
+  list(APPEND NKIGRAPH_EXPORTED_LIBRARIES nkigraph_dist dist)
+endif()
 set(NKIGRAPH_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/nkigraph)
 
 set(nkigraph_targets "")
@@ -56,7 +59,12 @@ install(TARGETS ${nkigraph_targets} nkigraph
 # Headers: every header of the libraries, so that whatever a public header
 # includes is there too (tests/install checks they resolve from the prefix
 # alone).
-foreach(dir util ops graph builder interp cost kernels viz diff tools)
+set(NKIGRAPH_HEADER_DIRS util ops graph builder interp cost kernels viz diff
+  tools)
+if(NKIGRAPH_HAVE_MPI)
+  list(APPEND NKIGRAPH_HEADER_DIRS dist)
+endif()
+foreach(dir ${NKIGRAPH_HEADER_DIRS})
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/${dir}/
     DESTINATION ${NKIGRAPH_INSTALL_INCLUDEDIR}/${dir}
     FILES_MATCHING PATTERN "*.h"

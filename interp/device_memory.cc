@@ -45,7 +45,8 @@ constexpr int64_t kPartitions = 128;
 
 }  // namespace
 
-absl::StatusOr<int64_t> DeviceMemory::BytesNeeded(const proto::Graph& graph) {
+absl::StatusOr<int64_t> DeviceMemory::BytesNeeded(const proto::Graph& graph,
+                                                  int held_ranks) {
   const Extents e = Measure(graph);
   // What AllocateRegion allocates for one region: data and shadow.
   auto region = [](int64_t bytes) {
@@ -54,24 +55,30 @@ absl::StatusOr<int64_t> DeviceMemory::BytesNeeded(const proto::Graph& graph) {
   int64_t per_rank = region(e.hbm);
   for (int64_t row : e.sbuf_row) per_rank += region(row * kPartitions);
   for (int64_t row : e.psum_row) per_rank += region(row * kPartitions);
-  return per_rank * std::max<int64_t>(1, graph.world().num_ranks());
+  const int64_t ranks = held_ranks >= 0
+                            ? held_ranks
+                            : std::max<int64_t>(1, graph.world().num_ranks());
+  return per_rank * ranks;
 }
 
 absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph,
-                                                  MemoryBudget* budget) {
+                                                  MemoryBudget* budget,
+                                                  int first_rank,
+                                                  int end_rank) {
   const Extents e = Measure(graph);
   DeviceMemory memory;
   const int ranks = std::max<int>(1, graph.world().num_ranks());
+  if (end_rank < 0) end_rank = ranks;
   memory.num_cores_ = std::max<int>(1, graph.world().num_cores());
   memory.hbm_bytes_ = e.hbm;
   memory.hbm_.resize(ranks);
-  for (Region& r : memory.hbm_) {
-    NKI_RETURN_IF_ERROR(AllocateRegion(e.hbm, 0, budget, r));
+  for (int r = first_rank; r < end_rank; ++r) {
+    NKI_RETURN_IF_ERROR(AllocateRegion(e.hbm, 0, budget, memory.hbm_[r]));
   }
   for (auto [regions, rows] : {std::pair{&memory.sbuf_, &e.sbuf_row},
                                std::pair{&memory.psum_, &e.psum_row}}) {
     regions->resize(static_cast<size_t>(ranks) * memory.num_cores_);
-    for (int r = 0; r < ranks; ++r) {
+    for (int r = first_rank; r < end_rank; ++r) {
       for (int c = 0; c < memory.num_cores_; ++c) {
         NKI_RETURN_IF_ERROR(
             AllocateRegion((*rows)[c] * kPartitions, (*rows)[c], budget,

@@ -32,11 +32,18 @@ class DeviceMemory {
   // tensors (the shadow as if every 64-byte block were written in part):
   // what it charges. Pages never touched cost less; the budget counts
   // what is allocated, so the limit holds whatever the run touches.
-  static absl::StatusOr<int64_t> BytesNeeded(const proto::Graph& graph);
+  // `held_ranks` of the world's ranks (all when negative) are held by this
+  // process; the others have no memory here.
+  static absl::StatusOr<int64_t> BytesNeeded(const proto::Graph& graph,
+                                             int held_ranks = -1);
   // Allocates them, charging `budget` (when given) region by region as it
-  // allocates; each charge is released when its memory is.
+  // allocates; each charge is released when its memory is. Only the ranks
+  // [first_rank, end_rank) get memory (end_rank < 0: up to the last);
+  // RegionFor another rank's is an empty region.
   static absl::StatusOr<DeviceMemory> Create(const proto::Graph& graph,
-                                             MemoryBudget* budget = nullptr);
+                                             MemoryBudget* budget = nullptr,
+                                             int first_rank = 0,
+                                             int end_rank = -1);
 
   int64_t hbm_bytes() const { return hbm_bytes_; }
   Region& RegionFor(const proto::Tensor& tensor, int rank, int core);

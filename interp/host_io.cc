@@ -97,7 +97,14 @@ absl::Status Interpreter::SetInput(const HostArray& array) {
                                   graph_.kernel_name(), "' (inputs: ",
                                   absl::StrJoin(InputNames(), ", "), ")"));
   }
-  const std::vector<int64_t> expected = HostShape(*t);
+  const bool stacked = t->per_rank() && impl_->num_ranks > 1;
+  const RankBlock held = impl_->block;
+  std::vector<int64_t> expected = HostShape(*t);
+  // In a process holding some of the ranks, a per-rank input may come as
+  // those ranks' rows alone.
+  const bool held_rows = stacked && held.size() != impl_->num_ranks &&
+                         !shape.empty() && shape[0] == held.size();
+  if (held_rows) expected[0] = held.size();
   if (shape != expected) {
     return HostError(
         name, absl::StrCat("input '", name, "' has shape ", ShapeString(shape),
@@ -131,11 +138,11 @@ absl::Status Interpreter::SetInput(const HostArray& array) {
     return n;
   }();
   const float fp8_max = ops::ProfileFor(graph_.world().target()).fp8_e4m3_max;
-  const bool stacked = t->per_rank() && impl_->num_ranks > 1;
-  for (int r = 0; r < impl_->num_ranks; ++r) {
+  for (int r = held.first; r < held.end; ++r) {
     Region& region = impl_->memory.RegionFor(*t, r, 0);
     uint8_t* dst = &region.data[t->address()];
-    const int64_t first = stacked ? r * per_rank : 0;
+    const int64_t first =
+        stacked ? (held_rows ? r - held.first : r) * per_rank : 0;
     if (raw) {
       std::memcpy(dst, &u16[first], per_rank * 2);
     } else if (integer &&
@@ -164,6 +171,19 @@ absl::Status Interpreter::FillRandomInputs(uint64_t seed) {
     HostArray array;
     array.name = t.name();
     array.shape = HostShape(t);
+    // A process holding some of the ranks draws its ranks' values alone,
+    // skipping the others' draws.
+    int64_t skip_before = 0;
+    int64_t skip_after = 0;
+    const RankBlock held = impl_->block;
+    if (t.per_rank() && impl_->num_ranks > 1 &&
+        held.size() != impl_->num_ranks) {
+      const int64_t per_rank = array.num_elements() / impl_->num_ranks;
+      skip_before = held.first * per_rank;
+      skip_after = (impl_->num_ranks - held.end) * per_rank;
+      array.shape[0] = held.size();
+    }
+    rng.discard(skip_before);
     const int64_t n = array.num_elements();
     // The values exist on the host only until they are loaded.
     const ScopedCharge charge(
@@ -200,6 +220,7 @@ absl::Status Interpreter::FillRandomInputs(uint64_t seed) {
     } else {
       for (int32_t& v : array.i32) v = static_cast<int32_t>(rng() >> 61);
     }
+    rng.discard(skip_after);
     NKI_RETURN_IF_ERROR(SetInput(array));
   }
   return absl::OkStatus();
@@ -221,6 +242,10 @@ absl::StatusOr<HostArray> Interpreter::ReadTensor(uint32_t tensor_id, int rank,
       tensor_id > static_cast<uint32_t>(graph_.tensors_size()) || rank < 0 ||
       rank >= impl_->num_ranks || core < 0 || core >= impl_->num_cores) {
     return absl::InvalidArgumentError("no such tensor or program");
+  }
+  if (!impl_->block.Holds(rank)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank, " is held by another process of the run"));
   }
   const proto::Tensor& t = graph_.tensors(static_cast<int>(tensor_id) - 1);
   Region& region = impl_->memory.RegionFor(t, rank, core);
@@ -319,18 +344,19 @@ absl::StatusOr<HostArray> Interpreter::GetOutput(const std::string& name,
                                   absl::StrJoin(OutputNames(), ", "), ")"));
   }
   const bool stacked = t->per_rank() && impl_->num_ranks > 1;
+  const RankBlock held = impl_->block;
   HostArray result;
-  for (int r = 0; r < (stacked ? impl_->num_ranks : 1); ++r) {
+  for (int r = held.first; r < (stacked ? held.end : held.first + 1); ++r) {
     NKI_ASSIGN_OR_RETURN(HostArray part, ReadTensor(t->id(), r, 0, form));
-    if (r == 0) {
+    if (r == held.first) {
       result = std::move(part);
       // One allocation for every rank's part: stacked outputs of wide
       // graphs are large enough that growing by doubling would briefly
       // hold half as much again.
       if (stacked) {
-        result.f32.reserve(result.f32.size() * impl_->num_ranks);
-        result.i32.reserve(result.i32.size() * impl_->num_ranks);
-        result.u16.reserve(result.u16.size() * impl_->num_ranks);
+        result.f32.reserve(result.f32.size() * held.size());
+        result.i32.reserve(result.i32.size() * held.size());
+        result.u16.reserve(result.u16.size() * held.size());
       }
     } else {
       result.Append(part);
@@ -338,6 +364,7 @@ absl::StatusOr<HostArray> Interpreter::GetOutput(const std::string& name,
   }
   result.name = name;
   result.shape = HostShape(*t);
+  if (stacked) result.shape[0] = held.size();
   return result;
 }
 

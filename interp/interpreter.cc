@@ -1,5 +1,6 @@
 #include "interp/interpreter.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -10,11 +11,41 @@
 #include "interp/interpreter_impl.h"
 #include "interp/program_state.h"
 #include "interp/race_scope.h"
+#include "interp/transport.h"
 #include "ops/access_pattern.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::interp {
+
+namespace {
+
+// The ranks this process holds of a run spread over processes.
+absl::StatusOr<RankBlock> HeldBlock(const proto::Graph& g,
+                                    const Transport& transport,
+                                    const RunOptions& options) {
+  const int ranks = static_cast<int>(g.world().num_ranks());
+  const int processes = transport.num_processes();
+  if (processes > std::max(1, ranks)) {
+    return DiagnosticError(
+        absl::StatusCode::kInvalidArgument,
+        MakeDiagnostic(
+            DiagnosticKind::kInput,
+            absl::StrCat("the run has ", processes,
+                         " processes but the graph only ", std::max(1, ranks),
+                         " rank(s); each process needs a rank")));
+  }
+  if (processes > 1 && options.on_write) {
+    return DiagnosticError(
+        absl::StatusCode::kInvalidArgument,
+        MakeDiagnostic(DiagnosticKind::kInput,
+                       "tensor dumps read the whole machine at every write; "
+                       "they need a run in one process"));
+  }
+  return BlockOf(transport.process(), processes, std::max(1, ranks));
+}
+
+}  // namespace
 
 Interpreter::Interpreter() = default;
 Interpreter::~Interpreter() = default;
@@ -36,8 +67,12 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
     interp->budget_ = interp->owned_budget_.get();
   }
   MemoryBudget& budget = *interp->budget_;
+  RankBlock block{0, ranks};
+  if (Transport* transport = interp->options_.transport; transport != nullptr) {
+    NKI_ASSIGN_OR_RETURN(block, HeldBlock(g, *transport, interp->options_));
+  }
   NKI_ASSIGN_OR_RETURN(const int64_t memory_bytes,
-                       DeviceMemory::BytesNeeded(g));
+                       DeviceMemory::BytesNeeded(g, block.size()));
   if (memory_bytes > budget.available()) {
     return DiagnosticError(
         absl::StatusCode::kResourceExhausted,
@@ -76,7 +111,9 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
       }
     }
   }
-  NKI_ASSIGN_OR_RETURN(DeviceMemory memory, DeviceMemory::Create(g, &budget));
+  NKI_ASSIGN_OR_RETURN(
+      DeviceMemory memory,
+      DeviceMemory::Create(g, &budget, block.first, block.end));
   // Race-detection state grows with the distinct access runs seen on
   // shared tensors two cores touch; it is charged as it grows.
   interp->impl_ = std::make_unique<Impl>(std::move(memory), ranks, cores,
@@ -84,6 +121,8 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   Impl& impl = *interp->impl_;
   impl.num_ranks = ranks;
   impl.num_cores = cores;
+  impl.transport = interp->options_.transport;
+  impl.block = block;
   for (int r = 0; r < ranks; ++r) {
     for (int c = 0; c < cores; ++c) {
       impl.programs.push_back(std::make_unique<ProgramState>(
@@ -93,6 +132,8 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   impl.input_set.assign(g.tensors_size(), false);
   return interp;
 }
+
+RankBlock Interpreter::HeldRanks() const { return impl_->block; }
 
 void Interpreter::RecordResolvedOffsets(graph::ResolvedOffsets* sink) {
   impl_->resolved_sink = sink;

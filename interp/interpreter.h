@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "graph/regions.h"
+#include "interp/transport.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 #include "util/memory_budget.h"
@@ -62,6 +63,15 @@ struct RunOptions {
   // `progress_interval_seconds` while Run runs, then once with `finished`.
   std::function<void(const Progress&)> on_progress;
   double progress_interval_seconds = 0.5;
+
+  // A run spread over several processes (`mpirun -np P`; dist/): each
+  // process holds a contiguous block of ranks (interp/transport.h's
+  // BlockOf), allocates device memory for those alone and runs their
+  // programs; outputs, errors and deadlock reports are the single
+  // process's. Inputs are set, and outputs read, for the ranks held here
+  // (HeldRanks). Null: this process holds every rank. Must outlive the
+  // interpreter. Not with `on_write`.
+  Transport* transport = nullptr;
 };
 
 // Device errors (out of bounds at run time, races, deadlocks, reads of
@@ -93,7 +103,9 @@ class Interpreter {
 
   // Loads an input (float32 rounded to the declared dtype; int32 for
   // integer tensors; uint16 raw bits, copied bit for bit, for any 2-byte
-  // tensor); errors name the input and the expected shape.
+  // tensor); errors name the input and the expected shape. Only the ranks
+  // this process holds are loaded; a per-rank input may then come as
+  // their rows alone (leading axis HeldRanks().size()).
   absl::Status SetInput(const HostArray& array);
   // Fills every input not yet set with deterministic random values: an
   // input that declares a value range gets whole numbers uniform in it
@@ -115,13 +127,19 @@ class Interpreter {
   // tensors (bfloat16, float16, int16, uint16) their uint16 raw bits.
   enum class HostForm { kValues, kRawBits16 };
 
-  // Reads an output (all ranks stacked for per-rank outputs).
+  // Reads an output (all ranks stacked for per-rank outputs; in a process
+  // holding some of the ranks, HeldRanks() stacked, and a replicated
+  // output from the first of them).
   absl::StatusOr<HostArray> GetOutput(const std::string& name,
                                       HostForm form = HostForm::kValues) const;
   // Reads any tensor as one program sees it; elements never written read
   // as NaN (floats; the dtype's quiet NaN bits as raw bits) or 0.
   absl::StatusOr<HostArray> ReadTensor(uint32_t tensor_id, int rank, int core,
                                        HostForm form = HostForm::kValues) const;
+
+  // The ranks this process holds: all of them unless the run is spread
+  // over processes (RunOptions::transport).
+  RankBlock HeldRanks() const;
 
   int64_t instructions_executed() const { return instructions_executed_; }
   // The budget the run charges (the caller's, or the interpreter's own).

@@ -16,6 +16,7 @@
 #include "interp/race_detector.h"
 #include "interp/race_scope.h"
 #include "interp/segment_footprint.h"
+#include "interp/transport.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::interp {
@@ -35,6 +36,10 @@ struct Interpreter::Impl {
   graph::ResolvedOffsets* resolved_sink = nullptr;
   int num_ranks = 1;
   int num_cores = 1;
+  // The other processes of a run spread over several (null: none), and
+  // the ranks this one holds: the only ones with device memory here.
+  Transport* transport = nullptr;
+  RankBlock block;
 
   ProgramState& program(int rank, int core) {
     return *programs[rank * num_cores + core];

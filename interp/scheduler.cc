@@ -13,6 +13,16 @@
 // Each program then sees the memory, shadow and race-detection state of
 // the one-thread order, and its first error is the same; the error
 // reported is the first program's in that order.
+//
+// Across processes (interp/transport.h) each process runs the segments of
+// its own ranks' programs, then every process learns every program's
+// position and error, so all of them hold the same view of the round: they
+// report the same first error, fire the same groups in the same order and
+// find the same deadlock. A collective whose group spans processes runs in
+// each process holding a member, over the members' contributions
+// (interp/remote_member.h); a group that fails is known at first only to
+// the processes whose members failed, so they all go on to the end of the
+// round's groups, then agree on the first failure in firing order.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -33,7 +43,10 @@
 #include "interp/interpreter.h"
 #include "interp/interpreter_impl.h"
 #include "interp/program_state.h"
+#include "interp/remote_member.h"
+#include "interp/round_wire.h"
 #include "interp/segment_footprint.h"
+#include "interp/transport.h"
 #include "interp/worker_pool.h"
 #include "ops/op_def.h"
 #include "ops/sync_rule.h"
@@ -137,6 +150,175 @@ int ThreadsFor(const RunOptions& options, int programs) {
   return std::clamp(threads, 1, std::max(1, programs));
 }
 
+// Every program of the run and which ranks this process holds.
+struct Programs {
+  std::vector<std::unique_ptr<ProgramState>>& all;  // [rank][core]
+  int num_ranks;
+  int num_cores;
+  RankBlock block;
+  ProgramState& at(int rank, int core) { return *all[rank * num_cores + core]; }
+};
+
+// The first group that failed in this process during a round's firing:
+// its position in firing order and the number of the failing call within
+// its execution (interp/remote_member.h's CountingContext), or -1.
+struct GroupFailure {
+  int64_t fired = -1;
+  int64_t call = 0;
+  absl::Status status;
+};
+
+// Tells every process where this process's programs got to in their
+// segments and how they ended, and learns the same of theirs: remote
+// programs advance to where their process ran them, and `errors` gets
+// their errors, so every process finds the same first one.
+absl::Status ShareSegments(Transport& transport, Programs impl,
+                           std::vector<absl::Status>& errors) {
+  const int processes = transport.num_processes();
+  const int cores = impl.num_cores;
+  WireWriter out;
+  for (int r = impl.block.first; r < impl.block.end; ++r) {
+    for (int c = 0; c < cores; ++c) {
+      out.Int(impl.at(r, c).pc());
+      out.Status(errors[r * cores + c]);
+    }
+  }
+  NKI_ASSIGN_OR_RETURN(std::vector<std::string> all,
+                       transport.AllGather(out.bytes()));
+  for (int q = 0; q < processes; ++q) {
+    if (q == transport.process()) continue;
+    WireReader in(all[q]);
+    const RankBlock theirs = BlockOf(q, processes, impl.num_ranks);
+    for (int r = theirs.first; r < theirs.end; ++r) {
+      for (int c = 0; c < cores; ++c) {
+        const int64_t pc = in.Int();
+        errors[r * cores + c] = in.Status();
+        ProgramState& p = impl.at(r, c);
+        if (!in.ok() || pc < p.pc() || pc > p.pc() + (1 << 30)) {
+          return in.Check("round state").ok()
+                     ? absl::InternalError(absl::StrCat(
+                           "process ", q, " reports rank ", r, " core ", c,
+                           " at position ", pc, ", behind ", p.pc()))
+                     : in.Check("round state");
+        }
+        while (p.pc() < pc && !p.done()) p.Advance();
+      }
+    }
+    NKI_RETURN_IF_ERROR(in.Check("round state"));
+  }
+  return absl::OkStatus();
+}
+
+// After a round's groups have fired (or before the run stops at its step
+// limit in the middle of them): the first group failure of any process,
+// in firing order, is the run's error, as one process would have met it.
+absl::Status AgreeOnFailure(Transport& transport, const GroupFailure& failure) {
+  WireWriter out;
+  out.Int(failure.fired);
+  out.Int(failure.call);
+  out.Status(failure.status);
+  NKI_ASSIGN_OR_RETURN(std::vector<std::string> all,
+                       transport.AllGather(out.bytes()));
+  GroupFailure first;
+  for (const std::string& bytes : all) {
+    WireReader in(bytes);
+    GroupFailure theirs;
+    theirs.fired = in.Int();
+    theirs.call = in.Int();
+    theirs.status = in.Status();
+    NKI_RETURN_IF_ERROR(in.Check("group outcome"));
+    if (theirs.fired < 0) continue;
+    if (first.fired < 0 || theirs.fired < first.fired ||
+        (theirs.fired == first.fired && theirs.call < first.call)) {
+      first = std::move(theirs);
+    }
+  }
+  return first.status;
+}
+
+// Fires a ready group that may span processes: only the processes holding
+// a member execute it, each over its own members and the others'
+// contributions. A failure is recorded in `failure` (the run goes on to
+// the end of the round's groups, so that every process fires the same
+// ones); what is returned is a failure to reach another process.
+absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
+                                 const proto::Graph& graph, ProgramState& p,
+                                 const ops::OpDef& def,
+                                 const std::vector<ProgramState*>& group,
+                                 int64_t fired, GroupFailure& failure) {
+  const RankBlock& block = impl.block;
+  const int n = static_cast<int>(group.size());
+  const int processes = transport.num_processes();
+  std::vector<int> owner(n);
+  int first_local = -1;
+  std::vector<int> peers;
+  for (int j = 0; j < n; ++j) {
+    owner[j] = ProcessOfRank(group[j]->rank(), processes, impl.num_ranks);
+    if (block.Holds(group[j]->rank())) {
+      if (first_local < 0) first_local = j;
+    } else if (std::find(peers.begin(), peers.end(), owner[j]) == peers.end()) {
+      peers.push_back(owner[j]);
+    }
+  }
+  if (first_local < 0) return absl::OkStatus();  // none of ours
+  std::sort(peers.begin(), peers.end());
+  auto fail = [&](int64_t call, absl::Status status) {
+    if (failure.fired < 0) failure = {fired, call, std::move(status)};
+  };
+
+  // Our members' contributions, in group order; theirs.
+  WireWriter out;
+  std::vector<absl::Status> bound(n);
+  for (int j = 0; j < n; ++j) {
+    if (block.Holds(group[j]->rank())) {
+      bound[j] = WriteContribution(*group[j], out);
+    }
+  }
+  std::vector<MemberContribution> contributions(n);
+  if (!peers.empty()) {
+    NKI_ASSIGN_OR_RETURN(std::vector<std::string> replies,
+                         transport.Exchange(peers, out.bytes()));
+    for (size_t k = 0; k < peers.size(); ++k) {
+      WireReader in(replies[k]);
+      for (int j = 0; j < n; ++j) {
+        if (owner[j] != peers[k]) continue;
+        contributions[j] = ReadContribution(in);
+        bound[j] = contributions[j].bind;
+      }
+      NKI_RETURN_IF_ERROR(in.Check("collective operands"));
+    }
+  }
+  // As one process binds the members in group order before executing.
+  for (int j = 0; j < n; ++j) {
+    if (!bound[j].ok()) {
+      fail(-1, bound[j]);
+      return absl::OkStatus();
+    }
+  }
+
+  const ops::InstrView& view = group[first_local]->view();
+  std::vector<std::unique_ptr<RemoteMember>> remotes;
+  std::vector<std::unique_ptr<CountingContext>> counted;
+  std::vector<ops::ExecContext*> contexts;
+  int64_t calls = 0;
+  int64_t first_failure = -1;
+  for (int j = 0; j < n; ++j) {
+    ops::ExecContext* member = group[j];
+    if (!block.Holds(group[j]->rank())) {
+      remotes.push_back(std::make_unique<RemoteMember>(
+          view, group[j]->rank(), group[j]->core(), contributions[j]));
+      member = remotes.back().get();
+    }
+    counted.push_back(
+        std::make_unique<CountingContext>(*member, calls, first_failure));
+    contexts.push_back(counted.back().get());
+  }
+  if (absl::Status s = def.execute_group(contexts); !s.ok()) {
+    fail(first_failure >= 0 ? first_failure : calls,
+         DeviceError(graph, p, p.current(), s));
+  }
+  return absl::OkStatus();
+}
 }  // namespace
 
 absl::Status Interpreter::Run() {
@@ -156,6 +338,15 @@ absl::Status Interpreter::Run() {
     impl.footprints = std::make_unique<SegmentFootprints>(g);
   }
   const SegmentFootprints& footprints = *impl.footprints;
+  LocalTransport local_transport;
+  Transport& transport =
+      impl.transport != nullptr ? *impl.transport : local_transport;
+  const bool across_processes = transport.num_processes() > 1;
+  const RankBlock block = impl.block;
+  const Programs programs{impl.programs, impl.num_ranks, impl.num_cores, block};
+  auto held_here = [&](int index) {
+    return block.Holds(index / impl.num_cores);
+  };
   impl.race.BeginRun();
   // With on_write, each event may read the machine: programs run one at a
   // time, and the run stops at the first error.
@@ -293,7 +484,8 @@ absl::Status Interpreter::Run() {
   const bool one_thread = pool.threads() == 1;
   std::vector<int> tasks;
   std::vector<int> start_pc(num_programs, 0);
-  std::vector<bool> in_round(num_programs, false);
+  std::vector<bool> moves(num_programs, false);     // runs a segment
+  std::vector<bool> in_round(num_programs, false);  // ... in this process
   std::vector<absl::Status> errors(num_programs);
   std::atomic<bool> failed = false;  // for runs that stop at the first error
   // How far each program of the round has got: every position before
@@ -359,14 +551,16 @@ absl::Status Interpreter::Run() {
     tasks.clear();
     for (int i = 0; i < num_programs; ++i) {
       const ProgramState& p = *impl.programs[i];
-      in_round[i] = !p.done() && !AtSync(p);
+      moves[i] = !p.done() && !AtSync(p);
+      in_round[i] = moves[i] && held_here(i);
       start_pc[i] = p.pc();
       progress_of[i].passed.store(p.pc());
     }
     if (max_steps > 0) {
+      // Over every process's programs: the allowances are the same in all.
       int64_t left = std::max<int64_t>(0, max_steps - executed_at_start);
       for (int i = 0; i < num_programs; ++i) {
-        if (!in_round[i]) continue;
+        if (!moves[i]) continue;
         const ProgramState& p = *impl.programs[i];
         allowance[i] =
             std::min<int64_t>(left, next_sync[p.core()][p.pc()] - p.pc());
@@ -387,11 +581,16 @@ absl::Status Interpreter::Run() {
       }
     }
     pool.Run(static_cast<int>(tasks.size()), run_task);
+    if (across_processes) {
+      NKI_RETURN_IF_ERROR(ShareSegments(transport, programs, errors));
+    }
     for (absl::Status& error : errors) {
       if (!error.ok()) return error;
     }
     bool progressed = executed() != executed_at_start;
 
+    GroupFailure failure;
+    int64_t fired = 0;
     for (auto& program : impl.programs) {
       ProgramState& p = *program;
       if (p.done()) continue;
@@ -399,27 +598,41 @@ absl::Status Interpreter::Run() {
       const proto::Instruction& instr = p.current();
       if (max_steps > 0 &&
           executed() + static_cast<int64_t>(group.size()) > max_steps) {
+        if (across_processes) {
+          NKI_RETURN_IF_ERROR(AgreeOnFailure(transport, failure));
+        }
         return StepLimitError(g, p, instr, max_steps);
       }
       const ops::OpDef* def = ops::FindOp(instr.opcode());
-      contexts.clear();
-      for (ProgramState* q : group) {
-        NKI_RETURN_IF_ERROR(q->Bind(q->current()));
-        contexts.push_back(q);
-      }
-      if (absl::Status s = def->execute_group(contexts); !s.ok()) {
-        return DeviceError(g, p, instr, s);
+      if (across_processes) {
+        NKI_RETURN_IF_ERROR(FireAcrossProcesses(transport, programs, g, p, *def,
+                                                group, fired, failure));
+      } else {
+        contexts.clear();
+        for (ProgramState* q : group) {
+          NKI_RETURN_IF_ERROR(q->Bind(q->current()));
+          contexts.push_back(q);
+        }
+        if (absl::Status s = def->execute_group(contexts); !s.ok()) {
+          return DeviceError(g, p, instr, s);
+        }
       }
       std::vector<int> cores;
       for (ProgramState* q : group) {
         if (q->rank() == p.rank()) cores.push_back(q->core());
       }
-      if (cores.size() > 1) impl.race.Sync(p.rank(), cores);
+      if (cores.size() > 1 && block.Holds(p.rank())) {
+        impl.race.Sync(p.rank(), cores);
+      }
       for (ProgramState* q : group) {
-        notify_writes(*q, q->current());
+        if (block.Holds(q->rank())) notify_writes(*q, q->current());
         q->Advance();
       }
+      ++fired;
       progressed = true;
+    }
+    if (across_processes) {
+      NKI_RETURN_IF_ERROR(AgreeOnFailure(transport, failure));
     }
     bool all_done = true;
     for (auto& program : impl.programs) all_done &= program->done();

@@ -1,5 +1,6 @@
 // nkigraph run GRAPH --input NAME=FILE.npy... --output-dir DIR: executes a
 // graph on the interpreter.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -19,6 +20,7 @@
 #include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "tools/commands.h"
+#include "tools/processes.h"
 #include "tools/run_flags.h"
 #include "tools/run_support.h"
 #include "util/file_io.h"
@@ -36,7 +38,9 @@ constexpr char kUsage[] =
                     --output-dir DIR [--dump DIR [--dump-filter REGEX]]
                     [--save-bundle BUNDLE.pb] [--memory-limit BYTES]
                     [--max-steps N] [--timeline FILE.json] [--raw-bits]
-                    [--threads N] [--quiet] [--diagnostics json]
+                    [--threads N] [--peer-timeout SECONDS] [--quiet]
+                    [--diagnostics json]
+       mpirun -np P nkigraph run GRAPH ...
 
 Executes GRAPH (.pb or .pbtxt, or a replay bundle's graph) on the
 memory-model device and writes DIR/<output>.npy for every output. Inputs
@@ -80,9 +84,18 @@ options:
   --threads N                 run the programs (ranks x cores) on N threads
                               (default: one per core of the machine); the
                               results are the same for every N
+  --peer-timeout SECONDS      under mpirun: the longest any process
+                              waits for another (default 300) before the
+                              run fails, so a killed process stops the rest
   -q, --quiet                 no progress line on stderr (there is one
                               only when stderr is a terminal)
 %s  -h, --help                  show this help
+
+Under `mpirun -np P` (a build with Open MPI) the ranks are spread over the
+P processes, a contiguous block each; each holds only its ranks' device
+memory (--memory-limit is per process), reads only its ranks' rows of
+per-rank inputs and writes them into the output files. Outputs, bundles
+and errors are the single process's. Not with --dump.
 
 Graph problems are listed one per line: the first 20 and a count of the
 rest (`nkigraph check` lists all).
@@ -114,6 +127,34 @@ absl::StatusOr<double> WriteTimeline(const proto::Graph& ran,
   return schedule.makespan_ns;
 }
 
+// Reads input `name` from `file`: in a process holding some of the ranks,
+// a per-rank input's rows for those ranks alone (when the file has a row
+// per rank; otherwise all of it, for SetInput to refuse as it would).
+absl::StatusOr<HostArray> ReadInputFile(const interp::Interpreter& interp,
+                                        const std::string& name,
+                                        const std::string& file,
+                                        MemoryBudget& budget,
+                                        std::vector<ScopedCharge>& held) {
+  const proto::Tensor* t = interp.FindInput(name);
+  const int ranks = static_cast<int>(interp.graph().world().num_ranks());
+  const interp::RankBlock block = interp.HeldRanks();
+  if (t == nullptr || !t->per_rank() || ranks <= 1 || block.size() == ranks) {
+    return ReadNpyCharged(file, budget, held);
+  }
+  int64_t total_rows = -1;
+  absl::StatusOr<HostArray> rows =
+      ReadNpyRows(file, block.first, block.size(), &total_rows);
+  if (total_rows != ranks) return ReadNpyCharged(file, budget, held);
+  if (!rows.ok()) return rows.status();
+  ScopedCharge charge(&budget, HostArrayBytes(rows->num_elements()),
+                      absl::StrCat("host memory for the input '", file, "'"));
+  NKI_RETURN_IF_ERROR(charge.status());
+  held.push_back(std::move(charge));
+  return rows;
+}
+
+int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed);
+
 }  // namespace
 
 int RunRun(const std::vector<std::string>& args) {
@@ -130,6 +171,7 @@ int RunRun(const std::vector<std::string>& args) {
                        {"--raw-bits", "", false, false},
                        kMaxStepsFlag,
                        kThreadsFlag,
+                       kPeerTimeoutFlag,
                        kQuietFlag,
                        DiagnosticsFlag()});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
@@ -140,6 +182,25 @@ int RunRun(const std::vector<std::string>& args) {
   if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
     return ReportError(kVerb, status);
   }
+  absl::StatusOr<double> timeout = PeerTimeout(*parsed);
+  if (!timeout.ok()) return ReportError(kVerb, timeout.status());
+  absl::StatusOr<std::unique_ptr<Processes>> joined = Processes::Join(*timeout);
+  if (!joined.ok()) return ReportError(kVerb, joined.status());
+  Processes& processes = **joined;
+  // An error only some processes met (a file one cannot read, a peer that
+  // stopped) ends them all, so that none waits for the others.
+  bool agreed = false;
+  const int code = RunIn(*parsed, processes, agreed);
+  if (processes.several() && code != kExitOk && !agreed) {
+    processes.Abort(code);
+  }
+  return code;
+}
+
+namespace {
+
+int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
+  const ParsedArgs* parsed = &parsed_args;
   absl::StatusOr<std::string> graph_path_or = OnePositional(
       *parsed, kVerb, "graph",
       "nkigraph run GRAPH --input NAME=FILE.npy... --output-dir DIR");
@@ -154,6 +215,11 @@ int RunRun(const std::vector<std::string>& args) {
   if (parsed->Has("--dump-filter") && !parsed->Has("--dump")) {
     return ReportError(kVerb, "--dump-filter needs --dump DIR");
   }
+  if (parsed->Has("--dump") && processes.several()) {
+    return ReportError(kVerb,
+                       "--dump reads the whole machine at every write; run "
+                       "it in one process (without mpirun)");
+  }
   const std::string bundle_path = parsed->Get("--save-bundle");
   if (parsed->Has("--save-bundle") && !EndsWith(bundle_path, ".pb") &&
       !EndsWith(bundle_path, ".pbtxt")) {
@@ -165,9 +231,11 @@ int RunRun(const std::vector<std::string>& args) {
   if (absl::Status status = ApplyRunFlags(*parsed, &options); !status.ok()) {
     return ReportError(kVerb, status);
   }
-  // One account for everything the run holds (device and host).
+  // One account for everything the run holds (device and host); per
+  // process when the run is spread over several.
   MemoryBudget budget(options.memory_limit_bytes);
   options.budget = &budget;
+  options.transport = processes.transport();
   std::vector<ScopedCharge> held;
   std::unique_ptr<TensorDumper> dumper;
   if (parsed->Has("--dump")) {
@@ -194,7 +262,15 @@ int RunRun(const std::vector<std::string>& args) {
   }
   const bool raw_bits = parsed->Has("--raw-bits");
   {
-    // Before anything large is allocated: does the whole run fit?
+    // Before anything large is allocated: does the whole run fit? A
+    // process holding some of the ranks holds about their share of it.
+    const int ranks = std::max<int>(1, source->graph.world().num_ranks());
+    const int held =
+        processes.several()
+            ? interp::BlockOf(processes.index(), processes.count(), ranks)
+                  .size()
+            : ranks;
+    auto share = [&](int64_t bytes) { return bytes / ranks * held; };
     int64_t input_files = 0;
     for (const std::string& setting : parsed->All("--input")) {
       const size_t eq = setting.find('=');
@@ -202,18 +278,19 @@ int RunRun(const std::vector<std::string>& args) {
         input_files += FileBytes(setting.substr(eq + 1));
       }
     }
+    if (processes.several()) input_files = share(input_files);
     const bool bundle = parsed->Has("--save-bundle");
     absl::StatusOr<int64_t> device =
-        interp::DeviceMemory::BytesNeeded(source->graph);
+        interp::DeviceMemory::BytesNeeded(source->graph, held);
     if (device.ok()) {
       if (absl::Status fits = CheckMemoryPlan(
               budget,
               {{"device memory and its shadow state", *device},
                {"input files", input_files},
                {"outputs on the host",
-                HostOutputBytes(source->graph, raw_bits)},
+                share(HostOutputBytes(source->graph, raw_bits))},
                {"the bundle's copies",
-                bundle
+                bundle && processes.first()
                     ? HostInputBytes(source->graph, /*raw_bits16=*/true) * 2 +
                           HostOutputBytes(source->graph, raw_bits)
                     : 0}});
@@ -243,7 +320,8 @@ int RunRun(const std::vector<std::string>& args) {
                          absl::StrCat("input '", name, "' is given twice"));
     }
     std::vector<ScopedCharge> reading;  // until the device holds it
-    absl::StatusOr<HostArray> array = ReadNpyCharged(file, budget, reading);
+    absl::StatusOr<HostArray> array =
+        ReadInputFile(interp, name, file, budget, reading);
     if (!array.ok()) {
       return ReportError(kVerb, absl::StrCat("input '", name,
                                              "': ", array.status().message()));
@@ -279,6 +357,9 @@ int RunRun(const std::vector<std::string>& args) {
     absl::StatusOr<std::vector<HostArray>> inputs =
         ReadInputs(interp, interp::Interpreter::HostForm::kRawBits16, &copies);
     if (!inputs.ok()) return ReportError(kVerb, inputs.status());
+    // The bundle is one file: the first process joins every input.
+    inputs = processes.GatherToFirst(interp, *std::move(inputs));
+    if (!inputs.ok()) return ReportError(kVerb, inputs.status());
     if (absl::Status status =
             AddToBundle(*inputs, /*outputs=*/false, bundle, budget, held);
         !status.ok()) {
@@ -289,6 +370,8 @@ int RunRun(const std::vector<std::string>& args) {
   ReachedOffsets reached;
   if (parsed->Has("--timeline")) interp.RecordResolvedOffsets(&reached);
   if (absl::Status status = interp.Run(); !status.ok()) {
+    // Every process reports the run's error, the same one.
+    agreed = AgreedRunError(status);
     const int code = ReportRunError(kVerb, status);
     if (code != kExitFailure) return code;
     if (dumper) {
@@ -302,7 +385,7 @@ int RunRun(const std::vector<std::string>& args) {
       }
     }
     // A bundle without outputs still reproduces the failure.
-    if (parsed->Has("--save-bundle")) {
+    if (parsed->Has("--save-bundle") && processes.first()) {
       if (absl::Status saved = WriteMessage(bundle, bundle_path); !saved.ok()) {
         ReportError(kVerb, absl::StrCat("cannot write bundle '", bundle_path,
                                         "': ", saved.message()));
@@ -324,9 +407,16 @@ int RunRun(const std::vector<std::string>& args) {
                            : interp::Interpreter::HostForm::kValues,
                   &held);
   if (!outputs.ok()) return ReportError(kVerb, outputs.status());
-  if (absl::Status status = WriteArrays(output_dir, *outputs); !status.ok()) {
+  if (absl::Status status =
+          WriteArraysTogether(processes, interp, output_dir, *outputs);
+      !status.ok()) {
     return ReportError(kVerb, status);
   }
+  if (parsed->Has("--save-bundle")) {
+    outputs = processes.GatherToFirst(interp, *std::move(outputs));
+    if (!outputs.ok()) return ReportError(kVerb, outputs.status());
+  }
+  if (!processes.first()) return kExitOk;
   if (parsed->Has("--save-bundle")) {
     if (absl::Status status =
             AddToBundle(*outputs, /*outputs=*/true, bundle, budget, held);
@@ -363,5 +453,7 @@ int RunRun(const std::vector<std::string>& args) {
   std::cout << "\n";
   return kExitOk;
 }
+
+}  // namespace
 
 }  // namespace nkigraph::tools

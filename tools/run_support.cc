@@ -167,8 +167,13 @@ absl::Status ChargeHostArray(const interp::Interpreter& interp,
                              absl::string_view what,
                              std::vector<ScopedCharge>* held) {
   if (held == nullptr) return absl::OkStatus();
+  // A process holding some of the ranks reads their rows alone.
+  std::vector<int64_t> shape = interp.HostShape(tensor);
+  if (tensor.per_rank() && interp.graph().world().num_ranks() > 1) {
+    shape[0] = interp.HeldRanks().size();
+  }
   int64_t elements = 1;
-  for (int64_t d : interp.HostShape(tensor)) {
+  for (int64_t d : shape) {
     elements = d <= 0 ? 0 : elements > INT64_MAX / d ? INT64_MAX : elements * d;
   }
   ScopedCharge charge(
@@ -201,12 +206,14 @@ absl::StatusOr<std::vector<HostArray>> ReadInputs(
         interp, *tensor, form == interp::Interpreter::HostForm::kRawBits16,
         "a copy of input", held));
     HostArray input;
-    for (int r = 0; r < (stacked ? num_ranks : 1); ++r) {
+    // The ranks this process holds (all of them in a single process).
+    const interp::RankBlock held = interp.HeldRanks();
+    for (int r = held.first; r < (stacked ? held.end : held.first + 1); ++r) {
       // 16-bit inputs as their bits by default: a replay then loads exactly
       // the bytes this run had (a bf16 NaN payload included).
       NKI_ASSIGN_OR_RETURN(HostArray part,
                            interp.ReadTensor(tensor->id(), r, core, form));
-      if (r == 0) {
+      if (r == held.first) {
         input = std::move(part);
       } else {
         input.Append(part);
@@ -214,6 +221,7 @@ absl::StatusOr<std::vector<HostArray>> ReadInputs(
     }
     input.name = name;
     input.shape = interp.HostShape(*tensor);
+    if (stacked) input.shape[0] = held.size();
     inputs.push_back(std::move(input));
   }
   return inputs;

@@ -78,13 +78,14 @@ absl::StatusOr<HostArray> ReadNpyCharged(const std::string& path,
 using ::nkigraph::FromNamedArray;
 using ::nkigraph::ToNamedArray;
 
-// Every input as the device holds it now: after SetInput, rounded to its
-// declared dtype; 2-byte inputs as uint16 raw bits (or, with kValues, as
-// float32 or int32 values like the others). Per-rank inputs of multi-rank
-// graphs are stacked along a leading [num_ranks] axis, as in .npy files.
-// Read before Run: inputs written in place are overwritten by it.
-// Each array is charged to the interpreter's budget before it is read,
-// the charge appended to `held` (when given; otherwise not charged).
+// Every input as the device holds it now (in a process holding some of
+// the ranks, per-rank inputs with those ranks' rows alone): after SetInput,
+// rounded to its declared dtype; 2-byte inputs as uint16 raw bits (or, with
+// kValues, as float32 or int32 values like the others). Per-rank inputs of
+// multi-rank graphs are stacked along a leading [num_ranks] axis, as in .npy
+// files. Read before Run: inputs written in place are overwritten by it. Each
+// array is charged to the interpreter's budget before it is read, the charge
+// appended to `held` (when given; otherwise not charged).
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
     const interp::Interpreter& interp,
     interp::Interpreter::HostForm form =

@@ -1,5 +1,6 @@
 #include "util/file_io.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -70,6 +71,48 @@ absl::Status WriteFileAtomically(const std::string& path,
 bool EndsWith(absl::string_view text, absl::string_view suffix) {
   return text.size() >= suffix.size() &&
          text.substr(text.size() - suffix.size()) == suffix;
+}
+
+namespace {
+
+absl::Status WriteAll(int fd, absl::string_view bytes, int64_t offset,
+                      const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(
+          absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+    }
+    bytes.remove_prefix(n);
+    offset += n;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteFileParts(const std::string& path, absl::string_view head,
+                            int64_t size, int64_t offset,
+                            absl::string_view part) {
+  const int flags = size >= 0 ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY;
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open '", path, "': ", std::strerror(errno)));
+  }
+  absl::Status status;
+  if (size >= 0 && ::ftruncate(fd, size) != 0) {
+    status = absl::InternalError(
+        absl::StrCat("cannot size '", path, "': ", std::strerror(errno)));
+  }
+  if (status.ok() && !head.empty()) status = WriteAll(fd, head, 0, path);
+  if (status.ok()) status = WriteAll(fd, part, offset, path);
+  if (::close(fd) != 0 && status.ok()) {
+    status = absl::InternalError(
+        absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+  }
+  return status;
 }
 
 }  // namespace nkigraph

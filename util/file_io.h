@@ -23,6 +23,14 @@ absl::Status WriteFileAtomically(const std::string& path,
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::Span<const absl::string_view> pieces);
 
+// Writes `head` at the start of the file at `path` (created, or emptied,
+// when `size` >= 0, then sized to `size` bytes), then `part` at byte
+// `offset`; with `size` < 0 the file must exist and only `part` is
+// written. For a file several processes write parts of.
+absl::Status WriteFileParts(const std::string& path, absl::string_view head,
+                            int64_t size, int64_t offset,
+                            absl::string_view part);
+
 bool EndsWith(absl::string_view text, absl::string_view suffix);
 
 }  // namespace nkigraph

@@ -212,7 +212,15 @@ struct DescrInfo {
 constexpr DescrInfo kDescrs[] = {
     {"<f4", 4}, {"<f8", 8}, {"<i4", 4}, {"<i8", 8}, {"<u2", 2}};
 
-absl::StatusOr<HostArray> Parse(absl::string_view bytes) {
+// A checked .npy file: its header and where its data lie.
+struct Layout {
+  Header header;
+  const DescrInfo* descr = nullptr;
+  absl::string_view data;
+  int64_t elements = 0;
+};
+
+absl::StatusOr<Layout> ParseLayout(absl::string_view bytes) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic) {
     return absl::InvalidArgumentError("not a .npy file (bad magic bytes)");
   }
@@ -286,9 +294,16 @@ absl::StatusOr<HostArray> Parse(absl::string_view bytes) {
         " needs ", expected, " bytes but the file holds ", data.size()));
   }
 
+  return Layout{std::move(header), descr, data, elements};
+}
+
+// Elements [first, first + count) of the file's data, converted.
+absl::StatusOr<HostArray> Convert(const Layout& layout, int64_t first,
+                                  int64_t elements) {
+  const Header& header = layout.header;
   HostArray array;
   array.shape = header.shape;
-  const char* src = data.data();
+  const char* src = layout.data.data() + first * layout.descr->itemsize;
   if (header.descr == "<f4") {
     array.dtype = proto::FLOAT32;
     array.f32.resize(elements);
@@ -303,7 +318,7 @@ absl::StatusOr<HostArray> Parse(absl::string_view bytes) {
       if (std::isfinite(value) &&
           std::fabs(value) > std::numeric_limits<float>::max()) {
         return absl::InvalidArgumentError(
-            absl::StrCat("float64 value ", value, " at flat index ", i,
+            absl::StrCat("float64 value ", value, " at flat index ", first + i,
                          " is outside the float32 range"));
       }
       array.f32[i] = static_cast<float>(value);
@@ -328,7 +343,7 @@ absl::StatusOr<HostArray> Parse(absl::string_view bytes) {
       if (value < std::numeric_limits<int32_t>::min() ||
           value > std::numeric_limits<int32_t>::max()) {
         return absl::InvalidArgumentError(
-            absl::StrCat("int64 value ", value, " at flat index ", i,
+            absl::StrCat("int64 value ", value, " at flat index ", first + i,
                          " is outside the int32 range"));
       }
       array.i32[i] = static_cast<int32_t>(value);
@@ -337,11 +352,47 @@ absl::StatusOr<HostArray> Parse(absl::string_view bytes) {
   return array;
 }
 
+absl::StatusOr<HostArray> Parse(absl::string_view bytes) {
+  NKI_ASSIGN_OR_RETURN(const Layout layout, ParseLayout(bytes));
+  return Convert(layout, 0, layout.elements);
+}
+
+absl::StatusOr<HostArray> ParseRows(absl::string_view bytes, int64_t first,
+                                    int64_t count, int64_t* total_rows) {
+  NKI_ASSIGN_OR_RETURN(const Layout layout, ParseLayout(bytes));
+  const std::vector<int64_t>& shape = layout.header.shape;
+  if (total_rows != nullptr && !shape.empty()) *total_rows = shape[0];
+  if (shape.empty() || first < 0 || count < 0 || first + count > shape[0]) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "has shape (", absl::StrJoin(shape, ", "), "); rows [", first, ", ",
+        first + count, ") of its first axis were asked for"));
+  }
+  const int64_t row = shape[0] == 0 ? 0 : layout.elements / shape[0];
+  NKI_ASSIGN_OR_RETURN(HostArray array,
+                       Convert(layout, first * row, count * row));
+  array.shape[0] = count;
+  return array;
+}
+
 }  // namespace
 
 absl::StatusOr<HostArray> ParseNpy(absl::string_view bytes,
                                    const std::string& path) {
   absl::StatusOr<HostArray> array = Parse(bytes);
+  if (!array.ok()) {
+    return absl::Status(
+        array.status().code(),
+        absl::StrCat("'", path, "': ", array.status().message()));
+  }
+  return array;
+}
+
+absl::StatusOr<HostArray> ReadNpyRows(const std::string& path, int64_t first,
+                                      int64_t count, int64_t* total_rows) {
+  if (total_rows != nullptr) *total_rows = -1;
+  NKI_ASSIGN_OR_RETURN(const MappedFile file, MappedFile::Open(path));
+  absl::StatusOr<HostArray> array =
+      ParseRows(file.bytes(), first, count, total_rows);
   if (!array.ok()) {
     return absl::Status(
         array.status().code(),
@@ -373,9 +424,20 @@ absl::string_view NpyDescr(proto::DType dtype) {
   }
 }
 
-// The magic, version, length and padded header of `array`'s .npy file,
-// after checking the array can be written.
+// The magic, version, length and padded header of a .npy file of `shape`
+// and `dtype`, after checking such an array can be written (`values`: how
+// many the array holds, -1 when it is written in parts).
+absl::StatusOr<std::string> NpyPreamble(const HostArray& array,
+                                        const std::vector<int64_t>& shape_of,
+                                        int64_t values);
+
 absl::StatusOr<std::string> NpyPreamble(const HostArray& array) {
+  return NpyPreamble(array, array.shape, static_cast<int64_t>(array.values()));
+}
+
+absl::StatusOr<std::string> NpyPreamble(const HostArray& array,
+                                        const std::vector<int64_t>& shape_of,
+                                        int64_t values) {
   const absl::string_view descr = NpyDescr(array.dtype);
   if (descr.empty()) {
     return absl::InvalidArgumentError(
@@ -383,12 +445,12 @@ absl::StatusOr<std::string> NpyPreamble(const HostArray& array) {
                      "': .npy files hold float32, int32 or uint16, not dtype ",
                      static_cast<int>(array.dtype)));
   }
-  if (array.shape.size() > kMaxRank) {
+  if (shape_of.size() > kMaxRank) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "array '", array.name, "' has ", array.shape.size(), " dims"));
+        "array '", array.name, "' has ", shape_of.size(), " dims"));
   }
   int64_t elements = 1;
-  for (int64_t dim : array.shape) {
+  for (int64_t dim : shape_of) {
     if (dim < 0 || dim > kMaxDim) {
       return absl::InvalidArgumentError(
           absl::StrCat("array '", array.name, "' has a dimension of ", dim));
@@ -399,16 +461,14 @@ absl::StatusOr<std::string> NpyPreamble(const HostArray& array) {
     }
     elements *= dim;
   }
-  const size_t values = array.values();
-  if (static_cast<int64_t>(values) != elements) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("array '", array.name, "' has shape [",
-                     absl::StrJoin(array.shape, ", "), "] (", elements,
-                     " elements) but ", values, " values"));
+  if (values >= 0 && values != elements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "array '", array.name, "' has shape [", absl::StrJoin(shape_of, ", "),
+        "] (", elements, " elements) but ", values, " values"));
   }
 
-  std::string shape = absl::StrJoin(array.shape, ", ");
-  if (array.shape.size() == 1) shape += ",";
+  std::string shape = absl::StrJoin(shape_of, ", ");
+  if (shape_of.size() == 1) shape += ",";
   std::string header =
       absl::StrCat("{'descr': '", descr,
                    "', 'fortran_order': False, 'shape': (", shape, "), }");
@@ -489,6 +549,37 @@ absl::Status WriteNpy(const std::string& path, const HostArray& array) {
         absl::StrCat("'", path, "': ", bytes.status().message()));
   }
   return WriteFileAtomically(path, *bytes);
+}
+
+absl::Status WriteNpyRows(const std::string& path, const HostArray& rows,
+                          int64_t total_rows, int64_t first_row, bool create) {
+  if constexpr (std::endian::native != std::endian::little) {
+    return absl::UnimplementedError(
+        "writing .npy files in parts needs a little-endian host");
+  }
+  if (rows.shape.empty() || first_row < 0 ||
+      first_row + rows.shape[0] > total_rows) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "': rows from ", first_row, " of array '",
+                     rows.name, "' do not fit its ", total_rows, " rows"));
+  }
+  std::vector<int64_t> whole = rows.shape;
+  whole[0] = total_rows;
+  NKI_ASSIGN_OR_RETURN(const std::string preamble,
+                       NpyPreamble(rows, whole, /*values=*/-1));
+  const absl::string_view values = RawValues(rows);
+  const int64_t row_bytes =
+      rows.shape[0] == 0 ? 0
+                         : static_cast<int64_t>(values.size()) / rows.shape[0];
+  const int64_t offset =
+      static_cast<int64_t>(preamble.size()) + first_row * row_bytes;
+  if (create) {
+    return WriteFileParts(
+        path, preamble,
+        static_cast<int64_t>(preamble.size()) + total_rows * row_bytes, offset,
+        values);
+  }
+  return WriteFileParts(path, {}, -1, offset, values);
 }
 
 }  // namespace nkigraph

@@ -22,6 +22,14 @@ namespace nkigraph {
 // array's name is empty.
 absl::StatusOr<HostArray> ReadNpy(const std::string& path);
 
+// Rows [first, first + count) of the first axis of a .npy file, as
+// ReadNpy would return them (shape[0] is `count`): only their bytes of the
+// mapped file are read, so a process holding some ranks of a per-rank
+// input reads its part alone. `total_rows`, when given, gets the file's
+// first dim (-1 when its header could not be read), also on an error.
+absl::StatusOr<HostArray> ReadNpyRows(const std::string& path, int64_t first,
+                                      int64_t count,
+                                      int64_t* total_rows = nullptr);
 // Parses the bytes of a .npy file; `path` only names it in errors.
 absl::StatusOr<HostArray> ParseNpy(absl::string_view bytes,
                                    const std::string& path);
@@ -31,6 +39,14 @@ absl::StatusOr<HostArray> ParseNpy(absl::string_view bytes,
 // temporary file is renamed over `path`.
 absl::Status WriteNpy(const std::string& path, const HostArray& array);
 
+// Writes `rows`, rows [first_row, first_row + rows.shape[0]) of an array of
+// total_rows rows along its first axis, into the .npy file at `path`
+// (not atomically): with `create`, the file is made with its header and
+// its full size first; the other parts are written into it at their
+// offsets, so processes each holding some rows write one file together
+// without any of them holding it all. Little-endian hosts only.
+absl::Status WriteNpyRows(const std::string& path, const HostArray& rows,
+                          int64_t total_rows, int64_t first_row, bool create);
 // The bytes WriteNpy writes.
 absl::StatusOr<std::string> SerializeNpy(const HostArray& array);
 

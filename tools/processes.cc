@@ -1,0 +1,175 @@
+#include "tools/processes.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "tools/run_support.h"
+#include "util/npy.h"
+#include "util/status_macros.h"
+
+#ifdef NKIGRAPH_HAVE_MPI
+#include "dist/mpi_transport.h"
+#endif
+
+namespace nkigraph::tools {
+namespace {
+
+bool PerRankRows(const interp::Interpreter& interp, const HostArray& array) {
+  const proto::Tensor* t = interp.FindOutput(array.name);
+  if (t == nullptr) t = interp.FindInput(array.name);
+  return t != nullptr && t->per_rank() &&
+         interp.graph().world().num_ranks() > 1;
+}
+
+}  // namespace
+
+int LaunchedProcesses() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* value = std::getenv(name);
+    int n = 0;
+    if (value != nullptr && absl::SimpleAtoi(value, &n) && n > 0) return n;
+  }
+  return 1;
+}
+
+bool BuiltWithMpi() {
+#ifdef NKIGRAPH_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+absl::StatusOr<std::unique_ptr<Processes>> Processes::Join(
+    double timeout_seconds) {
+  const int launched = LaunchedProcesses();
+  if (launched <= 1) {
+    return std::unique_ptr<Processes>(new Processes(nullptr));
+  }
+#ifdef NKIGRAPH_HAVE_MPI
+  NKI_ASSIGN_OR_RETURN(std::unique_ptr<dist::MpiTransport> transport,
+                       dist::MpiTransport::Join(timeout_seconds));
+  return std::unique_ptr<Processes>(new Processes(std::move(transport)));
+#else
+  (void)timeout_seconds;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "started as one of ", launched,
+      " processes, but this nkigraph was built without MPI: running ranks "
+      "across processes needs a build that found Open MPI (openmpi-bin, "
+      "libopenmpi-dev); run it as one process instead"));
+#endif
+}
+
+Processes::~Processes() = default;
+
+absl::Status Processes::Barrier() const {
+  if (!transport_) return absl::OkStatus();
+  return transport_->AllGather({}).status();
+}
+
+void Processes::Abort(int exit_code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+#ifdef NKIGRAPH_HAVE_MPI
+  if (transport_) {
+    static_cast<dist::MpiTransport*>(transport_.get())->Abort(exit_code);
+  }
+#endif
+  std::_Exit(exit_code);
+}
+
+absl::StatusOr<std::vector<HostArray>> Processes::GatherToFirst(
+    const interp::Interpreter& interp, std::vector<HostArray> arrays) const {
+  if (!several()) return arrays;
+  if (!first()) {
+    for (const HostArray& array : arrays) {
+      if (!PerRankRows(interp, array)) continue;
+      NKI_ASSIGN_OR_RETURN(const std::string bytes, SerializeNpy(array));
+      NKI_RETURN_IF_ERROR(transport_->Send(0, bytes));
+    }
+    return std::vector<HostArray>{};
+  }
+  const int ranks = static_cast<int>(interp.graph().world().num_ranks());
+  for (HostArray& array : arrays) {
+    if (!PerRankRows(interp, array)) continue;
+    for (int q = 1; q < count(); ++q) {
+      NKI_ASSIGN_OR_RETURN(const std::string bytes, transport_->Receive(q));
+      NKI_ASSIGN_OR_RETURN(HostArray part,
+                           ParseNpy(bytes, absl::StrCat("process ", q)));
+      array.Append(part);
+    }
+    array.shape[0] = ranks;
+  }
+  return arrays;
+}
+
+absl::StatusOr<double> PeerTimeout(const ParsedArgs& parsed) {
+  if (!parsed.Has(kPeerTimeoutFlag.name)) return kDefaultPeerTimeoutSeconds;
+  double seconds = 0;
+  if (!absl::SimpleAtod(parsed.Get(kPeerTimeoutFlag.name), &seconds) ||
+      !(seconds > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--peer-timeout '", parsed.Get(kPeerTimeoutFlag.name),
+                     "' is not a positive number of seconds"));
+  }
+  return seconds;
+}
+
+bool AgreedRunError(const absl::Status& status) {
+  return status.code() != absl::StatusCode::kDeadlineExceeded &&
+         status.code() != absl::StatusCode::kInternal;
+}
+
+absl::Status WriteArraysTogether(const Processes& processes,
+                                 const interp::Interpreter& interp,
+                                 const std::string& dir,
+                                 const std::vector<HostArray>& arrays) {
+  if (!processes.several()) return WriteArrays(dir, arrays);
+  if (processes.first()) NKI_RETURN_IF_ERROR(MakeDirectories(dir));
+  const int ranks = static_cast<int>(interp.graph().world().num_ranks());
+  const interp::RankBlock held = interp.HeldRanks();
+  auto path = [&](const HostArray& array) {
+    return absl::StrCat(dir, "/", SafeFileName(array.name), ".npy");
+  };
+  // The first process makes every file (and writes its rows) before the
+  // others write theirs into it.
+  absl::Status status;
+  if (processes.first()) {
+    for (const HostArray& array : arrays) {
+      if (!status.ok()) break;
+      status = PerRankRows(interp, array)
+                   ? WriteNpyRows(path(array) + ".part", array, ranks,
+                                  held.first, /*create=*/true)
+                   : WriteNpy(path(array), array);
+    }
+  }
+  NKI_RETURN_IF_ERROR(processes.Barrier());
+  if (!processes.first()) {
+    for (const HostArray& array : arrays) {
+      if (!status.ok()) break;
+      if (!PerRankRows(interp, array)) continue;
+      status = WriteNpyRows(path(array) + ".part", array, ranks, held.first,
+                            /*create=*/false);
+    }
+  }
+  NKI_RETURN_IF_ERROR(processes.Barrier());
+  if (processes.first()) {
+    for (const HostArray& array : arrays) {
+      if (!status.ok()) break;
+      if (!PerRankRows(interp, array)) continue;
+      const std::string final_path = path(array);
+      if (std::rename((final_path + ".part").c_str(), final_path.c_str()) !=
+          0) {
+        status = absl::InternalError(
+            absl::StrCat("cannot rename '", final_path, ".part'"));
+      }
+    }
+  }
+  return status;
+}
+
+}  // namespace nkigraph::tools
