@@ -166,6 +166,9 @@ struct GroupFailure {
   int64_t fired = -1;
   int64_t call = 0;
   absl::Status status;
+  // Instructions executed by every program before the group: what the
+  // run reports as executed when it stops there.
+  int64_t executed = 0;
 };
 
 // Tells every process where this process's programs got to in their
@@ -212,10 +215,12 @@ absl::Status ShareSegments(Transport& transport, Programs impl,
 // After a round's groups have fired (or before the run stops at its step
 // limit in the middle of them): the first group failure of any process,
 // in firing order, is the run's error, as one process would have met it.
-absl::Status AgreeOnFailure(Transport& transport, const GroupFailure& failure) {
+absl::Status AgreeOnFailure(Transport& transport, const GroupFailure& failure,
+                            int64_t* executed) {
   WireWriter out;
   out.Int(failure.fired);
   out.Int(failure.call);
+  out.Int(failure.executed);
   out.Status(failure.status);
   NKI_ASSIGN_OR_RETURN(std::vector<std::string> all,
                        transport.AllGather(out.bytes()));
@@ -225,6 +230,7 @@ absl::Status AgreeOnFailure(Transport& transport, const GroupFailure& failure) {
     GroupFailure theirs;
     theirs.fired = in.Int();
     theirs.call = in.Int();
+    theirs.executed = in.Int();
     theirs.status = in.Status();
     NKI_RETURN_IF_ERROR(in.Check("group outcome"));
     if (theirs.fired < 0) continue;
@@ -233,6 +239,7 @@ absl::Status AgreeOnFailure(Transport& transport, const GroupFailure& failure) {
       first = std::move(theirs);
     }
   }
+  if (first.fired >= 0) *executed = first.executed;
   return first.status;
 }
 
@@ -245,7 +252,8 @@ absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
                                  const proto::Graph& graph, ProgramState& p,
                                  const ops::OpDef& def,
                                  const std::vector<ProgramState*>& group,
-                                 int64_t fired, GroupFailure& failure) {
+                                 int64_t fired, int64_t executed,
+                                 GroupFailure& failure) {
   const RankBlock& block = impl.block;
   const int n = static_cast<int>(group.size());
   const int processes = transport.num_processes();
@@ -263,7 +271,9 @@ absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
   if (first_local < 0) return absl::OkStatus();  // none of ours
   std::sort(peers.begin(), peers.end());
   auto fail = [&](int64_t call, absl::Status status) {
-    if (failure.fired < 0) failure = {fired, call, std::move(status)};
+    if (failure.fired < 0) {
+      failure = {fired, call, std::move(status), executed};
+    }
   };
 
   // Our members' contributions, in group order; theirs.
@@ -358,8 +368,14 @@ absl::Status Interpreter::Run() {
     for (const auto& p : impl.programs) n += p->executed();
     return n;
   };
-  // Set the count however Run returns.
-  absl::Cleanup count_executed = [&] { instructions_executed_ = executed(); };
+  // Set the count however Run returns. A run across processes that stops
+  // at a group another process saw fail has gone on past it (see
+  // FireAcrossProcesses); it reports the count before that group.
+  int64_t executed_at_failure = -1;
+  absl::Cleanup count_executed = [&] {
+    instructions_executed_ =
+        executed_at_failure >= 0 ? executed_at_failure : executed();
+  };
 
   // Rank 0's programs record what their dynamic offsets reach each into
   // their own map, merged into the sink at the end.
@@ -599,14 +615,16 @@ absl::Status Interpreter::Run() {
       if (max_steps > 0 &&
           executed() + static_cast<int64_t>(group.size()) > max_steps) {
         if (across_processes) {
-          NKI_RETURN_IF_ERROR(AgreeOnFailure(transport, failure));
+          NKI_RETURN_IF_ERROR(
+              AgreeOnFailure(transport, failure, &executed_at_failure));
         }
         return StepLimitError(g, p, instr, max_steps);
       }
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       if (across_processes) {
         NKI_RETURN_IF_ERROR(FireAcrossProcesses(transport, programs, g, p, *def,
-                                                group, fired, failure));
+                                                group, fired, executed(),
+                                                failure));
       } else {
         contexts.clear();
         for (ProgramState* q : group) {
@@ -632,7 +650,8 @@ absl::Status Interpreter::Run() {
       progressed = true;
     }
     if (across_processes) {
-      NKI_RETURN_IF_ERROR(AgreeOnFailure(transport, failure));
+      NKI_RETURN_IF_ERROR(
+          AgreeOnFailure(transport, failure, &executed_at_failure));
     }
     bool all_done = true;
     for (auto& program : impl.programs) all_done &= program->done();

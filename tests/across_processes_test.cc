@@ -1,0 +1,374 @@
+// A run spread over processes (interp/transport.h), its processes threads
+// of this test over testing::ThreadedWorld: every process count gives the
+// single process's outputs bit for bit, its first error, its deadlock
+// report and its step-limit stop, uneven splits included; each process
+// holds device memory for its ranks only.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "interp/device_memory.h"
+#include "interp/interpreter.h"
+#include "interp/transport.h"
+#include "kernels/registry.h"
+#include "tests/test_util.h"
+#include "tests/threaded_transport.h"
+#include "util/diagnostic.h"
+
+namespace nkigraph {
+namespace {
+
+using builder::Buffer;
+using builder::Tensor;
+using builder::Tracer;
+namespace isa = builder::isa;
+using ::testing::HasSubstr;
+using testing::Ints;
+using testing::TraceWorld;
+
+std::string Bytes(const HostArray& a) {
+  if (a.dtype == proto::INT32) {
+    return std::string(reinterpret_cast<const char*>(a.i32.data()),
+                       a.i32.size() * sizeof(int32_t));
+  }
+  if (a.dtype == proto::UINT16) {
+    return std::string(reinterpret_cast<const char*>(a.u16.data()),
+                       a.u16.size() * sizeof(uint16_t));
+  }
+  return std::string(reinterpret_cast<const char*>(a.f32.data()),
+                     a.f32.size() * sizeof(float));
+}
+
+// One process's run: status, its outputs' bytes (its ranks' rows), the
+// instruction count.
+struct Observed {
+  absl::Status status;
+  std::vector<std::pair<std::string, std::string>> outputs;
+  int64_t executed = 0;
+  int64_t device_bytes = 0;
+};
+
+Observed RunOne(const proto::Graph& graph, const std::vector<HostArray>& inputs,
+                interp::RunOptions options) {
+  Observed o;
+  absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
+      interp::Interpreter::Create(graph, options);
+  if (!created.ok()) {
+    o.status = created.status();
+    return o;
+  }
+  interp::Interpreter& interp = **created;
+  o.device_bytes = interp.budget().used();
+  for (const HostArray& input : inputs) {
+    if (absl::Status s = interp.SetInput(input); !s.ok()) {
+      o.status = s;
+      return o;
+    }
+  }
+  if (absl::Status s = interp.FillRandomInputs(1); !s.ok()) {
+    o.status = s;
+    return o;
+  }
+  o.status = interp.Run();
+  o.executed = interp.instructions_executed();
+  if (!o.status.ok()) return o;
+  for (const std::string& name : interp.OutputNames()) {
+    absl::StatusOr<HostArray> out =
+        interp.GetOutput(name, interp::Interpreter::HostForm::kRawBits16);
+    EXPECT_TRUE(out.ok()) << out.status();
+    if (out.ok()) o.outputs.emplace_back(name, Bytes(*out));
+  }
+  return o;
+}
+
+// The run in `processes` threads, one Interpreter each.
+std::vector<Observed> RunSpread(const proto::Graph& graph,
+                                const std::vector<HostArray>& inputs,
+                                int processes,
+                                interp::RunOptions options = {}) {
+  testing::ThreadedWorld world(processes);
+  std::vector<Observed> observed(processes);
+  std::vector<std::thread> threads;
+  for (int p = 0; p < processes; ++p) {
+    threads.emplace_back([&, p] {
+      interp::RunOptions mine = options;
+      mine.transport = &world.at(p);
+      mine.threads = 1;
+      observed[p] = RunOne(graph, inputs, mine);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return observed;
+}
+
+// Every process reports the single process's status and count, and the
+// processes' rows, stacked, are its outputs.
+Observed ExpectSameAsOneProcess(const proto::Graph& graph,
+                                const std::vector<HostArray>& inputs,
+                                std::vector<int> counts,
+                                interp::RunOptions options = {}) {
+  options.threads = 1;
+  Observed one = RunOne(graph, inputs, options);
+  for (int processes : counts) {
+    const std::vector<Observed> spread =
+        RunSpread(graph, inputs, processes, options);
+    for (int p = 0; p < processes; ++p) {
+      EXPECT_EQ(spread[p].status.ToString(), one.status.ToString())
+          << "process " << p << " of " << processes;
+      EXPECT_EQ(spread[p].executed, one.executed)
+          << "process " << p << " of " << processes;
+    }
+    if (!one.status.ok()) continue;
+    for (size_t i = 0; i < one.outputs.size(); ++i) {
+      std::string joined;
+      bool per_rank = false;
+      for (const proto::Tensor& t : graph.tensors()) {
+        per_rank |= (t.name() == one.outputs[i].first ||
+                     t.output_name() == one.outputs[i].first) &&
+                    t.per_rank();
+      }
+      for (int p = 0; p < (per_rank ? processes : 1); ++p) {
+        EXPECT_EQ(spread[p].outputs.size(), one.outputs.size());
+        if (i < spread[p].outputs.size()) joined += spread[p].outputs[i].second;
+      }
+      EXPECT_TRUE(joined == one.outputs[i].second)
+          << "output " << one.outputs[i].first << " differs over " << processes
+          << " processes";
+    }
+  }
+  return one;
+}
+
+proto::Graph TraceKernel(
+    const std::string& name,
+    const std::vector<std::pair<std::string, std::string>>& settings,
+    std::vector<HostArray>* inputs) {
+  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
+  const kernels::KernelDef* def = registry.Find(name);
+  EXPECT_NE(def, nullptr) << name;
+  absl::StatusOr<proto::Graph> graph = registry.Trace(name, settings);
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (def != nullptr && def->make_inputs) {
+    absl::StatusOr<kernels::ParamValues> values =
+        registry.ParseParams(*def, settings);
+    EXPECT_TRUE(values.ok());
+    absl::StatusOr<std::vector<HostArray>> made = def->make_inputs(*values, 1);
+    EXPECT_TRUE(made.ok());
+    *inputs = *std::move(made);
+  }
+  return graph.ok() ? *std::move(graph) : proto::Graph();
+}
+
+// --- Kernels: outputs bit for bit -----------------------------------------
+
+TEST(AcrossProcessesTest, RingKernelsGiveTheSingleProcessOutputs) {
+  for (const char* kernel : {"fgcc", "fg_allgather"}) {
+    std::vector<HostArray> inputs;
+    std::vector<std::pair<std::string, std::string>> settings = {
+        {"tp_degree", "4"}, {"m", "64"}, {"k", "128"}};
+    if (std::string(kernel) == "fgcc") settings.push_back({"n", "128"});
+    const proto::Graph graph = TraceKernel(kernel, settings, &inputs);
+    const Observed o = ExpectSameAsOneProcess(graph, inputs, {2, 3, 4});
+    EXPECT_TRUE(o.status.ok()) << kernel << ": " << o.status;
+  }
+}
+
+TEST(AcrossProcessesTest, AllGatherAndAllReduceGiveTheSingleProcessOutputs) {
+  std::vector<HostArray> inputs;
+  const proto::Graph gather = TraceKernel("sb2sb_allgather",
+                                          {{"tp_degree", "4"},
+                                           {"num_groups", "2"},
+                                           {"rows", "32"},
+                                           {"width", "64"}},
+                                          &inputs);
+  EXPECT_TRUE(ExpectSameAsOneProcess(gather, inputs, {2, 3, 8}).status.ok());
+  const proto::Graph decoder = TraceKernel(
+      "transformer_tkg", {{"tp_degree", "4"}, {"num_layers", "1"}}, &inputs);
+  EXPECT_TRUE(ExpectSameAsOneProcess(decoder, inputs, {2, 4}).status.ok());
+}
+
+TEST(AcrossProcessesTest, EachProcessHoldsDeviceMemoryForItsRanksOnly) {
+  std::vector<HostArray> inputs;
+  const proto::Graph graph = TraceKernel(
+      "fgcc", {{"tp_degree", "4"}, {"m", "64"}, {"k", "128"}, {"n", "128"}},
+      &inputs);
+  absl::StatusOr<int64_t> all = interp::DeviceMemory::BytesNeeded(graph);
+  ASSERT_TRUE(all.ok());
+  const std::vector<Observed> spread = RunSpread(graph, inputs, 4);
+  for (const Observed& o : spread) {
+    ASSERT_TRUE(o.status.ok()) << o.status;
+    EXPECT_EQ(o.device_bytes, *all / 4);
+  }
+}
+
+// --- Errors: the single process's first ----------------------------------
+
+// 4 ranks x 2 cores; each program copies row idx[rank][core] of an 8-row
+// table, then after a core barrier row idx2[rank][core]: 99 is out of
+// bounds. `work` memsets come before the first copy.
+struct TwoRounds {
+  proto::Graph graph;
+  int64_t first_read[2] = {-1, -1};
+};
+
+TwoRounds TraceTwoRounds(int work) {
+  TwoRounds g;
+  absl::StatusOr<proto::Graph> graph = TraceWorld(4, 2, [&](Tracer& t) {
+    const int c = t.program_id();
+    Tensor table = t.Input("table", {8, 64}, proto::FLOAT32, false);
+    Tensor idx = t.Input("idx", {2}, proto::INT32);
+    Tensor idx2 = t.Input("idx2", {2}, proto::INT32);
+    Tensor flag = t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
+    Tensor tile = builder::ndarray({1, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
+    for (int i = 0; i < work * c; ++i) {
+      isa::memset(tile, static_cast<float>(i));
+    }
+    g.first_read[c] = isa::dma_copy(tile, table.Slice(0, 0, 1).WithScalarOffset(
+                                              idx.Slice(0, c, 1), 0))
+                          .id;
+    isa::core_barrier(flag);
+    isa::dma_copy(
+        tile, table.Slice(0, 0, 1).WithScalarOffset(idx2.Slice(0, c, 1), 0));
+  });
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (graph.ok()) g.graph = *std::move(graph);
+  return g;
+}
+
+TEST(AcrossProcessesTest, TheFirstFailingProgramInOneThreadOrderIsReported) {
+  const TwoRounds g = TraceTwoRounds(200);
+  // Rank 3 (the last process's) fails at once, rank 1 core 1 after its
+  // work: every process reports rank 1's.
+  const Observed o =
+      ExpectSameAsOneProcess(g.graph,
+                             {Ints("idx", {4, 2}, {0, 0, 0, 99, 0, 0, 99, 0}),
+                              Ints("idx2", {4, 2}, std::vector<int32_t>(8, 0))},
+                             {2, 3, 4});
+  EXPECT_THAT(o.status.message(),
+              HasSubstr(absl::StrCat("rank 1 core 1 instruction #",
+                                     g.first_read[1], " dma_copy")));
+  // An earlier round's failure in a later process comes first.
+  const Observed later =
+      ExpectSameAsOneProcess(g.graph,
+                             {Ints("idx", {4, 2}, {0, 0, 0, 0, 0, 0, 0, 99}),
+                              Ints("idx2", {4, 2}, {99, 0, 0, 0, 0, 0, 0, 0})},
+                             {2, 4});
+  EXPECT_THAT(later.status.message(), HasSubstr("rank 3 core 1"));
+}
+
+TEST(AcrossProcessesTest, ACollectiveReadingUnwrittenMemoryFailsAlike) {
+  int64_t gather = -1;
+  absl::StatusOr<proto::Graph> graph = TraceWorld(4, 1, [&](Tracer& t) {
+    Tensor src = builder::ndarray({4, 8}, proto::FLOAT32, Buffer::kSbuf, "s");
+    Tensor dst = builder::ndarray({4, 32}, proto::FLOAT32, Buffer::kSbuf, "d");
+    Tensor out = t.Allocate({4, 32}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    gather = isa::all_gather(dst, src, 1).id;
+    isa::dma_copy(out, dst);
+    t.Output("out", out);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const Observed o = ExpectSameAsOneProcess(*graph, {}, {2, 3, 4});
+  EXPECT_THAT(o.status.message(),
+              HasSubstr(absl::StrCat("instruction #", gather, " all_gather")));
+}
+
+// Core 0 of every rank all-gathers into a shared tensor core 1 of its rank
+// read with no barrier between: every member's write races. Each process
+// sees only its own members' writes fail; all report rank 0's, the first
+// a single process meets.
+TEST(AcrossProcessesTest, ACollectiveWriteFailingInOneProcessIsReportedByAll) {
+  int64_t gather = -1;
+  absl::StatusOr<proto::Graph> graph = TraceWorld(4, 2, [&](Tracer& t) {
+    const int c = t.program_id();
+    Tensor x = t.Input("x", {8}, proto::FLOAT32);
+    Tensor y = t.Allocate({32}, proto::FLOAT32, Buffer::kSharedHbm, "y");
+    Tensor tile = builder::ndarray({1, 32}, proto::FLOAT32, Buffer::kSbuf, "t");
+    if (c == 1) {
+      isa::memset(tile, 0.0f);
+      isa::dma_copy(y.Reshape({1, 32}), tile);
+    } else {
+      gather = isa::all_gather(y, x, 0).id;
+    }
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const Observed o = ExpectSameAsOneProcess(*graph, {}, {2, 4});
+  const std::optional<Diagnostic> d = DiagnosticOf(o.status);
+  ASSERT_TRUE(d.has_value()) << o.status;
+  EXPECT_EQ(d->kind, DiagnosticKind::kRace) << o.status;
+  EXPECT_EQ(d->rank, 0) << o.status;
+  EXPECT_EQ(d->instruction_id, gather) << o.status;
+}
+
+TEST(AcrossProcessesTest, ADeadlockIsReportedAsInOneProcess) {
+  int64_t extra = -1;
+  absl::StatusOr<proto::Graph> graph = TraceWorld(4, 2, [&](Tracer& t) {
+    const int c = t.program_id();
+    Tensor flag = t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
+    Tensor x = t.Input("x", {4, 64}, proto::FLOAT32);
+    Tensor tile = builder::ndarray({2, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
+    isa::dma_copy(tile, x.Slice(0, 2 * c, 2));
+    isa::core_barrier(flag);
+    if (c == 1) extra = isa::core_barrier(flag).id;  // core 0 never comes
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const Observed o = ExpectSameAsOneProcess(*graph, {}, {2, 3, 4});
+  const std::optional<Diagnostic> d = DiagnosticOf(o.status);
+  ASSERT_TRUE(d.has_value()) << o.status;
+  EXPECT_EQ(d->kind, DiagnosticKind::kDeadlock);
+  ASSERT_EQ(d->notes.size(), 8u);
+  EXPECT_EQ(d->notes[7].instruction_id, extra);
+  EXPECT_EQ(d->notes[7].rank, 3);
+}
+
+TEST(AcrossProcessesTest, TheStepLimitStopsAtTheSameInstruction) {
+  std::vector<HostArray> inputs;
+  const proto::Graph graph = TraceKernel(
+      "fgcc", {{"tp_degree", "4"}, {"m", "64"}, {"k", "128"}, {"n", "128"}},
+      &inputs);
+  for (int64_t steps : {37, 200}) {
+    interp::RunOptions options;
+    options.max_steps = steps;
+    const Observed o = ExpectSameAsOneProcess(graph, inputs, {2, 3}, options);
+    EXPECT_THAT(o.status.message(), HasSubstr("--max-steps"));
+  }
+}
+
+// --- What a run across processes refuses ---------------------------------
+
+TEST(AcrossProcessesTest, MoreProcessesThanRanksAndDumpsAreRefused) {
+  absl::StatusOr<proto::Graph> graph = testing::TraceWorld(2, 1, [](Tracer& t) {
+    Tensor x = t.Input("x", {4}, proto::FLOAT32);
+    Tensor out = t.Allocate({4}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    isa::dma_copy(out, x);
+    t.Output("out", out);
+  });
+  ASSERT_TRUE(graph.ok());
+  EXPECT_THAT(RunSpread(*graph, {}, 3)[0].status.message(),
+              HasSubstr("3 processes but the graph only 2 rank(s)"));
+  interp::RunOptions dumping;
+  dumping.on_write = [](const interp::RunOptions::WriteEvent&) {};
+  EXPECT_THAT(RunSpread(*graph, {}, 2, dumping)[1].status.message(),
+              HasSubstr("need a run in one process"));
+}
+
+TEST(AcrossProcessesTest, BlocksAreContiguousAndEven) {
+  EXPECT_EQ(interp::BlockOf(0, 3, 4).first, 0);
+  EXPECT_EQ(interp::BlockOf(0, 3, 4).end, 1);
+  EXPECT_EQ(interp::BlockOf(1, 3, 4).end, 2);
+  EXPECT_EQ(interp::BlockOf(2, 3, 4).first, 2);
+  EXPECT_EQ(interp::BlockOf(2, 3, 4).end, 4);
+  for (int rank = 0; rank < 4; ++rank) {
+    const int p = interp::ProcessOfRank(rank, 3, 4);
+    EXPECT_TRUE(interp::BlockOf(p, 3, 4).Holds(rank)) << rank;
+  }
+}
+
+}  // namespace
+}  // namespace nkigraph
