@@ -15,6 +15,7 @@
 #include "kernels/compare.h"
 #include "kernels/registry.h"
 #include "tools/commands.h"
+#include "tools/processes.h"
 #include "tools/run_flags.h"
 #include "tools/run_support.h"
 #include "tools/verify_kernel.h"
@@ -27,7 +28,10 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: nkigraph verify NAME [--set PARAM=VALUE]... [--seed S] [--out-dir DIR]
        nkigraph verify --all [--seed S] [--out-dir DIR]
-       (either form also takes [--memory-limit BYTES] [--threads N] [--quiet])
+       (either form also takes [--memory-limit BYTES] [--threads N] [--quiet]
+        [--peer-timeout SECONDS])
+       mpirun -np P nkigraph verify ...: the ranks spread over P processes
+       (see `nkigraph run --help`); the first prints the report
 
 Traces the registered kernel NAME, runs it on the interpreter with
 deterministic random inputs (index inputs come from the kernel, valid for
@@ -71,6 +75,9 @@ struct VerifyOptions {
   uint64_t seed = 1;
   std::string out_dir;  // empty: write nothing
   interp::RunOptions run;
+  // False in the processes but the first of a run spread over several:
+  // the first writes the --out-dir.
+  bool writes = true;
 };
 
 // Writes what the verification produced under the --out-dir: the graph
@@ -132,7 +139,9 @@ int VerifyAndReport(
     return ReportError(kVerb, status);
   }
   std::cout << VerifyHeader(v) << "\n";
-  if (absl::Status written = WriteVerification(v, options.out_dir);
+  if (absl::Status written = options.writes
+                                 ? WriteVerification(v, options.out_dir)
+                                 : absl::OkStatus();
       !written.ok()) {
     return ReportError(kVerb, written);
   }
@@ -167,6 +176,8 @@ int VerifyAndReport(
   return pass ? kExitOk : kExitFailure;
 }
 
+int VerifyIn(const ParsedArgs& parsed_args, const Processes& processes);
+
 }  // namespace
 
 int RunVerify(const std::vector<std::string>& args) {
@@ -178,12 +189,36 @@ int RunVerify(const std::vector<std::string>& args) {
                        {"--out-dir", "", true, false},
                        kMemoryLimitFlag,
                        kThreadsFlag,
+                       kPeerTimeoutFlag,
                        kQuietFlag});
   if (!parsed.ok()) return ReportError(kVerb, parsed.status());
   if (parsed->help) {
     std::cout << kUsage;
     return kExitOk;
   }
+  absl::StatusOr<double> timeout = PeerTimeout(*parsed);
+  if (!timeout.ok()) return ReportError(kVerb, timeout.status());
+  absl::StatusOr<std::unique_ptr<Processes>> joined = Processes::Join(*timeout);
+  if (!joined.ok()) return ReportError(kVerb, joined.status());
+  Processes& processes = **joined;
+  // The first process prints the report; the others compute their ranks.
+  if (!processes.first()) std::cout.setstate(std::ios::badbit);
+  const int code = VerifyIn(*parsed, processes);
+  if (!processes.several()) return code;
+  // Every process ends with the first's verdict; a process that cannot
+  // learn it (a peer stopped) ends them all.
+  absl::StatusOr<int> worst = processes.WorstExitCode(code);
+  if (!worst.ok()) {
+    ReportError(kVerb, worst.status());
+    processes.Abort(kExitError);
+  }
+  return *worst;
+}
+
+namespace {
+
+int VerifyIn(const ParsedArgs& parsed_args, const Processes& processes) {
+  const ParsedArgs* parsed = &parsed_args;
   VerifyOptions options;
   options.out_dir = parsed->Get("--out-dir");
   if (parsed->Has("--out-dir") && options.out_dir.empty()) {
@@ -198,6 +233,8 @@ int RunVerify(const std::vector<std::string>& args) {
       !status.ok()) {
     return ReportError(kVerb, status);
   }
+  options.run.transport = processes.transport();
+  options.writes = processes.first();
   const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
 
   if (parsed->Has("--all")) {
@@ -252,5 +289,7 @@ int RunVerify(const std::vector<std::string>& args) {
   return VerifyAndReport(*def, settings, options,
                          /*skip_when_unverifiable=*/false, &skipped);
 }
+
+}  // namespace
 
 }  // namespace nkigraph::tools

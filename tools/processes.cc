@@ -1,5 +1,6 @@
 #include "tools/processes.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -84,20 +85,39 @@ void Processes::Abort(int exit_code) {
 
 absl::StatusOr<std::vector<HostArray>> Processes::GatherToFirst(
     const interp::Interpreter& interp, std::vector<HostArray> arrays) const {
-  if (!several()) return arrays;
-  if (!first()) {
+  return tools::GatherToFirst(transport_.get(), interp, std::move(arrays));
+}
+
+absl::StatusOr<int> Processes::WorstExitCode(int mine) const {
+  if (!several()) return mine;
+  NKI_ASSIGN_OR_RETURN(const std::vector<std::string> all,
+                       transport_->AllGather(absl::StrCat(mine)));
+  int worst = mine;
+  for (const std::string& code : all) {
+    int theirs = 0;
+    if (absl::SimpleAtoi(code, &theirs)) worst = std::max(worst, theirs);
+  }
+  return worst;
+}
+
+absl::StatusOr<std::vector<HostArray>> GatherToFirst(
+    interp::Transport* transport, const interp::Interpreter& interp,
+    std::vector<HostArray> arrays) {
+  if (transport == nullptr || transport->num_processes() <= 1) return arrays;
+  const int count = transport->num_processes();
+  if (transport->process() != 0) {
     for (const HostArray& array : arrays) {
       if (!PerRankRows(interp, array)) continue;
       NKI_ASSIGN_OR_RETURN(const std::string bytes, SerializeNpy(array));
-      NKI_RETURN_IF_ERROR(transport_->Send(0, bytes));
+      NKI_RETURN_IF_ERROR(transport->Send(0, bytes));
     }
     return std::vector<HostArray>{};
   }
   const int ranks = static_cast<int>(interp.graph().world().num_ranks());
   for (HostArray& array : arrays) {
     if (!PerRankRows(interp, array)) continue;
-    for (int q = 1; q < count(); ++q) {
-      NKI_ASSIGN_OR_RETURN(const std::string bytes, transport_->Receive(q));
+    for (int q = 1; q < count; ++q) {
+      NKI_ASSIGN_OR_RETURN(const std::string bytes, transport->Receive(q));
       NKI_ASSIGN_OR_RETURN(HostArray part,
                            ParseNpy(bytes, absl::StrCat("process ", q)));
       array.Append(part);

@@ -52,19 +52,26 @@ class Processes {
   // alone met, so that none waits for it.
   [[noreturn]] void Abort(int exit_code);
 
-  // The arrays a process read off its interpreter (inputs or outputs, in
-  // the graph's order, per-rank ones holding its ranks' rows), joined in
-  // the first process into whole arrays (the others get an empty list):
-  // per-rank arrays stacked over every process's rows, the others the
-  // first process's own.
+  // GatherToFirst over this run's processes.
   absl::StatusOr<std::vector<HostArray>> GatherToFirst(
       const interp::Interpreter& interp, std::vector<HostArray> arrays) const;
+  // Every process's exit code; the worst is returned to all.
+  absl::StatusOr<int> WorstExitCode(int mine) const;
 
  private:
   explicit Processes(std::unique_ptr<interp::Transport> transport)
       : transport_(std::move(transport)) {}
   std::unique_ptr<interp::Transport> transport_;
 };
+
+// The arrays a process read off its interpreter (inputs or outputs, in
+// the graph's order, per-rank ones holding its ranks' rows), joined in the
+// first process into whole arrays (the others get an empty list):
+// per-rank arrays stacked over every process's rows, the others the first
+// process's own. Null `transport` (one process): the arrays as they are.
+absl::StatusOr<std::vector<HostArray>> GatherToFirst(
+    interp::Transport* transport, const interp::Interpreter& interp,
+    std::vector<HostArray> arrays);
 
 // Parses --peer-timeout (default kDefaultPeerTimeoutSeconds).
 absl::StatusOr<double> PeerTimeout(const ParsedArgs& parsed);

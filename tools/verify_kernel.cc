@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "interp/device_memory.h"
+#include "tools/processes.h"
 #include "tools/run_support.h"
 #include "util/status_macros.h"
 
@@ -83,7 +84,16 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
   const int64_t input_copy_bytes = HostInputBytes(graph, /*raw_bits16=*/true);
   const int64_t output_bytes = HostOutputBytes(graph, /*raw_bits16=*/false);
   // Before anything large is allocated: does the whole check fit?
-  if (absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(graph);
+  // A process of a run spread over several holds its ranks' device memory.
+  const int ranks = std::max<int>(1, graph.world().num_ranks());
+  const int held_ranks =
+      options.transport != nullptr
+          ? interp::BlockOf(options.transport->process(),
+                            options.transport->num_processes(), ranks)
+                .size()
+          : ranks;
+  if (absl::StatusOr<int64_t> device =
+          interp::DeviceMemory::BytesNeeded(graph, held_ranks);
       device.ok()) {
     NKI_RETURN_IF_ERROR(CheckMemoryPlan(
         budget, {{"the graph", graph_bytes},
@@ -118,12 +128,22 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
   NKI_ASSIGN_OR_RETURN(
       v.inputs,
       ReadInputs(interp, interp::Interpreter::HostForm::kRawBits16, &v.held));
+  // Across processes the first computes the reference from every rank's.
+  NKI_ASSIGN_OR_RETURN(
+      v.inputs, GatherToFirst(options.transport, interp, std::move(v.inputs)));
 
   v.stage = VerifyStage::kRun;
   NKI_RETURN_IF_ERROR(interp.Run());
   NKI_ASSIGN_OR_RETURN(
       v.outputs,
       ReadOutputs(interp, interp::Interpreter::HostForm::kValues, &v.held));
+  NKI_ASSIGN_OR_RETURN(v.outputs, GatherToFirst(options.transport, interp,
+                                                std::move(v.outputs)));
+  if (options.transport != nullptr && options.transport->process() != 0) {
+    // The first process compares; this one's part is done.
+    v.stage = VerifyStage::kCompared;
+    return absl::OkStatus();
+  }
 
   v.stage = VerifyStage::kReference;
   // The reference's outputs, as big as the interpreter's.
