@@ -1,0 +1,291 @@
+// `mpirun -np P nkigraph run|verify`: the files a run across processes
+// writes (outputs, replay bundles) are the single process's byte for byte,
+// for P dividing the ranks and not; a device error in one rank and a
+// deadlock are reported by every process as one process reports them; a
+// killed process makes the others stop within the peer timeout. Built and
+// registered only when CMake found MPI.
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/cli_fixture.h"
+#include "util/graph_io.h"
+#include "util/npy.h"
+
+namespace nkigraph::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class MpiCliTest : public CliFixture {
+ protected:
+  void SetUp() override {
+    CliFixture::SetUp();
+    // Open MPI refuses root without these (CI containers run as root).
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+
+  // `mpirun -np P nkigraph <args>`; each process's stderr is in
+  // ProcessErr(p) afterwards.
+  CliResult RunMpi(int processes, const std::string& args) {
+    std::system(absl::StrCat("rm -rf '", Path("mpi_out"), "'").c_str());
+    const std::string out = Path("stdout.txt");
+    const std::string err = Path("stderr.txt");
+    const std::string command = absl::StrCat(
+        "'", NKIGRAPH_MPIEXEC, "' -np ", processes,
+        " --oversubscribe --output-filename '", Path("mpi_out"), "' '",
+        CliPath(), "' ", args, " >'", out, "' 2>'", err, "' </dev/null");
+    const int status = std::system(command.c_str());
+    CliResult result;
+    if (status != -1 && WIFEXITED(status)) {
+      result.exit_code = WEXITSTATUS(status);
+    }
+    result.out = Slurp(out);
+    result.err = Slurp(err);
+    return result;
+  }
+  std::string ProcessErr(int p) {
+    return Slurp(Path(absl::StrCat("mpi_out/1/rank.", p, "/stderr")));
+  }
+
+  // Runs `graph` in one process and over each count of processes and
+  // compares the output files and the bundle byte for byte.
+  void ExpectSameFiles(const std::string& graph, const std::vector<int>& counts,
+                       const std::string& inputs,
+                       std::vector<std::string> outs);
+  // Each process's stderr is the single process's, and its exit code.
+  void ExpectSameError(const std::string& args, const std::vector<int>& counts,
+                       const std::string& fragment);
+
+  std::string Trace(const std::string& kernel, const std::string& sets,
+                    const std::string& file) {
+    const CliResult r = RunCli(
+        absl::StrCat("trace ", kernel, " ", sets, " -o '", Path(file), "'"));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Path(file);
+  }
+};
+
+// Runs `graph` in one process and over each count of processes and
+// compares the output files and the bundle byte for byte.
+void MpiCliTest::ExpectSameFiles(const std::string& graph,
+                                 const std::vector<int>& counts,
+                                 const std::string& inputs,
+                                 std::vector<std::string> outs) {
+  const CliResult one =
+      RunCli(absl::StrCat("run '", graph, "' ", inputs, " -o '", Path("one"),
+                          "' --save-bundle '", Path("one.pb"), "'"));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  for (int p : counts) {
+    const std::string dir = Path(absl::StrCat("p", p));
+    const std::string bundle = Path(absl::StrCat("p", p, ".pb"));
+    const CliResult r =
+        RunMpi(p, absl::StrCat("run '", graph, "' ", inputs, " -o '", dir,
+                               "' --save-bundle '", bundle, "'"));
+    ASSERT_EQ(r.exit_code, 0) << p << " processes: " << r.err;
+    std::string want_out =
+        absl::StrReplaceAll(one.out, {{Path("one.pb"), bundle}});
+    want_out = absl::StrReplaceAll(want_out, {{Path("one"), dir}});
+    EXPECT_EQ(r.out, want_out) << p << " processes";
+    for (const std::string& name : outs) {
+      const std::string want = Slurp(Path("one/" + name + ".npy"));
+      ASSERT_FALSE(want.empty());
+      EXPECT_TRUE(Slurp(dir + "/" + name + ".npy") == want)
+          << name << " differs over " << p << " processes";
+    }
+    EXPECT_TRUE(Slurp(bundle) == Slurp(Path("one.pb")))
+        << "the bundle differs over " << p << " processes";
+  }
+}
+
+TEST_F(MpiCliTest, KernelsWriteTheSingleProcessFiles) {
+  // Kernels x tp x process counts, pairwise.
+  const std::string small = "--set m=32 --set k=128 --set n=128";
+  ExpectSameFiles(Trace("fgcc", "--set tp_degree=4 " + small, "fgcc4.pb"),
+                  {1, 2, 4}, "--random-inputs 1", {"out"});
+  ExpectSameFiles(Trace("fg_allgather",
+                        "--set tp_degree=8 --set m=32 --set k=128", "fga8.pb"),
+                  {2, 4}, "--random-inputs 2", {"out"});
+  ExpectSameFiles(
+      Trace("sb2sb_allgather", "--set tp_degree=8 --set rows=16 --set width=32",
+            "sb8.pb"),
+      {4}, "--random-inputs 3 --raw-bits", {"out"});
+  ExpectSameFiles(Trace("transformer_tkg",
+                        "--set tp_degree=4 --set num_layers=1", "tkg4.pb"),
+                  {4}, "--random-inputs 4", {"out"});
+  ExpectSameFiles(Trace("transformer_tkg",
+                        "--set tp_degree=8 --set num_layers=1 --set hidden=256 "
+                        "--set intermediate=128",
+                        "tkg8.pb"),
+                  {2}, "--random-inputs 5", {"out"});
+}
+
+TEST_F(MpiCliTest, UnevenSplitsAndInputFilesGiveTheSingleProcessFiles) {
+  const std::string graph = Trace(
+      "fgcc", "--set tp_degree=4 --set m=32 --set k=64 --set n=64", "fgcc4.pb");
+  // Input files: each process reads its ranks' rows.
+  HostArray lhs{.name = "lhs", .dtype = proto::FLOAT32, .shape = {4, 32, 64}};
+  HostArray rhs{.name = "rhs", .dtype = proto::FLOAT32, .shape = {4, 64, 64}};
+  for (HostArray* a : {&lhs, &rhs}) {
+    a->f32.resize(a->num_elements());
+    for (size_t i = 0; i < a->f32.size(); ++i) {
+      a->f32[i] = static_cast<float>((i * 37) % 101) / 50.0f - 1.0f;
+    }
+  }
+  ASSERT_TRUE(WriteNpy(Path("lhs.npy"), lhs).ok());
+  ASSERT_TRUE(WriteNpy(Path("rhs.npy"), rhs).ok());
+  ExpectSameFiles(graph, {3},
+                  absl::StrCat("-i lhs='", Path("lhs.npy"), "' -i rhs='",
+                               Path("rhs.npy"), "'"),
+                  {"out"});
+}
+
+// The graphs of the error cases, traced here: 4 ranks x 2 cores.
+std::string WriteGraphFile(const std::string& path,
+                           const std::function<void(builder::Tracer&)>& body) {
+  absl::StatusOr<proto::Graph> graph = TraceWorld(4, 2, body);
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (graph.ok()) EXPECT_TRUE(WriteGraph(*graph, path).ok());
+  return path;
+}
+
+// Each process's stderr is the single process's, and its exit code.
+void MpiCliTest::ExpectSameError(const std::string& args,
+                                 const std::vector<int>& counts,
+                                 const std::string& fragment) {
+  const CliResult one = RunCli(args);
+  ASSERT_EQ(one.exit_code, 1) << one.err;
+  ASSERT_THAT(one.err, HasSubstr(fragment));
+  for (int p : counts) {
+    const CliResult r = RunMpi(p, args);
+    EXPECT_EQ(r.exit_code, 1) << p << " processes: " << r.err;
+    for (int q = 0; q < p; ++q) {
+      EXPECT_EQ(ProcessErr(q), one.err) << "process " << q << " of " << p;
+    }
+  }
+}
+
+TEST_F(MpiCliTest, AnOutOfBoundsAccessInOneRankIsReportedByEveryProcess) {
+  const std::string graph = WriteGraphFile(Path("oob.pb"), [](builder::Tracer&
+                                                                  t) {
+    using builder::Buffer;
+    const int c = t.program_id();
+    builder::Tensor table = t.Input("table", {8, 64}, proto::FLOAT32, false);
+    builder::Tensor idx = t.Input("idx", {2}, proto::INT32);
+    builder::Tensor flag =
+        t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
+    builder::Tensor tile =
+        builder::ndarray({1, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
+    builder::isa::core_barrier(flag);
+    builder::isa::dma_copy(
+        tile, table.Slice(0, 0, 1).WithScalarOffset(idx.Slice(0, c, 1), 0));
+  });
+  HostArray idx = Ints("idx", {4, 2}, {0, 1, 2, 3, 4, 5, 99, 7});
+  ASSERT_TRUE(WriteNpy(Path("idx.npy"), idx).ok());
+  ExpectSameError(absl::StrCat("run '", graph, "' --random-inputs 1 -i idx='",
+                               Path("idx.npy"), "' -o '", Path("out"), "'"),
+                  {2, 3}, "rank 3 core 0 instruction #");
+}
+
+TEST_F(MpiCliTest, ADeadlockIsReportedByEveryProcess) {
+  const std::string graph =
+      WriteGraphFile(Path("deadlock.pb"), [](builder::Tracer& t) {
+        using builder::Buffer;
+        builder::Tensor flag =
+            t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
+        builder::Tensor x = t.Input("x", {4, 64}, proto::FLOAT32);
+        builder::Tensor tile =
+            builder::ndarray({2, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
+        builder::isa::dma_copy(tile, x.Slice(0, 2 * t.program_id(), 2));
+        builder::isa::core_barrier(flag);
+        if (t.program_id() == 1) builder::isa::core_barrier(flag);
+      });
+  ExpectSameError(absl::StrCat("run '", graph, "' --random-inputs 1 -o '",
+                               Path("out"), "'"),
+                  {4}, "deadlock");
+}
+
+TEST_F(MpiCliTest, VerifyReportsAsOneProcess) {
+  const std::string args =
+      "verify fgcc --set tp_degree=4 --set m=32 --set k=64 --set n=64";
+  const CliResult one = RunCli(args);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const CliResult two = RunMpi(2, args);
+  EXPECT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.out, one.out);
+}
+
+TEST_F(MpiCliTest, DumpsAreRefusedAcrossProcesses) {
+  const std::string graph = Trace(
+      "fgcc", "--set tp_degree=2 --set m=32 --set k=64 --set n=64", "fgcc2.pb");
+  const CliResult r =
+      RunMpi(2, absl::StrCat("run '", graph, "' --random-inputs 1 -o '",
+                             Path("o"), "' --dump '", Path("dump"), "'"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(ProcessErr(0), HasSubstr("run it in one process"));
+}
+
+// The pids of `parent`'s children.
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> children;
+  const std::string list =
+      Slurp(absl::StrCat("/proc/", parent, "/task/", parent, "/children"));
+  for (absl::string_view word : absl::StrSplit(list, ' ', absl::SkipEmpty())) {
+    int pid = 0;
+    if (absl::SimpleAtoi(word, &pid)) children.push_back(pid);
+  }
+  return children;
+}
+
+TEST_F(MpiCliTest, AKilledProcessStopsTheOthersWithinTheTimeout) {
+  // Long enough to be killed in the middle: a few seconds in one process.
+  const std::string graph =
+      Trace("fgcc", "--set tp_degree=4 --set m=256 --set k=1024 --set n=1024",
+            "big.pb");
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t launcher = fork();
+  ASSERT_GE(launcher, 0);
+  if (launcher == 0) {
+    const std::string cli = CliPath();
+    const std::string out = Path("o");
+    execl(NKIGRAPH_MPIEXEC, NKIGRAPH_MPIEXEC, "-np", "2", "--oversubscribe",
+          cli.c_str(), "run", graph.c_str(), "--random-inputs", "1", "-o",
+          out.c_str(), "--peer-timeout", "5", "--quiet",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait for both processes, then kill one of them.
+  std::vector<pid_t> children;
+  for (int i = 0; i < 200 && children.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    children = ChildrenOf(launcher);
+  }
+  ASSERT_EQ(children.size(), 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(children[1], SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(launcher, &status, 0), launcher);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_LT(seconds, 5 + 10);
+}
+
+}  // namespace
+}  // namespace nkigraph::testing
