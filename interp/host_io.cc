@@ -82,14 +82,23 @@ const proto::Tensor* Interpreter::FindOutput(const std::string& name) const {
 }
 
 absl::Status Interpreter::SetInput(const HostArray& array) {
-  const std::string& name = array.name;
-  const proto::DType dtype = array.dtype;
-  const std::vector<int64_t>& shape = array.shape;
-  const int64_t elements = array.num_elements();
-  const size_t values = array.values();
-  const float* f32 = array.f32.data();
-  const int32_t* i32 = array.i32.data();
-  const uint16_t* u16 = array.u16.data();
+  const void* data = array.dtype == proto::UINT16 ? array.u16.data()
+                     : array.dtype == proto::INT32
+                         ? static_cast<const void*>(array.i32.data())
+                         : array.f32.data();
+  return SetInputValues(array.name, array.dtype, array.shape,
+                        static_cast<int64_t>(array.values()), data);
+}
+
+absl::Status Interpreter::SetInputValues(const std::string& name,
+                                         proto::DType dtype,
+                                         const std::vector<int64_t>& shape,
+                                         int64_t values, const void* data) {
+  int64_t elements = 1;
+  for (int64_t d : shape) elements *= d;
+  const float* f32 = static_cast<const float*>(data);
+  const int32_t* i32 = static_cast<const int32_t*>(data);
+  const uint16_t* u16 = static_cast<const uint16_t*>(data);
   const proto::Tensor* t = FindInput(name);
   if (t == nullptr) {
     return HostError(name,
@@ -127,7 +136,7 @@ absl::Status Interpreter::SetInput(const HostArray& array) {
                      "expects ", integer ? "int32" : "float32", " (declared ",
                      DTypeName(t->dtype()), ")"));
   }
-  if (values != static_cast<size_t>(elements)) {
+  if (values != elements) {
     return HostError(
         name, absl::StrCat("input '", name, "' has shape ", ShapeString(shape),
                            " but holds ", values, " values"));

@@ -107,6 +107,13 @@ class Interpreter {
   // this process holds are loaded; a per-rank input may then come as
   // their rows alone (leading axis HeldRanks().size()).
   absl::Status SetInput(const HostArray& array);
+  // The same from values held elsewhere (a mapped .npy file, util/npy.h's
+  // MapNpy): `values` elements of `dtype` (FLOAT32, INT32 or UINT16) at
+  // `data`, laid out as `shape`, copied straight into device memory; only
+  // the ranks this process holds are read.
+  absl::Status SetInputValues(const std::string& name, proto::DType dtype,
+                              const std::vector<int64_t>& shape, int64_t values,
+                              const void* data);
   // Fills every input not yet set with deterministic random values: an
   // input that declares a value range gets whole numbers uniform in it
   // (0 or 1 for a 0/1 mask, valid indices for an index), whatever its

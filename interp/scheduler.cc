@@ -197,12 +197,11 @@ absl::Status ShareSegments(Transport& transport, Programs impl,
         const int64_t pc = in.Int();
         errors[r * cores + c] = in.Status();
         ProgramState& p = impl.at(r, c);
-        if (!in.ok() || pc < p.pc() || pc > p.pc() + (1 << 30)) {
-          return in.Check("round state").ok()
-                     ? absl::InternalError(absl::StrCat(
-                           "process ", q, " reports rank ", r, " core ", c,
-                           " at position ", pc, ", behind ", p.pc()))
-                     : in.Check("round state");
+        NKI_RETURN_IF_ERROR(in.Check("round state"));
+        if (pc < p.pc()) {
+          return absl::InternalError(
+              absl::StrCat("process ", q, " reports rank ", r, " core ", c,
+                           " at position ", pc, ", behind ", p.pc()));
         }
         while (p.pc() < pc && !p.done()) p.Advance();
       }

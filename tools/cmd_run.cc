@@ -319,15 +319,30 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
       return ReportError(kVerb,
                          absl::StrCat("input '", name, "' is given twice"));
     }
-    std::vector<ScopedCharge> reading;  // until the device holds it
-    absl::StatusOr<HostArray> array =
-        ReadInputFile(interp, name, file, budget, reading);
-    if (!array.ok()) {
+    // Values the device takes as they are (float32, int32, uint16 raw
+    // bits) go from the mapped file straight into device memory, this
+    // process's ranks' rows alone; others are converted on the host first.
+    absl::Status status;
+    absl::StatusOr<MappedNpy> mapped = MapNpy(file);
+    if (mapped.ok()) {
+      status = interp.SetInputValues(name, mapped->dtype, mapped->shape,
+                                     mapped->elements, mapped->values);
+    } else if (!absl::IsFailedPrecondition(mapped.status())) {
       return ReportError(kVerb, absl::StrCat("input '", name,
-                                             "': ", array.status().message()));
+                                             "': ", mapped.status().message()));
+    } else {
+      std::vector<ScopedCharge> reading;  // until the device holds it
+      absl::StatusOr<HostArray> array =
+          ReadInputFile(interp, name, file, budget, reading);
+      if (!array.ok()) {
+        return ReportError(
+            kVerb,
+            absl::StrCat("input '", name, "': ", array.status().message()));
+      }
+      array->name = name;
+      status = interp.SetInput(*array);
     }
-    array->name = name;
-    if (absl::Status status = interp.SetInput(*array); !status.ok()) {
+    if (!status.ok()) {
       return ReportError(
           kVerb, absl::StrCat(status.message(), " (from '", file, "')"));
     }

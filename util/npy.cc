@@ -401,6 +401,35 @@ absl::StatusOr<HostArray> ReadNpyRows(const std::string& path, int64_t first,
   return array;
 }
 
+absl::StatusOr<MappedNpy> MapNpy(const std::string& path) {
+  if constexpr (std::endian::native != std::endian::little) {
+    return absl::FailedPreconditionError("a big-endian host converts .npy");
+  }
+  MappedNpy npy;
+  NKI_ASSIGN_OR_RETURN(npy.file, MappedFile::Open(path));
+  absl::StatusOr<Layout> layout = ParseLayout(npy.file.bytes());
+  if (!layout.ok()) {
+    return absl::Status(
+        layout.status().code(),
+        absl::StrCat("'", path, "': ", layout.status().message()));
+  }
+  const absl::string_view descr = layout->descr->descr;
+  npy.dtype = descr == "<f4"   ? proto::FLOAT32
+              : descr == "<i4" ? proto::INT32
+              : descr == "<u2" ? proto::UINT16
+                               : proto::DTYPE_UNSPECIFIED;
+  const uintptr_t address = reinterpret_cast<uintptr_t>(layout->data.data());
+  if (npy.dtype == proto::DTYPE_UNSPECIFIED ||
+      address % layout->descr->itemsize != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", path, "' holds ", descr, " values that need converting"));
+  }
+  npy.shape = layout->header.shape;
+  npy.elements = layout->elements;
+  npy.values = layout->data.data();
+  return npy;
+}
+
 absl::StatusOr<HostArray> ReadNpy(const std::string& path) {
   // Mapped rather than read into a string: the values are copied once,
   // from the page cache into the array.

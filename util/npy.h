@@ -4,12 +4,15 @@
 // The .npy exchange format (numpy's NEP 1), as nkigraph reads and writes
 // tensors: float32 and int32 host arrays.
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "util/host_array.h"
+#include "util/mapped_file.h"
 
 namespace nkigraph {
 
@@ -30,6 +33,22 @@ absl::StatusOr<HostArray> ReadNpy(const std::string& path);
 absl::StatusOr<HostArray> ReadNpyRows(const std::string& path, int64_t first,
                                       int64_t count,
                                       int64_t* total_rows = nullptr);
+// A .npy file mapped read-only, its header checked: the values where they
+// lie in the page cache, for loading into device memory without a host
+// copy (only the pages read are touched, so a process reading some ranks'
+// rows of a per-rank input reads only those).
+struct MappedNpy {
+  MappedFile file;
+  proto::DType dtype =
+      proto::FLOAT32;  // FLOAT32 (<f4), INT32 (<i4), UINT16 (<u2)
+  std::vector<int64_t> shape;
+  int64_t elements = 0;
+  const void* values = nullptr;  // aligned to the element size
+};
+// Maps `path`. A file whose values need converting (<f8, <i8), or lie
+// unaligned, or a big-endian host, is FailedPrecondition: ReadNpy reads
+// those. Other errors are ReadNpy's.
+absl::StatusOr<MappedNpy> MapNpy(const std::string& path);
 // Parses the bytes of a .npy file; `path` only names it in errors.
 absl::StatusOr<HostArray> ParseNpy(absl::string_view bytes,
                                    const std::string& path);

@@ -139,8 +139,12 @@ TEST_F(MpiCliTest, UnevenSplitsAndInputFilesGiveTheSingleProcessFiles) {
   const std::string graph = Trace(
       "fgcc", "--set tp_degree=4 --set m=32 --set k=64 --set n=64", "fgcc4.pb");
   // Input files: each process reads its ranks' rows.
-  HostArray lhs{.name = "lhs", .dtype = proto::FLOAT32, .shape = {4, 32, 64}};
-  HostArray rhs{.name = "rhs", .dtype = proto::FLOAT32, .shape = {4, 64, 64}};
+  HostArray lhs;
+  lhs.name = "lhs";
+  lhs.shape = {4, 32, 64};
+  HostArray rhs;
+  rhs.name = "rhs";
+  rhs.shape = {4, 64, 64};
   for (HostArray* a : {&lhs, &rhs}) {
     a->f32.resize(a->num_elements());
     for (size_t i = 0; i < a->f32.size(); ++i) {
@@ -160,7 +164,9 @@ std::string WriteGraphFile(const std::string& path,
                            const std::function<void(builder::Tracer&)>& body) {
   absl::StatusOr<proto::Graph> graph = TraceWorld(4, 2, body);
   EXPECT_TRUE(graph.ok()) << graph.status();
-  if (graph.ok()) EXPECT_TRUE(WriteGraph(*graph, path).ok());
+  if (graph.ok()) {
+    EXPECT_TRUE(WriteGraph(*graph, path).ok());
+  }
   return path;
 }
 
