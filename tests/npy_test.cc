@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -376,6 +378,81 @@ TEST_F(NpyTest, WriteLeavesOnlyTheTargetFile) {
   absl::StatusOr<HostArray> back = ReadNpy(Path("x.npy"));
   ASSERT_TRUE(back.ok());
   EXPECT_THAT(back->f32, ElementsAre(1, 2, 3));
+}
+
+// --- In parts: the rows of one process of a run spread over several ------
+
+TEST_F(NpyTest, RowsOfTheFirstAxisAreReadAlone) {
+  ASSERT_TRUE(
+      WriteNpy(Path("a.npy"), FloatArray({3, 2}, {1, 2, 3, 4, 5, 6})).ok());
+  int64_t total = 0;
+  absl::StatusOr<HostArray> rows = ReadNpyRows(Path("a.npy"), 1, 2, &total);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(total, 3);
+  EXPECT_THAT(rows->shape, ElementsAre(2, 2));
+  EXPECT_THAT(rows->f32, ElementsAre(3, 4, 5, 6));
+  // Doubles are narrowed as ReadNpy narrows them; rows past the end are an
+  // error that still tells the file's first dim.
+  ASSERT_TRUE(
+      WriteFileAtomically(Path("d.npy"),
+                          MakeNpy(1,
+                                  "{'descr': '<f8', 'fortran_order': False, "
+                                  "'shape': (2, 1), }",
+                                  Raw(std::vector<double>{0.5, -2})))
+          .ok());
+  rows = ReadNpyRows(Path("d.npy"), 1, 1);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(rows->f32, ElementsAre(-2.0f));
+  total = 0;
+  EXPECT_THAT(ReadNpyRows(Path("d.npy"), 1, 2, &total).status().message(),
+              HasSubstr("rows [1, 3)"));
+  EXPECT_EQ(total, 2);
+}
+
+TEST_F(NpyTest, MappedFilesGiveTheValuesWhereTheyLie) {
+  ASSERT_TRUE(WriteNpy(Path("i.npy"), IntArray({2, 2}, {7, -1, 3, 9})).ok());
+  absl::StatusOr<MappedNpy> mapped = MapNpy(Path("i.npy"));
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  EXPECT_EQ(mapped->dtype, proto::INT32);
+  EXPECT_THAT(mapped->shape, ElementsAre(2, 2));
+  ASSERT_EQ(mapped->elements, 4);
+  const int32_t* values = static_cast<const int32_t*>(mapped->values);
+  EXPECT_THAT(std::vector<int32_t>(values, values + 4),
+              ElementsAre(7, -1, 3, 9));
+  // Values that need converting are left to ReadNpy.
+  ASSERT_TRUE(
+      WriteFileAtomically(Path("l.npy"),
+                          MakeNpy(1,
+                                  "{'descr': '<i8', 'fortran_order': False, "
+                                  "'shape': (1,), }",
+                                  Raw(std::vector<int64_t>{5})))
+          .ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(MapNpy(Path("l.npy")).status()));
+  // A malformed file is ReadNpy's error.
+  ASSERT_TRUE(WriteFileAtomically(Path("bad.npy"), "not npy").ok());
+  EXPECT_EQ(MapNpy(Path("bad.npy")).status().message(),
+            ReadNpy(Path("bad.npy")).status().message());
+}
+
+TEST_F(NpyTest, PartsWrittenAtTheirOffsetsMakeTheWholeFile) {
+  const HostArray whole = FloatArray({3, 2}, {1, 2, 3, 4, 5, 6});
+  ASSERT_TRUE(WriteNpy(Path("whole.npy"), whole).ok());
+  // The first part's writer makes the file; the others write into it.
+  ASSERT_TRUE(WriteNpyRows(Path("parts.npy"), FloatArray({1, 2}, {1, 2}), 3, 0,
+                           /*create=*/true)
+                  .ok());
+  ASSERT_TRUE(WriteNpyRows(Path("parts.npy"), FloatArray({2, 2}, {3, 4, 5, 6}),
+                           3, 1, /*create=*/false)
+                  .ok());
+  std::ifstream a(Path("whole.npy"), std::ios::binary);
+  std::ifstream b(Path("parts.npy"), std::ios::binary);
+  const std::string want((std::istreambuf_iterator<char>(a)), {});
+  const std::string got((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_TRUE(got == want);
+  EXPECT_THAT(WriteNpyRows(Path("parts.npy"), FloatArray({2, 2}, {0, 0, 0, 0}),
+                           3, 2, /*create=*/false)
+                  .message(),
+              HasSubstr("do not fit"));
 }
 
 }  // namespace
