@@ -3,6 +3,7 @@
 // single process's outputs bit for bit, its first error, its deadlock
 // report and its step-limit stop, uneven splits included; each process
 // holds device memory for its ranks only.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -338,6 +339,27 @@ TEST(AcrossProcessesTest, TheStepLimitStopsAtTheSameInstruction) {
     const Observed o = ExpectSameAsOneProcess(graph, inputs, {2, 3}, options);
     EXPECT_THAT(o.status.message(), HasSubstr("--max-steps"));
   }
+}
+
+// A process whose peer never answers fails with the transport's error at
+// its timeout instead of waiting for ever.
+TEST(AcrossProcessesTest, AProcessWhosePeerIsGoneStopsAtTheTimeout) {
+  std::vector<HostArray> inputs;
+  const proto::Graph graph = TraceKernel(
+      "fgcc", {{"tp_degree", "4"}, {"m", "64"}, {"k", "128"}, {"n", "128"}},
+      &inputs);
+  testing::ThreadedWorld world(2, /*timeout_seconds=*/0.5);
+  world.Stop(1);  // process 1 never runs
+  interp::RunOptions options;
+  options.transport = &world.at(0);
+  const auto start = std::chrono::steady_clock::now();
+  const Observed o = RunOne(graph, inputs, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(o.status)) << o.status;
+  EXPECT_THAT(o.status.message(), HasSubstr("no answer from process 1"));
+  EXPECT_LT(seconds, 10);
 }
 
 // --- What a run across processes refuses ---------------------------------
