@@ -47,14 +47,28 @@ absl::StatusOr<RankBlock> HeldBlock(const proto::Graph& g,
 
 }  // namespace
 
-Interpreter::Interpreter() = default;
+Interpreter::Interpreter(HeldGraph held)
+    : held_(std::move(held)), graph_(held_.graph()) {}
 Interpreter::~Interpreter() = default;
 
 absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
     proto::Graph graph, RunOptions options) {
-  NKI_RETURN_IF_ERROR(graph::CheckGraph(graph));
-  std::unique_ptr<Interpreter> interp(new Interpreter());
-  interp->graph_ = std::move(graph);
+  HeldGraph held;
+  held.heap = std::move(graph);
+  return CreateHeld(std::move(held), std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
+    ArenaGraph graph, RunOptions options) {
+  HeldGraph held;
+  held.arena.emplace(std::move(graph));
+  return CreateHeld(std::move(held), std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::CreateHeld(
+    HeldGraph held, RunOptions options) {
+  NKI_RETURN_IF_ERROR(graph::CheckGraph(held.graph()));
+  std::unique_ptr<Interpreter> interp(new Interpreter(std::move(held)));
   interp->options_ = std::move(options);
   const proto::Graph& g = interp->graph_;
   const int ranks = static_cast<int>(g.world().num_ranks());

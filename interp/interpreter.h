@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "graph/regions.h"
 #include "interp/transport.h"
 #include "proto/nkigraph.pb.h"
+#include "util/graph_io.h"
 #include "util/host_array.h"
 #include "util/memory_budget.h"
 
@@ -89,6 +91,10 @@ class Interpreter {
   // Validates the graph (see ValidateGraph) and sizes the device.
   static absl::StatusOr<std::unique_ptr<Interpreter>> Create(
       proto::Graph graph, RunOptions options = {});
+  // The same for a graph on its arena (LoadGraph, ParseGraph), which the
+  // interpreter keeps and runs where it lies: no copy onto the heap.
+  static absl::StatusOr<std::unique_ptr<Interpreter>> Create(
+      ArenaGraph graph, RunOptions options = {});
   ~Interpreter();
 
   const proto::Graph& graph() const { return graph_; }
@@ -159,10 +165,23 @@ class Interpreter {
   void RecordResolvedOffsets(graph::ResolvedOffsets* sink);
 
  private:
-  Interpreter();
+  // The graph as given: by value on the heap, or on its own arena.
+  struct HeldGraph {
+    proto::Graph heap;
+    std::optional<ArenaGraph> arena;
+    const proto::Graph& graph() const {
+      return arena.has_value() ? arena->graph() : heap;
+    }
+  };
+  explicit Interpreter(HeldGraph held);
+  static absl::StatusOr<std::unique_ptr<Interpreter>> CreateHeld(
+      HeldGraph held, RunOptions options);
   friend class ProgramState;
 
-  proto::Graph graph_;
+  // Declared before graph_, which refers to the graph it holds (an arena
+  // graph's address stays when it is moved).
+  HeldGraph held_;
+  const proto::Graph& graph_;
   RunOptions options_;
   // Declared before impl_: what impl_ holds is released to it on
   // destruction.

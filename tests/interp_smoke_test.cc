@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
+#include "util/graph_io.h"
 
 namespace nkigraph {
 namespace {
@@ -50,6 +51,34 @@ TEST(InterpSmokeTest, MatmulBiasReluMatchesHandComputedValues) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(out->at("out").f32,
               ::testing::ElementsAre(1.5f, 2.5f, 3.5f, 0.0f, 0.0f, 0.0f));
+}
+
+TEST(InterpSmokeTest, RunsAGraphOnItsArenaWhereItLies) {
+  absl::StatusOr<proto::Graph> traced = Trace1([](Tracer& t) {
+    Tensor x = t.Input("x", {2, 3}, proto::FLOAT32);
+    Tensor out = t.Allocate({2, 3}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    Tensor a = builder::ndarray({2, 3}, proto::FLOAT32, Buffer::kSbuf, "a");
+    isa::dma_copy(a, x);
+    isa::tensor_tensor(a, a, a, isa::Alu::kAdd);
+    isa::dma_copy(out, a);
+    t.Output("out", out);
+  });
+  ASSERT_TRUE(traced.ok()) << traced.status();
+  absl::StatusOr<ArenaGraph> parsed =
+      ParseGraph(SerializeDeterministic(*traced), "smoke");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const proto::Graph* on_arena = &parsed->graph();
+  absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
+      interp::Interpreter::Create(*std::move(parsed));
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  // The interpreter holds the arena's graph itself, not a copy.
+  EXPECT_EQ(&(*interp)->graph(), on_arena);
+  ASSERT_TRUE(
+      (*interp)->SetInput(Floats("x", {2, 3}, {1, 2, 3, 4, 5, -6})).ok());
+  ASSERT_TRUE((*interp)->Run().ok());
+  absl::StatusOr<HostArray> out = (*interp)->GetOutput("out");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(out->f32, ::testing::ElementsAre(2, 4, 6, 8, 10, -12));
 }
 
 TEST(InterpSmokeTest,

@@ -253,7 +253,8 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
   if (!graph_charge.status().ok()) {
     return ReportError(kVerb, graph_charge.status());
   }
-  absl::StatusOr<GraphSource> source = ReadGraphSource(graph_path);
+  // On an arena, which the interpreter runs where it lies.
+  absl::StatusOr<ArenaGraphSource> source = LoadGraphSource(graph_path);
   if (!source.ok()) return ReportError(kVerb, source.status());
   if (source->from_bundle) {
     std::cerr << "nkigraph run: '" << graph_path
@@ -264,7 +265,7 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
   {
     // Before anything large is allocated: does the whole run fit? A
     // process holding some of the ranks holds about their share of it.
-    const int ranks = std::max<int>(1, source->graph.world().num_ranks());
+    const int ranks = std::max<int>(1, source->graph->world().num_ranks());
     const int held =
         processes.several()
             ? interp::BlockOf(processes.index(), processes.count(), ranks)
@@ -281,18 +282,18 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
     if (processes.several()) input_files = share(input_files);
     const bool bundle = parsed->Has("--save-bundle");
     absl::StatusOr<int64_t> device =
-        interp::DeviceMemory::BytesNeeded(source->graph, held);
+        interp::DeviceMemory::BytesNeeded(*source->graph, held);
     if (device.ok()) {
       if (absl::Status fits = CheckMemoryPlan(
               budget,
               {{"device memory and its shadow state", *device},
                {"input files", input_files},
                {"outputs on the host",
-                share(HostOutputBytes(source->graph, raw_bits))},
+                share(HostOutputBytes(*source->graph, raw_bits))},
                {"the bundle's copies",
                 bundle && processes.first()
-                    ? HostInputBytes(source->graph, /*raw_bits16=*/true) * 2 +
-                          HostOutputBytes(source->graph, raw_bits)
+                    ? HostInputBytes(*source->graph, /*raw_bits16=*/true) * 2 +
+                          HostOutputBytes(*source->graph, raw_bits)
                     : 0}});
           !fits.ok()) {
         return ReportError(

@@ -6,9 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "builder/tracer.h"
 #include "interp/device_memory.h"
 #include "tools/processes.h"
 #include "tools/run_support.h"
+#include "util/graph_io.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::tools {
@@ -69,7 +71,16 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
   v.tolerance = def.tolerance ? def.tolerance(values) : kDefaultTolerance;
 
   v.stage = VerifyStage::kTrace;
-  NKI_ASSIGN_OR_RETURN(proto::Graph graph, registry.Trace(def.name, settings));
+  // Traced to bytes and parsed onto an arena, which the interpreter runs
+  // where it lies.
+  int64_t graph_bytes = 0;
+  ArenaGraph graph;
+  {
+    NKI_ASSIGN_OR_RETURN(const builder::SerializedGraph traced,
+                         registry.TraceSerialized(def.name, settings));
+    graph_bytes = static_cast<int64_t>(traced.bytes.size());
+    NKI_ASSIGN_OR_RETURN(graph, ParseGraph(traced.bytes, def.name));
+  }
 
   v.stage = VerifyStage::kCreate;
   // One account per kernel for everything its check holds.
@@ -79,13 +90,12 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
     options.budget = v.budget.get();
   }
   MemoryBudget& budget = *options.budget;
-  const int64_t graph_bytes = static_cast<int64_t>(graph.ByteSizeLong());
-  const int64_t input_bytes = HostInputBytes(graph, /*raw_bits16=*/false);
-  const int64_t input_copy_bytes = HostInputBytes(graph, /*raw_bits16=*/true);
-  const int64_t output_bytes = HostOutputBytes(graph, /*raw_bits16=*/false);
+  const int64_t input_bytes = HostInputBytes(*graph, /*raw_bits16=*/false);
+  const int64_t input_copy_bytes = HostInputBytes(*graph, /*raw_bits16=*/true);
+  const int64_t output_bytes = HostOutputBytes(*graph, /*raw_bits16=*/false);
   // Before anything large is allocated: does the whole check fit?
   // A process of a run spread over several holds its ranks' device memory.
-  const int ranks = std::max<int>(1, graph.world().num_ranks());
+  const int ranks = std::max<int>(1, graph->world().num_ranks());
   const int held_ranks =
       options.transport != nullptr
           ? interp::BlockOf(options.transport->process(),
@@ -93,7 +103,7 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
                 .size()
           : ranks;
   if (absl::StatusOr<int64_t> device =
-          interp::DeviceMemory::BytesNeeded(graph, held_ranks);
+          interp::DeviceMemory::BytesNeeded(*graph, held_ranks);
       device.ok()) {
     NKI_RETURN_IF_ERROR(CheckMemoryPlan(
         budget, {{"the graph", graph_bytes},
