@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -54,6 +52,8 @@ class ScratchFiles {
 interp::RunOptions FuzzRunOptions() {
   interp::RunOptions options;
   options.memory_limit_bytes = kMemoryLimitBytes;
+  options.max_steps = kMaxSteps;
+  options.threads = 1;
   return options;
 }
 
@@ -106,15 +106,6 @@ int64_t InstructionCount(const proto::Graph& graph) {
   return count;
 }
 
-int64_t RunSteps(const proto::Graph& graph) {
-  // Validation bounds num_ranks; a graph that has not passed it may say
-  // anything, so saturate.
-  const int64_t ranks = std::max<int64_t>(1, graph.world().num_ranks());
-  const int64_t count = InstructionCount(graph);
-  if (count != 0 && ranks > INT64_MAX / count) return INT64_MAX;
-  return count * ranks;
-}
-
 Outcome CheckAndRun(const proto::Graph& graph, uint64_t seed) {
   const std::vector<Diagnostic> problems = graph::ValidateGraph(graph);
   for (const Diagnostic& problem : problems) {
@@ -127,7 +118,6 @@ Outcome CheckAndRun(const proto::Graph& graph, uint64_t seed) {
     RequireDiagnosed(checked, "CheckGraph");
     return Outcome::kInvalid;
   }
-  if (RunSteps(graph) > kMaxSteps) return Outcome::kTooBig;
 
   absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
       interp::Interpreter::Create(graph, FuzzRunOptions());

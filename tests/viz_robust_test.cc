@@ -21,6 +21,7 @@
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 #include "viz/layout_guard.h"
+#include "viz/paging.h"
 #include "viz/render.h"
 #include "viz/viz.h"
 
@@ -197,6 +198,106 @@ TEST(VizLayoutGuardTest,
       RenderGraph(Chain(5), options, Format::kSvg);
   ASSERT_TRUE(small.ok()) << small.status();
   EXPECT_THAT(*small, Not(HasSubstr("columns wide")));
+}
+
+// The instruction nodes of a picture.
+int InstructionNodes(const VizGraph& g) {
+  return static_cast<int>(std::count_if(
+      g.nodes.begin(), g.nodes.end(),
+      [](const VizNode& n) { return n.role == NodeRole::kInstruction; }));
+}
+
+TEST(VizPagingTest, AWidePictureSplitsIntoPagesOfAScreensWidth) {
+  // 60 dependent instructions: 60 columns, pages of 24, 24 and 12.
+  const proto::Graph chain = Chain(60);
+  DotOptions options;
+  options.view_options.max_nodes = 0;
+  absl::StatusOr<VizGraph> whole = BuildView(chain, options);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  FoldParallelLooseEdges(*whole);
+  EXPECT_EQ(LayoutColumns(*whole), 60);
+  EXPECT_EQ(PageCount(*whole), 3);
+  absl::StatusOr<std::string> dot = RenderGraph(chain, options, Format::kDot);
+  ASSERT_TRUE(dot.ok()) << dot.status();
+  EXPECT_THAT(*dot, HasSubstr("page through it with --page K (1 to 3)"));
+
+  const int want_nodes[] = {24, 24, 12};
+  for (int page = 1; page <= 3; ++page) {
+    VizGraph g = *whole;
+    ASSERT_TRUE(KeepPage(g, page).ok()) << page;
+    EXPECT_EQ(InstructionNodes(g), want_nodes[page - 1]) << page;
+    // The page's own columns, with a stub column on either side at most.
+    EXPECT_LE(LayoutColumns(g), kScreenColumns + 2) << page;
+    options.page = page;
+    dot = RenderGraph(chain, options, Format::kDot);
+    ASSERT_TRUE(dot.ok()) << dot.status();
+    EXPECT_THAT(*dot, HasSubstr(absl::StrCat("page ", page,
+                                             " of 3: --page K (1 to 3)")));
+    EXPECT_THAT(*dot, Not(HasSubstr("more than a screen")));
+    EXPECT_EQ(absl::StrContains(*dot, absl::StrCat("from page ", page - 1)),
+              page > 1);
+    EXPECT_EQ(absl::StrContains(*dot, absl::StrCat("on page ", page + 1)),
+              page < 3);
+  }
+  // The middle page lays out within a screen's width.
+  options.page = 2;
+  absl::StatusOr<std::string> png = RenderGraph(chain, options, Format::kPng);
+  ASSERT_TRUE(png.ok()) << png.status();
+  ASSERT_GT(png->size(), 24u);
+  EXPECT_LE(PngSize(*png).first, 4000u);
+
+  options.page = 4;
+  absl::StatusOr<std::string> past = RenderGraph(chain, options, Format::kDot);
+  EXPECT_EQ(past.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(past.status().message(), HasSubstr("--page 4"));
+  EXPECT_THAT(past.status().message(), HasSubstr("has 3 pages"));
+  // A picture that fits is its own one page.
+  options.page = 1;
+  dot = RenderGraph(Chain(5), options, Format::kDot);
+  ASSERT_TRUE(dot.ok()) << dot.status();
+  EXPECT_THAT(*dot, HasSubstr("page 1 of 1"));
+}
+
+TEST(VizPagingTest, ClustersWithoutNodesOnThePageAreLeftOut) {
+  // A -> B -> C in cluster_1, then D -> E in cluster_2 (nested in
+  // cluster_3): columns 1-3 and 4-5, all on one page...
+  VizGraph g;
+  g.name = "g";
+  g.graph_attrs = {{"label", "title"}};
+  g.clusters = {
+      {"cluster_1", -1, {}}, {"cluster_3", -1, {}}, {"cluster_2", 1, {}}};
+  for (int i = 0; i < 5; ++i) {
+    VizNode node;
+    node.name = std::string(1, static_cast<char>('A' + i));
+    node.cluster = i < 3 ? 0 : 2;
+    g.nodes.push_back(node);
+  }
+  g.edges = {{0, 1, {}}, {1, 2, {}}, {2, 3, {}}, {3, 4, {}}};
+  // ...and then 30 more nodes after E, outside any cluster: two pages.
+  for (int i = 0; i < 30; ++i) {
+    VizNode node;
+    node.name = absl::StrCat("n", i);
+    g.nodes.push_back(node);
+    g.edges.push_back({static_cast<int>(g.nodes.size()) - 2,
+                       static_cast<int>(g.nodes.size()) - 1,
+                       {}});
+  }
+  ASSERT_EQ(PageCount(g), 2);
+  VizGraph second = g;
+  ASSERT_TRUE(KeepPage(second, 2).ok());
+  EXPECT_TRUE(second.clusters.empty());
+  // Columns 25 to 35 (n19 to n29) and the stub they come from.
+  EXPECT_EQ(second.nodes.size(), 12u);
+  VizGraph first = g;
+  ASSERT_TRUE(KeepPage(first, 1).ok());
+  ASSERT_EQ(first.clusters.size(), 3u);
+  EXPECT_EQ(first.clusters[2].parent, 1);
+  EXPECT_EQ(first.nodes[3].cluster, 2);
+  // One edge leaves page 1 (n18 -> n19): to the stub, the last node.
+  EXPECT_EQ(first.nodes.size(), 25u);
+  EXPECT_EQ(first.edges.back().head, 24);
+  absl::StatusOr<std::string> svg = Render(first, Format::kSvg);
+  ASSERT_TRUE(svg.ok()) << svg.status();
 }
 
 // --- Every registered kernel --------------------------------------------
