@@ -4,10 +4,12 @@
 # them with ctest: any report fails its test. scripts/run_tests.sh (CI)
 # calls it after the ordinary suite; extra arguments go to ctest.
 #
-# Made cheap to build, since CI builds it from nothing: -O1 -g0 (a report's
-# stack names functions, not lines: configure by hand with -g1 for those),
-# the test binary's precompiled headers, only the targets the tests run
-# (no benchmarks, no Python module). No unity build: the op definitions
+# Made cheap to build, since CI builds it from nothing: -O1 -g0 for what
+# is instrumented (cmake/sanitizers.cmake; a report's stack names
+# functions, not lines: add -g1 by hand for those), the test files compiled
+# as in the ordinary build (not instrumented: compiler-cache hits after
+# it), only the targets the tests run (no benchmarks, no Python module).
+# No unity build: the op definitions
 # (ops/defs/) and the test files each define file-local helpers of the
 # same names (Check, Execute, ...), which collide when batched. Not here:
 # the Python tests and the install test, which run the ordinary build's
@@ -18,7 +20,6 @@ cd "$(dirname "$0")/.."
 build=build-asan
 if [[ ! -f $build/build.ninja ]]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g0" -DCMAKE_C_FLAGS_RELEASE="-O1 -g0" \
     -DNKIGRAPH_PYTHON=OFF -DNKIGRAPH_SANITIZE=address,undefined >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target nkigraph_tests nkigraph \

@@ -60,9 +60,9 @@ options:
       --core N           only core N
       --rank N           only rank N (barrier view of collectives)
       --page K           page K (from 1) of a picture wider than a screen:
-                         its columns (K-1)*24+1 to K*24, with stubs for
-                         the edges that leave the page (a wide picture's
-                         title says how many pages it has)
+                         as many whole columns as fit about 3,600 pixels,
+                         with stubs for the edges that leave the page (a
+                         wide picture's title says how many pages it has)
       --no-legend        leave out the legend
       --no-edge-labels   leave out edge labels
 %s  -h, --help             show this help

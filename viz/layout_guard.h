@@ -53,10 +53,6 @@ std::vector<int64_t> NodeColumns(const VizGraph& graph);
 // The number of columns the picture needs: the largest of those, at least 1.
 int64_t LayoutColumns(const VizGraph& graph);
 
-// Pictures wider than this many columns do not fit a screen's width at a
-// readable size (an instruction node is about an inch wide).
-inline constexpr int64_t kScreenColumns = 24;
-
 // Appends `note` as a line of the picture's title.
 void AppendToTitle(VizGraph& graph, absl::string_view note);
 

@@ -47,18 +47,17 @@ absl::StatusOr<std::string> RenderGraph(const proto::Graph& graph,
   FoldParallelLooseEdges(picture);
   if (options.page > 0) {
     NKI_RETURN_IF_ERROR(KeepPage(picture, options.page));
-  } else if (const int64_t columns = LayoutColumns(picture);
-             columns > kScreenColumns) {
+  } else if (const int64_t pages = PageCount(picture); pages > 1) {
     AppendToTitle(
         picture,
-        absl::StrCat("about ", columns,
+        absl::StrCat("about ", LayoutColumns(picture),
                      " columns wide, more than a screen: page through it with "
                      "--page K (1 to ",
-                     PageCount(picture),
-                     "), --around ID --radius N, --scope "
-                     "PATH --instance N or --core N, or collapse it with a "
-                     "smaller --max-nodes"));
+                     pages,
+                     "), --around ID --radius N, --scope PATH --instance N or "
+                     "--core N, or collapse it with a smaller --max-nodes"));
   }
+
   absl::StatusOr<std::string> out = Render(picture, format);
   if (out.ok() || format == Format::kDot) return out;
   // dot still fails on some pictures (its known crashes routing labelled
