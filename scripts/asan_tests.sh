@@ -7,8 +7,8 @@
 # Made cheap to build, since CI builds it from nothing: -O1 -g0 for what
 # is instrumented (cmake/sanitizers.cmake; a report's stack names
 # functions, not lines: add -g1 by hand for those), the test files compiled
-# as in the ordinary build (not instrumented: compiler-cache hits after
-# it), only the targets the tests run (no benchmarks, no Python module).
+# as in the ordinary build (not instrumented), only the targets the tests
+# run (no benchmarks, no Python module).
 # No unity build: the op definitions
 # (ops/defs/) and the test files each define file-local helpers of the
 # same names (Check, Execute, ...), which collide when batched. Not here:

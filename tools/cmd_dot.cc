@@ -60,7 +60,7 @@ options:
       --core N           only core N
       --rank N           only rank N (barrier view of collectives)
       --page K           page K (from 1) of a picture wider than a screen:
-                         as many whole columns as fit about 3,600 pixels,
+                         as many whole columns as fit about 3,000 pixels,
                          with stubs for the edges that leave the page (a
                          wide picture's title says how many pages it has)
       --no-legend        leave out the legend

@@ -19,9 +19,10 @@
 
 namespace nkigraph::viz {
 
-// A page's width, in points: 3,600 pixels at the 96 dpi of dot's PNGs,
-// with room for the estimate's error below 4,000 (a wide screen).
-inline constexpr double kPageWidthPoints = 2700;
+// A page's width, in points: about 3,070 pixels at the 96 dpi of dot's
+// PNGs, with room below 4,000 for the estimate's error (up to about a
+// third on a production-size MoE block's pages).
+inline constexpr double kPageWidthPoints = 2300;
 
 // The estimated width in points of a left-to-right dot layout of
 // `graph`'s columns 1 to LayoutColumns (index 0 unused), the legend and
