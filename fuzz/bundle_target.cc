@@ -49,7 +49,6 @@ Outcome FuzzBundleFile(absl::string_view bytes) {
   }
   const proto::Graph& graph = bundle.graph();
   if (!graph::CheckGraph(graph).ok()) return Outcome::kInvalid;
-  if (RunSteps(graph) > kMaxSteps) return Outcome::kTooBig;
   absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
       interp::Interpreter::Create(graph, FuzzRunOptions());
   if (!created.ok()) return Outcome::kRefused;

@@ -26,7 +26,8 @@ enum class Outcome {
   kUnreadable,   // refused by the reader (not a graph, bundle or .npy)
   kInvalid,      // read, then refused by validation or the operation
   kTooBig,       // valid, but over the harness's bounds (harness_limits.h)
-  kRefused,      // refused by the interpreter (memory limit, inputs)
+  kRefused,      // refused or stopped by the interpreter (memory or step
+                 // limit, inputs)
   kDeviceError,  // ran and stopped with a device error
   kDone,         // went all the way (ran, diffed, drew)
 };

@@ -23,16 +23,16 @@ namespace nkigraph::fuzz {
 // so that no single instruction moves more than about a million elements
 // (the small goldens fit; bigger graphs are refused, quickly).
 inline constexpr int64_t kMemoryLimitBytes = int64_t{2} << 20;
-// The harness bounds the work of a run by refusing, before it runs, graphs
-// whose programs hold more instructions than this (instructions summed over
-// streams, times ranks: every instruction runs once per rank, loops being
-// unrolled); RunOptions::max_steps would stop them only after that much work.
+// The interpreter's --max-steps for fuzzed runs: a run stops at its
+// 4,097th instruction (summed over ranks and cores) with a step-limit
+// error, so a long graph is run as far as that rather than refused.
 inline constexpr int64_t kMaxSteps = 4096;
 // The pictures' analysis is near linear; bigger graphs only slow the
 // fuzzer down.
 inline constexpr int64_t kMaxVizInstructions = 20000;
 
-// The interpreter's options for a fuzzed run: the memory limit above.
+// The interpreter's options for a fuzzed run: the limits above, on one
+// thread (the fuzzer runs one input at a time; a pool per run is waste).
 interp::RunOptions FuzzRunOptions();
 
 // Aborts, printing `what`, when `condition` is false: a finding.
@@ -56,8 +56,6 @@ uint64_t Fingerprint(absl::string_view bytes);
 
 // Instructions over all streams.
 int64_t InstructionCount(const proto::Graph& graph);
-// InstructionCount times the ranks: how many instructions a run executes.
-int64_t RunSteps(const proto::Graph& graph);
 
 // `nkigraph check` (ValidateGraph and CheckGraph must agree, every problem
 // renders) then, within the bounds above, a run on random inputs seeded

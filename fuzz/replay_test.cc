@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "fuzz/harness.h"
 #include "fuzz/harness_support.h"
@@ -184,11 +185,22 @@ proto::Graph CopyChain(int copies) {
   return graph;
 }
 
-TEST_F(HarnessTest, GraphsOverTheStepBoundAreNotRun) {
+TEST_F(HarnessTest, RunsStopAtTheStepLimit) {
   EXPECT_EQ(FuzzGraphFile(SerializeDeterministic(CopyChain(kMaxSteps))),
             Outcome::kDone);
   EXPECT_EQ(FuzzGraphFile(SerializeDeterministic(CopyChain(kMaxSteps + 1))),
-            Outcome::kTooBig);
+            Outcome::kRefused);
+  // The options the harness runs with stop the same graph at its limit,
+  // naming it.
+  absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
+      interp::Interpreter::Create(CopyChain(kMaxSteps + 1), FuzzRunOptions());
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_TRUE((*created)->FillRandomInputs(1).ok());
+  const absl::Status ran = (*created)->Run();
+  EXPECT_EQ(ran.code(), absl::StatusCode::kResourceExhausted) << ran;
+  EXPECT_TRUE(absl::StrContains(ran.message(),
+                                absl::StrCat("step limit of ", kMaxSteps, " ")))
+      << ran;
 }
 
 TEST_F(HarnessTest, NpyArraysOfEveryHostDTypeLoadAndCopy) {

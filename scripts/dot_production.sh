@@ -83,4 +83,28 @@ wanted fgcc_tp8 && draw fgcc_tp8.ring_step fgcc_tp8 --scope ring_step --instance
 wanted bwmm && draw bwmm.block2 bwmm --scope block --instance 2
 wanted bwd && draw bwd.block2 bwd --scope block --instance 2
 wanted decode8b && draw decode8b.layer0 decode8b --scope layer0 --core 0 --max-nodes 60
+
+# Every page (--page K) of the one-step and one-block pictures: each must
+# be at most 4,000 pixels wide.
+pages() {
+  local name=$1 graph=$2
+  shift 2
+  wanted "$graph" || return 0
+  local n
+  # The page count from the title (DOT wraps long lines with a backslash).
+  n=$("$cli" dot "$out/$graph.pb" "$@" | tr -d '\\\n' |
+    grep -o 'with --page K (1 to [0-9]*' | grep -o '[0-9]*$' || echo 1)
+  for ((k = 1; k <= n; k++)); do
+    draw "$name.page$k" "$graph" "$@" --page "$k"
+    local width
+    width=$(png_size "$out/$name.page$k.png" | cut -d' ' -f1)
+    if ((width > 4000)); then
+      echo "$name.page$k.png: $width px wide, over 4,000"
+      failed=1
+    fi
+  done
+}
+pages fgcc_tp8.ring_step fgcc_tp8 --scope ring_step --instance 1 --core 0
+pages bwmm.block2 bwmm --scope block --instance 2
+pages bwd.block2 bwd --scope block --instance 2
 exit $failed

@@ -530,6 +530,23 @@ TEST_F(CliRunTest, VerifyAllVerifiesEveryRegisteredKernelAtItsDefaults) {
       << r.out << r.err;
 }
 
+TEST_F(CliRunTest, VerifyStopsAtItsStepLimitNamingTheInstruction) {
+  // tiled_matmul 3x5x7: two dma_copy loads, then the third instruction.
+  const std::string kernel =
+      "verify tiled_matmul --set m=3 --set k=5 --set n=7 --set dtype=float32 ";
+  testing::CliResult r = Run(kernel + "--max-steps 2");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("instruction #2 "));
+  EXPECT_THAT(r.err, HasSubstr("kernels/tiled_matmul.cc:"));
+  EXPECT_THAT(r.err, HasSubstr("step limit of 2 instructions (--max-steps)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("PASS")));
+  // With room for every instruction it passes.
+  r = Run(kernel + "--max-steps 1000");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("tiled_matmul: PASS"));
+  ExpectUsageError(Run(kernel + "--max-steps lots"), "verify", {"--max-steps"});
+}
+
 TEST_F(CliRunTest, VerifyUsageErrorsAreExitTwo) {
   ExpectUsageError(Run("verify no_such_kernel"), "verify",
                    {"unknown kernel 'no_such_kernel'"});

@@ -739,6 +739,15 @@ TEST(MalformedInputTest, InputsWithTheWrongShapeDtypeNameOrSizeAreRefused) {
   EXPECT_THAT(s.message(), HasSubstr("'x'"));
   s = in.SetInput(Ints("e", {1}, {}));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  // Shapes whose element count overflows int64 unless a zero dimension is
+  // seen first (numpy makes an empty array of [2^62, 2^62, 0]), or at all.
+  const int64_t huge = int64_t{1} << 62;
+  s = in.SetInput(Floats("x", {huge, huge, 0}, {}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("the graph expects [2, 3]"));
+  s = in.SetInput(Floats("x", {huge, 4}, {1, 2}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("the graph expects [2, 3]"));
   // Nothing was set, so running names the missing inputs.
   s = in.Run();
   EXPECT_THAT(s.message(), HasSubstr("inputs x, e not given"));

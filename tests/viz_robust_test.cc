@@ -21,6 +21,7 @@
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 #include "viz/layout_guard.h"
+#include "viz/paging.h"
 #include "viz/render.h"
 #include "viz/viz.h"
 
@@ -197,6 +198,222 @@ TEST(VizLayoutGuardTest,
       RenderGraph(Chain(5), options, Format::kSvg);
   ASSERT_TRUE(small.ok()) << small.status();
   EXPECT_THAT(*small, Not(HasSubstr("columns wide")));
+}
+
+// The instruction nodes of a picture.
+int InstructionNodes(const VizGraph& g) {
+  return static_cast<int>(std::count_if(
+      g.nodes.begin(), g.nodes.end(),
+      [](const VizNode& n) { return n.role == NodeRole::kInstruction; }));
+}
+
+TEST(VizPagingTest, AWidePictureSplitsIntoPagesOfAScreensWidth) {
+  // 60 dependent instructions: 60 columns, about 11,000 pixels as PNG.
+  const proto::Graph chain = Chain(60);
+  DotOptions options;
+  options.view_options.max_nodes = 0;
+  absl::StatusOr<VizGraph> whole = BuildView(chain, options);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  FoldParallelLooseEdges(*whole);
+  EXPECT_EQ(LayoutColumns(*whole), 60);
+  const std::vector<std::pair<int64_t, int64_t>> pages = Pages(*whole);
+  ASSERT_GE(pages.size(), 3u);
+  const int n = static_cast<int>(pages.size());
+  absl::StatusOr<std::string> dot = RenderGraph(chain, options, Format::kDot);
+  ASSERT_TRUE(dot.ok()) << dot.status();
+  EXPECT_THAT(*dot, HasSubstr(absl::StrCat(
+                        "page through it with --page K (1 to ", n, ")")));
+
+  // The pages run over the columns in order, each node on one page.
+  int64_t next_column = 1;
+  int instructions = 0;
+  for (int page = 1; page <= n; ++page) {
+    EXPECT_EQ(pages[page - 1].first, next_column) << page;
+    next_column = pages[page - 1].second + 1;
+    VizGraph g = *whole;
+    ASSERT_TRUE(KeepPage(g, page).ok()) << page;
+    EXPECT_EQ(InstructionNodes(g),
+              pages[page - 1].second - pages[page - 1].first + 1)
+        << page;
+    instructions += InstructionNodes(g);
+    options.page = page;
+    dot = RenderGraph(chain, options, Format::kDot);
+    ASSERT_TRUE(dot.ok()) << dot.status();
+    EXPECT_THAT(*dot, HasSubstr(absl::StrCat("page ", page, " of ", n,
+                                             ": --page K (1 to ", n, ")")));
+    EXPECT_THAT(*dot, Not(HasSubstr("more than a screen")));
+    EXPECT_EQ(absl::StrContains(*dot, absl::StrCat("from page ", page - 1)),
+              page > 1);
+    EXPECT_EQ(absl::StrContains(*dot, absl::StrCat("on page ", page + 1)),
+              page < n);
+  }
+  EXPECT_EQ(next_column, 61);
+  EXPECT_EQ(instructions, 60);
+  // A middle page, with both stubs, lays out within a screen's width.
+  options.page = 2;
+  absl::StatusOr<std::string> png = RenderGraph(chain, options, Format::kPng);
+  ASSERT_TRUE(png.ok()) << png.status();
+  ASSERT_GT(png->size(), 24u);
+  EXPECT_LE(PngSize(*png).first, 4000u);
+  EXPECT_GT(PngSize(*png).first, 1500u);  // and is not a sliver of it
+
+  options.page = n + 1;
+  absl::StatusOr<std::string> past = RenderGraph(chain, options, Format::kDot);
+  EXPECT_EQ(past.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(past.status().message(),
+              HasSubstr(absl::StrCat("--page ", n + 1, ": this picture has ", n,
+                                     " pages")));
+  // A picture that fits is its own one page.
+  options.page = 1;
+  dot = RenderGraph(Chain(5), options, Format::kDot);
+  ASSERT_TRUE(dot.ok()) << dot.status();
+  EXPECT_THAT(*dot, HasSubstr("page 1 of 1"));
+}
+
+TEST(VizPagingTest, ClustersWithoutNodesOnThePageAreLeftOut) {
+  // A -> B -> C in cluster_1, then D -> E in cluster_2 (nested in
+  // cluster_3), then 30 more nodes outside any cluster: 35 columns.
+  VizGraph g;
+  g.name = "g";
+  g.graph_attrs = {{"label", "title"}};
+  g.clusters = {
+      {"cluster_1", -1, {}}, {"cluster_3", -1, {}}, {"cluster_2", 1, {}}};
+  for (int i = 0; i < 5; ++i) {
+    VizNode node;
+    node.name = std::string(1, static_cast<char>('A' + i));
+    node.cluster = i < 3 ? 0 : 2;
+    g.nodes.push_back(node);
+  }
+  g.edges = {{0, 1, {}}, {1, 2, {}}, {2, 3, {}}, {3, 4, {}}};
+  for (int i = 0; i < 30; ++i) {
+    VizNode node;
+    node.name = absl::StrCat("n", i);
+    g.nodes.push_back(node);
+    g.edges.push_back({static_cast<int>(g.nodes.size()) - 2,
+                       static_cast<int>(g.nodes.size()) - 1,
+                       {}});
+  }
+  // Unlabelled, every column is dot's least node width and a rank gap,
+  // 0.75 + 0.35 inch = 79.2 points; a page has 2,300 less two stub columns
+  // of 79.2: 2,141.6 points, 27 columns.
+  const std::vector<double> widths = EstimatedColumnWidths(g);
+  ASSERT_EQ(widths.size(), 36u);
+  EXPECT_NEAR(widths[1], 79.2, 1e-9);
+  EXPECT_NEAR(widths[35], 79.2, 1e-9);
+  EXPECT_THAT(Pages(g),
+              ::testing::ElementsAre(std::pair<int64_t, int64_t>{1, 27},
+                                     std::pair<int64_t, int64_t>{28, 35}));
+  VizGraph second = g;
+  ASSERT_TRUE(KeepPage(second, 2).ok());
+  EXPECT_TRUE(second.clusters.empty());
+  // n22 to n29 and the stub they come from.
+  ASSERT_EQ(second.nodes.size(), 9u);
+  EXPECT_EQ(second.nodes[0].name, "n22");
+  EXPECT_EQ(second.nodes[8].name, "page_before");
+  VizGraph first = g;
+  ASSERT_TRUE(KeepPage(first, 1).ok());
+  ASSERT_EQ(first.clusters.size(), 3u);
+  EXPECT_EQ(first.clusters[2].parent, 1);
+  EXPECT_EQ(first.nodes[3].cluster, 2);
+  // One edge leaves page 1 (n21 -> n22): to the stub, the last node.
+  ASSERT_EQ(first.nodes.size(), 28u);
+  EXPECT_EQ(first.nodes[27].name, "page_after");
+  EXPECT_EQ(first.edges.back().tail, 26);
+  EXPECT_EQ(first.edges.back().head, 27);
+  absl::StatusOr<std::string> svg = Render(first, Format::kSvg);
+  ASSERT_TRUE(svg.ok()) << svg.status();
+}
+
+TEST(VizPagingTest, ColumnWidthsFollowTheLongestLabelLines) {
+  VizGraph g;
+  g.node_defaults = {{"fontsize", "10"}};
+  g.edge_defaults = {{"fontsize", "8"}};
+  VizNode a, b, legend;
+  a.name = "a";
+  // Longest line 40 characters: 40 * 0.55 * 10 + 8.64 margins = 228.64.
+  a.attrs = {{"label", absl::StrCat("short\\n", std::string(40, 'x'))}};
+  b.name = "b";  // unlabelled: 54
+  legend.name = "legend";
+  legend.role = NodeRole::kLegend;
+  legend.html_label = true;
+  legend.attrs = {{"label", "<TABLE><TR><TD>" + std::string(100, 'y') +
+                                "</TD></TR></TABLE>"}};
+  g.nodes = {a, b, legend};
+  // An edge label of 10 characters at 8 points: 44, and a rank of its own.
+  g.edges = {{0, 1, {{"label", "0123456789"}}}};
+  const std::vector<double> widths = EstimatedColumnWidths(g);
+  ASSERT_EQ(widths.size(), 3u);
+  EXPECT_NEAR(widths[1], 228.64 + 25.2, 1e-9);
+  EXPECT_NEAR(widths[2], 54 + 25.2 + 44 + 25.2, 1e-9);
+}
+
+// The pictures the pages are for: one fgcc ring step (tp 8, m 256,
+// k 2048, n 128; 12,445 pixels wide in one piece) and one MoE block of
+// blockwise_mm_bwd at T 1024, H 1024, E 8, I 512, B 128, N 20 (15,936).
+// Each page says which it is; the widest by the estimate lays out within
+// 4,000 pixels (all of them: scripts/dot_production.sh).
+TEST(VizPagingTest, ARingStepAndAMoeBlockPageToAScreensWidth) {
+  struct Shape {
+    std::string kernel;
+    std::vector<std::pair<std::string, std::string>> settings;
+    Filters filters;
+  };
+  Filters ring_step;
+  ring_step.scope = "ring_step";
+  ring_step.instance = 1;
+  ring_step.core = 0;
+  Filters block;
+  block.scope = "block";
+  block.instance = 2;
+  const Shape shapes[] = {
+      {"fgcc",
+       {{"tp_degree", "8"}, {"m", "256"}, {"k", "2048"}, {"n", "128"}},
+       ring_step},
+      {"blockwise_mm_bwd",
+       {{"num_tokens", "1024"},
+        {"hidden", "1024"},
+        {"num_experts", "8"},
+        {"intermediate", "512"},
+        {"block_size", "128"},
+        {"num_blocks", "20"}},
+       block}};
+  for (const Shape& shape : shapes) {
+    SCOPED_TRACE(shape.kernel);
+    absl::StatusOr<proto::Graph> graph =
+        kernels::KernelRegistry::Global().Trace(shape.kernel, shape.settings);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    DotOptions options;
+    options.filters = shape.filters;
+    absl::StatusOr<VizGraph> whole = BuildView(*graph, options);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    FoldParallelLooseEdges(*whole);
+    const std::vector<std::pair<int64_t, int64_t>> pages = Pages(*whole);
+    ASSERT_GE(pages.size(), 2u);
+    const std::vector<double> widths = EstimatedColumnWidths(*whole);
+    int widest = 1;
+    double widest_points = 0;
+    for (size_t p = 0; p < pages.size(); ++p) {
+      double points = 0;
+      for (int64_t c = pages[p].first; c <= pages[p].second; ++c) {
+        points += widths[c];
+      }
+      if (points > widest_points) {
+        widest_points = points;
+        widest = static_cast<int>(p) + 1;
+      }
+    }
+    options.page = widest;
+    absl::StatusOr<std::string> png =
+        RenderGraph(*graph, options, Format::kPng);
+    ASSERT_TRUE(png.ok()) << png.status();
+    ASSERT_GT(png->size(), 24u);
+    EXPECT_LE(PngSize(*png).first, 4000u) << "page " << widest;
+    absl::StatusOr<std::string> dot =
+        RenderGraph(*graph, options, Format::kDot);
+    ASSERT_TRUE(dot.ok()) << dot.status();
+    EXPECT_THAT(*dot, HasSubstr(absl::StrCat("page ", widest, " of ",
+                                             pages.size(), ": --page K")));
+  }
 }
 
 // --- Every registered kernel --------------------------------------------

@@ -59,6 +59,10 @@ options:
       --radius N         hops for --around (default 2)
       --core N           only core N
       --rank N           only rank N (barrier view of collectives)
+      --page K           page K (from 1) of a picture wider than a screen:
+                         as many whole columns as fit about 3,000 pixels,
+                         with stubs for the edges that leave the page (a
+                         wide picture's title says how many pages it has)
       --no-legend        leave out the legend
       --no-edge-labels   leave out edge labels
 %s  -h, --help             show this help
@@ -89,6 +93,7 @@ int RunDot(const std::vector<std::string>& args) {
                        {"--radius", "", true, false},
                        {"--core", "", true, false},
                        {"--rank", "", true, false},
+                       {"--page", "", true, false},
                        {"--no-legend", "", false, false},
                        {"--no-edge-labels", "", false, false},
                        DiagnosticsFlag()});
@@ -111,8 +116,9 @@ int RunDot(const std::vector<std::string>& args) {
     if (!view.ok()) return ReportError("dot", view.status());
     options.view = *view;
   }
-  for (const char* flag : {"--max-nodes", "--max-lane-nodes", "--around",
-                           "--radius", "--core", "--rank", "--instance"}) {
+  for (const char* flag :
+       {"--max-nodes", "--max-lane-nodes", "--around", "--radius", "--core",
+        "--rank", "--instance", "--page"}) {
     if (!parsed->Has(flag)) continue;
     absl::StatusOr<int64_t> value = IntFlag(*parsed, flag);
     if (!value.ok()) return ReportError("dot", value.status());
@@ -125,6 +131,13 @@ int RunDot(const std::vector<std::string>& args) {
     if (name == "--core") options.filters.core = *value;
     if (name == "--rank") options.filters.rank = *value;
     if (name == "--instance") options.filters.instance = *value;
+    if (name == "--page") {
+      if (*value < 1) {
+        return ReportError(
+            "dot", absl::StrCat("--page ", *value, " must be 1 or more"));
+      }
+      options.page = *value;
+    }
     if (name == "--around") {
       if (*value < 0 || *value > UINT32_MAX) {
         return ReportError("dot", absl::StrCat("--around ", *value,

@@ -28,8 +28,8 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: nkigraph verify NAME [--set PARAM=VALUE]... [--seed S] [--out-dir DIR]
        nkigraph verify --all [--seed S] [--out-dir DIR]
-       (either form also takes [--memory-limit BYTES] [--threads N] [--quiet]
-        [--peer-timeout SECONDS])
+       (either form also takes [--memory-limit BYTES] [--max-steps N]
+        [--threads N] [--quiet] [--peer-timeout SECONDS])
        mpirun -np P nkigraph verify ...: the ranks spread over P processes
        (see `nkigraph run --help`); the first prints the report
 
@@ -58,6 +58,8 @@ options:
                           outputs, the reference's outputs); checked
                           before the run, and as it grows. The
                           reference's own working memory is not counted
+  --max-steps N           stop a kernel's run after N instructions (default:
+                          no limit), naming the instruction where it stopped
   --threads N             run the programs (ranks x cores) on N threads
                           (default: one per core of the machine); the
                           results are the same for every N
@@ -66,7 +68,8 @@ options:
   -h, --help              show this help
 
 Exit status: 0 every output within tolerance, 1 a mismatch or a device
-error, 2 bad usage or a kernel that cannot be traced.
+error, 2 bad usage, a kernel that cannot be traced, or a memory or step
+limit reached.
 )";
 
 constexpr char kVerb[] = "verify";
@@ -188,6 +191,7 @@ int RunVerify(const std::vector<std::string>& args) {
                        {"--seed", "", true, false},
                        {"--out-dir", "", true, false},
                        kMemoryLimitFlag,
+                       kMaxStepsFlag,
                        kThreadsFlag,
                        kPeerTimeoutFlag,
                        kQuietFlag});

@@ -2,7 +2,7 @@
 #define NKIGRAPH_TOOLS_RUN_FLAGS_H_
 
 // How the verbs that execute graphs (run, verify, replay) run them:
-// --memory-limit BYTES, --max-steps N (run and replay), --threads N and
+// --memory-limit BYTES, --max-steps N, --threads N and
 // --quiet, and the progress line on stderr.
 
 #include "absl/status/status.h"

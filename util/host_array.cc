@@ -1,5 +1,6 @@
 #include "util/host_array.h"
 
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +8,24 @@
 #include "util/dtype.h"
 
 namespace nkigraph {
+
+int64_t ShapeElementCount(absl::Span<const int64_t> shape) {
+  // Zero and negative dimensions first: the product's overflow must not
+  // hide an empty shape.
+  bool negative = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+    negative = negative || d < 0;
+  }
+  if (negative) return -1;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(n, d, &n)) {
+      return std::numeric_limits<int64_t>::max();
+    }
+  }
+  return n;
+}
 
 HostArray ZeroHostArray(const std::string& name, std::vector<int64_t> shape) {
   HostArray array;

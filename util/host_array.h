@@ -6,9 +6,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph {
+
+// The product of `shape`'s dimensions, for shapes from anywhere (a file, a
+// caller): 0 when a dimension is 0 (whatever the others: [2^62, 2^62, 0]
+// holds nothing), -1 when one is negative and none is 0 (no array has that
+// shape), and INT64_MAX when the product does not fit in int64 (no array
+// holds that many values).
+int64_t ShapeElementCount(absl::Span<const int64_t> shape);
 
 // A host-side array in the .npy exchange form: float32 for floating
 // tensors (bf16/fp8 included), int32 for integer ones, or uint16 raw bits
@@ -36,11 +44,9 @@ struct HostArray {
     u16.insert(u16.end(), other.u16.begin(), other.u16.end());
   }
 
-  int64_t num_elements() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
+  // How many elements the shape describes (see ShapeElementCount): never
+  // an overflow, so comparing it with values() is always safe.
+  int64_t num_elements() const { return ShapeElementCount(shape); }
 };
 
 using HostArrays = std::vector<HostArray>;

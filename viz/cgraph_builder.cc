@@ -1,6 +1,5 @@
 #include "viz/cgraph_builder.h"
 
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -11,13 +10,20 @@ namespace {
 
 // --- Id discipline: sequential ids for names ------------------------------
 
+// Names are kept as cgraph's own reference-counted strings (agstrdup):
+// cgraph asks of a name it prints whether it is an HTML string by reading
+// the string's header, so a name that is not one of its strings makes it
+// read memory that is not a header (and print `<name>` at random). The
+// strings belong to the graph's string table and go with it.
 struct IdState {
+  explicit IdState(Agraph_t* graph) : graph(graph) {}
+  Agraph_t* graph;
   absl::flat_hash_map<std::string, IDTYPE> ids;
-  std::deque<std::string> names;  // names[k] has id 2 * (k + 1)
-  IDTYPE next_anonymous = 1;      // odd ids, as cgraph's own discipline
+  std::vector<char*> names;   // names[k] has id 2 * (k + 1)
+  IDTYPE next_anonymous = 1;  // odd ids, as cgraph's own discipline
 };
 
-void* IdOpen(Agraph_t*, Agdisc_t*) { return new IdState(); }
+void* IdOpen(Agraph_t* graph, Agdisc_t*) { return new IdState(graph); }
 
 long IdMap(void* state, int, char* name, IDTYPE* id, int create) {
   IdState& s = *static_cast<IdState*>(state);
@@ -32,9 +38,9 @@ long IdMap(void* state, int, char* name, IDTYPE* id, int create) {
     return 1;
   }
   if (!create) return 0;
-  s.names.emplace_back(name);
+  s.names.push_back(agstrdup(s.graph, name));
   *id = 2 * static_cast<IDTYPE>(s.names.size());
-  s.ids.emplace(s.names.back(), *id);
+  s.ids.emplace(name, *id);
   return 1;
 }
 
@@ -44,7 +50,7 @@ void IdFree(void*, int, IDTYPE) {}
 char* IdPrint(void* state, int, IDTYPE id) {
   IdState& s = *static_cast<IdState*>(state);
   if (id % 2 != 0 || id == 0 || id / 2 > s.names.size()) return nullptr;
-  return s.names[id / 2 - 1].data();
+  return s.names[id / 2 - 1];
 }
 
 void IdClose(void* state) { delete static_cast<IdState*>(state); }

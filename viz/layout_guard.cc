@@ -160,7 +160,7 @@ void ApplyFallback(Fallback fallback, VizGraph& graph) {
   }
 }
 
-int64_t LayoutColumns(const VizGraph& graph) {
+std::vector<int64_t> NodeColumns(const VizGraph& graph) {
   const size_t n = graph.nodes.size();
   std::vector<std::vector<int>> out(n);
   std::vector<int> indegree(n, 0);
@@ -180,17 +180,21 @@ int64_t LayoutColumns(const VizGraph& graph) {
   for (size_t i = 0; i < n; ++i) {
     if (indegree[i] == 0) ready.push_back(static_cast<int>(i));
   }
-  int64_t longest = n > 0 ? 1 : 0;
   while (!ready.empty()) {
     const int v = ready.back();
     ready.pop_back();
-    longest = std::max(longest, depth[v]);
     for (int w : out[v]) {
       depth[w] = std::max(depth[w], depth[v] + 1);
       if (--indegree[w] == 0) ready.push_back(w);
     }
   }
-  return std::max<int64_t>(longest, 1);
+  return depth;
+}
+
+int64_t LayoutColumns(const VizGraph& graph) {
+  const std::vector<int64_t> columns = NodeColumns(graph);
+  return columns.empty() ? 1
+                         : *std::max_element(columns.begin(), columns.end());
 }
 
 void AppendToTitle(VizGraph& graph, absl::string_view note) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "viz/view_model.h"
@@ -46,13 +47,11 @@ enum class Fallback {
 void ApplyFallback(Fallback fallback, VizGraph& graph);
 absl::string_view FallbackName(Fallback fallback);
 
-// The number of columns (dot ranks, left to right) the picture needs: the
-// longest path over the edges that constrain the layout, at least 1.
+// Each node's column (dot rank, left to right, from 1): the longest path
+// to it over the edges that constrain the layout.
+std::vector<int64_t> NodeColumns(const VizGraph& graph);
+// The number of columns the picture needs: the largest of those, at least 1.
 int64_t LayoutColumns(const VizGraph& graph);
-
-// Pictures wider than this many columns do not fit a screen's width at a
-// readable size (an instruction node is about an inch wide).
-inline constexpr int64_t kScreenColumns = 24;
 
 // Appends `note` as a line of the picture's title.
 void AppendToTitle(VizGraph& graph, absl::string_view note);

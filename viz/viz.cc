@@ -6,6 +6,7 @@
 #include "graph/graph_index.h"
 #include "util/status_macros.h"
 #include "viz/layout_guard.h"
+#include "viz/paging.h"
 
 namespace nkigraph::viz {
 
@@ -44,15 +45,19 @@ absl::StatusOr<std::string> RenderGraph(const proto::Graph& graph,
                                         Format format) {
   NKI_ASSIGN_OR_RETURN(VizGraph picture, BuildView(graph, options));
   FoldParallelLooseEdges(picture);
-  if (const int64_t columns = LayoutColumns(picture);
-      columns > kScreenColumns) {
+  if (options.page > 0) {
+    NKI_RETURN_IF_ERROR(KeepPage(picture, options.page));
+  } else if (const int64_t pages = PageCount(picture); pages > 1) {
     AppendToTitle(
         picture,
-        absl::StrCat("about ", columns,
+        absl::StrCat("about ", LayoutColumns(picture),
                      " columns wide, more than a screen: page through it with "
-                     "--around ID --radius N, --scope PATH --instance N or "
+                     "--page K (1 to ",
+                     pages,
+                     "), --around ID --radius N, --scope PATH --instance N or "
                      "--core N, or collapse it with a smaller --max-nodes"));
   }
+
   absl::StatusOr<std::string> out = Render(picture, format);
   if (out.ok() || format == Format::kDot) return out;
   // dot still fails on some pictures (its known crashes routing labelled

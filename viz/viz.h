@@ -9,6 +9,7 @@
 // views.h describes the two views, group_tree.h how big graphs collapse,
 // selection.h the filters.
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -28,6 +29,9 @@ struct DotOptions {
   View view = View::kDataflow;
   Filters filters;
   ViewOptions view_options;
+  // 0: the whole picture; K: its K-th page of a screen's width
+  // (viz/paging.h), K from 1.
+  int64_t page = 0;
 };
 
 // The picture of `graph`, before Graphviz. Malformed graphs and filters
