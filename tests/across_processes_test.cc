@@ -31,21 +31,9 @@ using builder::Tensor;
 using builder::Tracer;
 namespace isa = builder::isa;
 using ::testing::HasSubstr;
+using testing::HostArrayBytes;
 using testing::Ints;
 using testing::TraceWorld;
-
-std::string Bytes(const HostArray& a) {
-  if (a.dtype == proto::INT32) {
-    return std::string(reinterpret_cast<const char*>(a.i32.data()),
-                       a.i32.size() * sizeof(int32_t));
-  }
-  if (a.dtype == proto::UINT16) {
-    return std::string(reinterpret_cast<const char*>(a.u16.data()),
-                       a.u16.size() * sizeof(uint16_t));
-  }
-  return std::string(reinterpret_cast<const char*>(a.f32.data()),
-                     a.f32.size() * sizeof(float));
-}
 
 // One process's run: status, its outputs' bytes (its ranks' rows), the
 // instruction count.
@@ -84,7 +72,7 @@ Observed RunOne(const proto::Graph& graph, const std::vector<HostArray>& inputs,
     absl::StatusOr<HostArray> out =
         interp.GetOutput(name, interp::Interpreter::HostForm::kRawBits16);
     EXPECT_TRUE(out.ok()) << out.status();
-    if (out.ok()) o.outputs.emplace_back(name, Bytes(*out));
+    if (out.ok()) o.outputs.emplace_back(name, HostArrayBytes(*out));
   }
   return o;
 }

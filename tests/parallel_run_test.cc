@@ -37,24 +37,11 @@ using builder::Tracer;
 namespace isa = builder::isa;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using testing::HostArrayBytes;
 using testing::Ints;
 using testing::TraceWorld;
 
 constexpr int kThreadCounts[] = {1, 2, 8};
-
-// The bytes of a host array, whatever its dtype.
-std::string Bytes(const HostArray& a) {
-  if (a.dtype == proto::INT32) {
-    return std::string(reinterpret_cast<const char*>(a.i32.data()),
-                       a.i32.size() * sizeof(int32_t));
-  }
-  if (a.dtype == proto::UINT16) {
-    return std::string(reinterpret_cast<const char*>(a.u16.data()),
-                       a.u16.size() * sizeof(uint16_t));
-  }
-  return std::string(reinterpret_cast<const char*>(a.f32.data()),
-                     a.f32.size() * sizeof(float));
-}
 
 // What a run shows: its status (message and diagnostic payload), every
 // output's raw bytes, and the count of instructions executed.
@@ -99,7 +86,7 @@ Observed RunOn(const proto::Graph& graph, int threads,
         name, two_bytes ? interp::Interpreter::HostForm::kRawBits16
                         : interp::Interpreter::HostForm::kValues);
     EXPECT_TRUE(out.ok()) << out.status();
-    if (out.ok()) o.outputs.emplace_back(name, Bytes(*out));
+    if (out.ok()) o.outputs.emplace_back(name, HostArrayBytes(*out));
   }
   return o;
 }
@@ -276,7 +263,7 @@ TEST(ParallelRunTest, TheStateAfterAnErrorIsTheSameOnEveryThreadCount) {
       for (int c = 0; c < 2; ++c) {
         absl::StatusOr<HostArray> tile = o.interp->ReadTensor(g.tile_id, r, c);
         EXPECT_TRUE(tile.ok()) << tile.status();
-        all.push_back(tile.ok() ? Bytes(*tile) : "");
+        all.push_back(tile.ok() ? HostArrayBytes(*tile) : "");
       }
     }
     return all;

@@ -83,6 +83,21 @@ inline HostArray RawBits(const std::string& name, std::vector<int64_t> shape,
 // Operand `role` of `instr`, by the role's name in the op's definition
 // (tests name operands, not positions). An unknown role fails the test and
 // gives an empty operand.
+// The bytes of a host array, whatever its dtype: what runs compared bit for
+// bit are compared by.
+inline std::string HostArrayBytes(const HostArray& a) {
+  if (a.dtype == proto::INT32) {
+    return std::string(reinterpret_cast<const char*>(a.i32.data()),
+                       a.i32.size() * sizeof(int32_t));
+  }
+  if (a.dtype == proto::UINT16) {
+    return std::string(reinterpret_cast<const char*>(a.u16.data()),
+                       a.u16.size() * sizeof(uint16_t));
+  }
+  return std::string(reinterpret_cast<const char*>(a.f32.data()),
+                     a.f32.size() * sizeof(float));
+}
+
 inline const proto::AccessPattern& OperandOf(const proto::Instruction& instr,
                                              absl::string_view role) {
   static const proto::AccessPattern* const kAbsent = new proto::AccessPattern;
