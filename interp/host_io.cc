@@ -94,8 +94,9 @@ absl::Status Interpreter::SetInputValues(const std::string& name,
                                          proto::DType dtype,
                                          const std::vector<int64_t>& shape,
                                          int64_t values, const void* data) {
-  int64_t elements = 1;
-  for (int64_t d : shape) elements *= d;
+  // Saturates rather than overflowing on a hostile shape (the count then
+  // matches no tensor and the input is refused below).
+  const int64_t elements = ShapeElementCount(shape);
   const float* f32 = static_cast<const float*>(data);
   const int32_t* i32 = static_cast<const int32_t*>(data);
   const uint16_t* u16 = static_cast<const uint16_t*>(data);
