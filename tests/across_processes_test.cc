@@ -33,6 +33,7 @@ namespace isa = builder::isa;
 using ::testing::HasSubstr;
 using testing::HostArrayBytes;
 using testing::Ints;
+using testing::TraceKernel;
 using testing::TraceWorld;
 
 // One process's run: status, its outputs' bytes (its ranks' rows), the
@@ -133,26 +134,6 @@ Observed ExpectSameAsOneProcess(const proto::Graph& graph,
     }
   }
   return one;
-}
-
-proto::Graph TraceKernel(
-    const std::string& name,
-    const std::vector<std::pair<std::string, std::string>>& settings,
-    std::vector<HostArray>* inputs) {
-  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
-  const kernels::KernelDef* def = registry.Find(name);
-  EXPECT_NE(def, nullptr) << name;
-  absl::StatusOr<proto::Graph> graph = registry.Trace(name, settings);
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  if (def != nullptr && def->make_inputs) {
-    absl::StatusOr<kernels::ParamValues> values =
-        registry.ParseParams(*def, settings);
-    EXPECT_TRUE(values.ok());
-    absl::StatusOr<std::vector<HostArray>> made = def->make_inputs(*values, 1);
-    EXPECT_TRUE(made.ok());
-    *inputs = *std::move(made);
-  }
-  return graph.ok() ? *std::move(graph) : proto::Graph();
 }
 
 // --- Kernels: outputs bit for bit -----------------------------------------

@@ -39,6 +39,7 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::HostArrayBytes;
 using testing::Ints;
+using testing::TraceKernel;
 using testing::TraceWorld;
 
 constexpr int kThreadCounts[] = {1, 2, 8};
@@ -118,26 +119,6 @@ Observed ExpectSameForEveryThreadCount(const proto::Graph& graph,
 }
 
 // --- Kernels: outputs bit for bit ---------------------------------------
-
-proto::Graph TraceKernel(
-    const std::string& name,
-    const std::vector<std::pair<std::string, std::string>>& settings,
-    std::vector<HostArray>* inputs) {
-  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
-  const kernels::KernelDef* def = registry.Find(name);
-  EXPECT_NE(def, nullptr) << name;
-  absl::StatusOr<proto::Graph> graph = registry.Trace(name, settings);
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  if (def->make_inputs) {
-    absl::StatusOr<kernels::ParamValues> values =
-        registry.ParseParams(*def, settings);
-    EXPECT_TRUE(values.ok());
-    absl::StatusOr<std::vector<HostArray>> made = def->make_inputs(*values, 1);
-    EXPECT_TRUE(made.ok());
-    *inputs = *std::move(made);
-  }
-  return graph.ok() ? *std::move(graph) : proto::Graph();
-}
 
 TEST(ParallelRunTest, RingKernelOverFourRanksIsTheSameOnEveryThreadCount) {
   std::vector<HostArray> inputs;

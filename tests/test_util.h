@@ -11,6 +11,7 @@
 #include "builder/tracer.h"
 #include "gtest/gtest.h"
 #include "interp/interpreter.h"
+#include "kernels/registry.h"
 #include "ops/instr_facts.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
@@ -83,6 +84,29 @@ inline HostArray RawBits(const std::string& name, std::vector<int64_t> shape,
 // Operand `role` of `instr`, by the role's name in the op's definition
 // (tests name operands, not positions). An unknown role fails the test and
 // gives an empty operand.
+// Traces the registered kernel `name` with `settings` and, where the kernel
+// makes its own inputs (index inputs valid for it), puts them in `inputs`
+// (seed 1). A failure is a test failure and gives an empty graph.
+inline proto::Graph TraceKernel(
+    const std::string& name,
+    const std::vector<std::pair<std::string, std::string>>& settings,
+    std::vector<HostArray>* inputs) {
+  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
+  const kernels::KernelDef* def = registry.Find(name);
+  EXPECT_NE(def, nullptr) << name;
+  absl::StatusOr<proto::Graph> graph = registry.Trace(name, settings);
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (def != nullptr && def->make_inputs) {
+    absl::StatusOr<kernels::ParamValues> values =
+        registry.ParseParams(*def, settings);
+    EXPECT_TRUE(values.ok());
+    absl::StatusOr<std::vector<HostArray>> made = def->make_inputs(*values, 1);
+    EXPECT_TRUE(made.ok());
+    *inputs = *std::move(made);
+  }
+  return graph.ok() ? *std::move(graph) : proto::Graph();
+}
+
 // The bytes of a host array, whatever its dtype: what runs compared bit for
 // bit are compared by.
 inline std::string HostArrayBytes(const HostArray& a) {
