@@ -30,6 +30,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,6 +49,7 @@
 #include "interp/segment_footprint.h"
 #include "interp/transport.h"
 #include "interp/worker_pool.h"
+#include "ops/blas_threads.h"
 #include "ops/op_def.h"
 #include "ops/sync_rule.h"
 #include "util/status_macros.h"
@@ -361,6 +363,9 @@ absl::Status Interpreter::Run() {
   // time, and the run stops at the first error.
   const bool stop_at_first_error = static_cast<bool>(options_.on_write);
   WorkerPool pool(ThreadsFor(options_, num_programs));
+  // With several workers, OpenBLAS's own threads would spin on their cores.
+  std::optional<ops::SingleThreadedBlas> single_threaded_blas;
+  if (pool.threads() > 1) single_threaded_blas.emplace();
 
   auto executed = [&] {
     int64_t n = 0;
