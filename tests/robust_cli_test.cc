@@ -2,6 +2,7 @@
 // line, --diagnostics json, replay bundles given where a graph is expected,
 // protobuf's own log kept off the terminal, the --max-steps limit and
 // --memory-limit counting host arrays.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -310,6 +311,47 @@ TEST_F(RobustCliTest, MemoryLimitCountsTheHostArraysOfARun) {
       {"outputs on the host 16", absl::StrCat("limit of ", needed - 1),
        absl::StrCat("device memory and its shadow state ", *device)});
   EXPECT_FALSE(std::filesystem::exists(Path("out2/out.npy")));
+}
+
+// A per-rank output is written a rank's rows at a time: the run needs
+// room for one rank's rows beside the device, not for the stacked output.
+TEST_F(RobustCliTest, PerRankOutputsAreWrittenARankAtATime) {
+  // Four ranks, each filling its [128, 512] float32 output (256 KiB; 1 MiB
+  // stacked) with 2.5.
+  absl::StatusOr<proto::Graph> g =
+      testing::TraceWorld(4, 1, [](builder::Tracer& t) {
+        builder::Tensor out = t.Allocate({128, 512}, proto::FLOAT32,
+                                         builder::Buffer::kSharedHbm, "out");
+        builder::Tensor tile = builder::ndarray({128, 512}, proto::FLOAT32,
+                                                builder::Buffer::kSbuf, "tile");
+        builder::isa::memset(tile, 2.5f);
+        // In two halves: an instruction's operand buffers count too.
+        for (int64_t col : {0, 256}) {
+          builder::isa::dma_copy(out.Slice(1, col, 256),
+                                 tile.Slice(1, col, 256));
+        }
+        t.Output("out", out);
+      });
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE(WriteGraph(*g, Path("g.pb")).ok());
+  absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*g);
+  ASSERT_TRUE(device.ok());
+  constexpr int64_t kRankRows = 128 * 512 * 4;
+  const int64_t needed = FileSize(Path("g.pb")) + *device + kRankRows;
+  CliResult r = RunCli(absl::StrCat("run '", Path("g.pb"), "' -o '",
+                                    Path("out"), "' --memory-limit ", needed));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<HostArray> out = ReadNpy(Path("out/out.npy"));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->shape, (std::vector<int64_t>{4, 128, 512}));
+  EXPECT_EQ(std::count(out->f32.begin(), out->f32.end(), 2.5f), 4 * 128 * 512);
+  // A byte less, and the plan refuses the run up front.
+  r = RunCli(absl::StrCat("run '", Path("g.pb"), "' -o '", Path("short"),
+                          "' --memory-limit ", needed - 1));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err,
+              HasSubstr(absl::StrCat("outputs on the host ", kRankRows)));
+  EXPECT_FALSE(std::filesystem::exists(Path("short/out.npy")));
 }
 
 TEST_F(RobustCliTest, VerifyRefusesWhatTheDeviceFitsButTheHostArraysDoNot) {

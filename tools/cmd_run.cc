@@ -288,8 +288,10 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
               budget,
               {{"device memory and its shadow state", *device},
                {"input files", input_files},
+               // Written a rank at a time; read whole for a bundle.
                {"outputs on the host",
-                share(HostOutputBytes(*source->graph, raw_bits))},
+                bundle ? share(HostOutputBytes(*source->graph, raw_bits))
+                       : HostOutputWriteBytes(*source->graph, raw_bits)},
                {"the bundle's copies",
                 bundle && processes.first()
                     ? HostInputBytes(*source->graph, /*raw_bits16=*/true) * 2 +
@@ -417,18 +419,19 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
                                            dumper->status().message()));
   }
 
-  absl::StatusOr<std::vector<HostArray>> outputs =
-      ReadOutputs(interp,
-                  raw_bits ? interp::Interpreter::HostForm::kRawBits16
-                           : interp::Interpreter::HostForm::kValues,
-                  &held);
-  if (!outputs.ok()) return ReportError(kVerb, outputs.status());
+  const interp::Interpreter::HostForm output_form =
+      raw_bits ? interp::Interpreter::HostForm::kRawBits16
+               : interp::Interpreter::HostForm::kValues;
   if (absl::Status status =
-          WriteArraysTogether(processes, interp, output_dir, *outputs);
+          WriteOutputsTogether(processes, interp, output_dir, output_form);
       !status.ok()) {
     return ReportError(kVerb, status);
   }
+  // The bundle is one file: the first process joins every output.
+  absl::StatusOr<std::vector<HostArray>> outputs;
   if (parsed->Has("--save-bundle")) {
+    outputs = ReadOutputs(interp, output_form, &held);
+    if (!outputs.ok()) return ReportError(kVerb, outputs.status());
     outputs = processes.GatherToFirst(interp, *std::move(outputs));
     if (!outputs.ok()) return ReportError(kVerb, outputs.status());
   }
@@ -452,8 +455,7 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
     if (!written.ok()) return ReportError(kVerb, written.status());
     estimate_ns = *written;
   }
-  std::vector<std::string> names;
-  for (const HostArray& output : *outputs) names.push_back(output.name);
+  const std::vector<std::string> names = interp.OutputNames();
   std::cout << "ran " << graph_path << ": " << interp.instructions_executed()
             << " instructions; wrote " << absl::StrJoin(names, ", ") << " to "
             << output_dir;

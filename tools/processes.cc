@@ -9,6 +9,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "tools/run_support.h"
+#include "util/dtype.h"
+#include "util/host_array.h"
+#include "util/memory_budget.h"
 #include "util/npy.h"
 #include "util/status_macros.h"
 
@@ -144,44 +147,77 @@ bool AgreedRunError(const absl::Status& status) {
          status.code() != absl::StatusCode::kInternal;
 }
 
-absl::Status WriteArraysTogether(const Processes& processes,
-                                 const interp::Interpreter& interp,
-                                 const std::string& dir,
-                                 const std::vector<HostArray>& arrays) {
-  if (!processes.several()) return WriteArrays(dir, arrays);
+absl::Status WriteOutputsTogether(const Processes& processes,
+                                  const interp::Interpreter& interp,
+                                  const std::string& dir,
+                                  interp::Interpreter::HostForm form) {
   if (processes.first()) NKI_RETURN_IF_ERROR(MakeDirectories(dir));
   const int ranks = static_cast<int>(interp.graph().world().num_ranks());
   const interp::RankBlock held = interp.HeldRanks();
-  auto path = [&](const HostArray& array) {
-    return absl::StrCat(dir, "/", SafeFileName(array.name), ".npy");
+  const bool raw_bits16 = form == interp::Interpreter::HostForm::kRawBits16;
+  std::vector<const proto::Tensor*> outputs;
+  for (const std::string& name : interp.OutputNames()) {
+    if (const proto::Tensor* t = interp.FindOutput(name)) outputs.push_back(t);
+  }
+  auto per_rank = [&](const proto::Tensor& t) {
+    return t.per_rank() && ranks > 1;
   };
-  // The first process makes every file (and writes its rows) before the
-  // others write theirs into it.
+  auto path = [&](const proto::Tensor& t) {
+    return absl::StrCat(dir, "/", SafeFileName(t.name()), ".npy");
+  };
+  // This process's rows of a per-rank output, read and written one rank at
+  // a time (the first rank's write makes the file when `create`).
+  auto write_rows = [&](const proto::Tensor& t, bool create) -> absl::Status {
+    std::vector<int64_t> shape = interp.HostShape(t);
+    shape[0] = 1;
+    const bool two_byte_bits = raw_bits16 && DTypeSize(t.dtype()) == 2;
+    for (int r = held.first; r < held.end; ++r) {
+      ScopedCharge charge(
+          &interp.budget(),
+          HostArrayBytes(ShapeElementCount(shape), two_byte_bits),
+          absl::StrCat("host memory for a rank's rows of output '", t.name(),
+                       "'"));
+      NKI_RETURN_IF_ERROR(charge.status());
+      NKI_ASSIGN_OR_RETURN(HostArray rows,
+                           interp.ReadTensor(t.id(), r, 0, form));
+      rows.name = t.name();
+      rows.shape = shape;
+      NKI_RETURN_IF_ERROR(WriteNpyRows(path(t) + ".part", rows, ranks, r,
+                                       create && r == held.first));
+    }
+    return absl::OkStatus();
+  };
+  // The first process makes every file (and writes its rows, or the whole
+  // of an output that is not per-rank) before the others write theirs
+  // into it. Every process reaches both barriers, failed or not.
   absl::Status status;
   if (processes.first()) {
-    for (const HostArray& array : arrays) {
+    for (const proto::Tensor* t : outputs) {
       if (!status.ok()) break;
-      status = PerRankRows(interp, array)
-                   ? WriteNpyRows(path(array) + ".part", array, ranks,
-                                  held.first, /*create=*/true)
-                   : WriteNpy(path(array), array);
+      if (per_rank(*t)) {
+        status = write_rows(*t, /*create=*/true);
+        continue;
+      }
+      std::vector<ScopedCharge> charge;
+      status = ChargeHostArray(interp, *t, raw_bits16, "output", &charge);
+      if (!status.ok()) break;
+      absl::StatusOr<HostArray> whole = interp.GetOutput(t->name(), form);
+      status = whole.ok() ? WriteNpy(path(*t), *whole) : whole.status();
     }
   }
   NKI_RETURN_IF_ERROR(processes.Barrier());
   if (!processes.first()) {
-    for (const HostArray& array : arrays) {
+    for (const proto::Tensor* t : outputs) {
       if (!status.ok()) break;
-      if (!PerRankRows(interp, array)) continue;
-      status = WriteNpyRows(path(array) + ".part", array, ranks, held.first,
-                            /*create=*/false);
+      if (per_rank(*t)) status = write_rows(*t, /*create=*/false);
     }
   }
   NKI_RETURN_IF_ERROR(processes.Barrier());
   if (processes.first()) {
-    for (const HostArray& array : arrays) {
+    for (const proto::Tensor* t : outputs) {
       if (!status.ok()) break;
-      if (!PerRankRows(interp, array)) continue;
-      const std::string final_path = path(array);
+      if (!per_rank(*t)) continue;
+      const std::string final_path = path(*t);
       if (std::rename((final_path + ".part").c_str(), final_path.c_str()) !=
           0) {
         status = absl::InternalError(

@@ -81,15 +81,17 @@ absl::StatusOr<double> PeerTimeout(const ParsedArgs& parsed);
 // than a failure to reach another process.
 bool AgreedRunError(const absl::Status& status);
 
-// Writes the outputs each process read (per-rank ones: its ranks' rows)
-// into DIR/<name>.npy together: the first process makes each file with
-// its header and full size, every process writes its rows at their
-// offset, and the first renames the file into place; outputs that are not
-// per-rank are written by the first process.
-absl::Status WriteArraysTogether(const Processes& processes,
-                                 const interp::Interpreter& interp,
-                                 const std::string& dir,
-                                 const std::vector<HostArray>& arrays);
+// Writes the run's outputs (in `form`) into DIR/<name>.npy together: the
+// first process makes each file with its header and full size, every
+// process writes its ranks' rows at their offset, reading them off the
+// device one rank at a time (no process holds more than one rank's rows
+// of an output), and the first renames the file into place; outputs that
+// are not per-rank are written whole by the first process. Host memory is
+// charged to the interpreter's budget while held.
+absl::Status WriteOutputsTogether(const Processes& processes,
+                                  const interp::Interpreter& interp,
+                                  const std::string& dir,
+                                  interp::Interpreter::HostForm form);
 
 }  // namespace nkigraph::tools
 

@@ -13,6 +13,7 @@
 #include "tools/commands.h"
 #include "util/diagnostic_json.h"
 #include "util/dtype.h"
+#include "util/host_array.h"
 #include "util/npy.h"
 #include "util/status_macros.h"
 
@@ -111,6 +112,21 @@ int64_t HostOutputBytes(const proto::Graph& graph, bool raw_bits16) {
   });
 }
 
+int64_t HostOutputWriteBytes(const proto::Graph& graph, bool raw_bits16) {
+  int64_t most = 0;
+  for (const proto::Tensor& t : graph.tensors()) {
+    if (t.role() != proto::ROLE_OUTPUT &&
+        t.role() != proto::ROLE_INPUT_OUTPUT) {
+      continue;
+    }
+    // One rank's rows of a per-rank output, or the whole of another.
+    const int64_t bytes = HostArrayBytes(
+        ShapeElementCount(t.shape()), raw_bits16 && DTypeSize(t.dtype()) == 2);
+    most = std::max(most, bytes);
+  }
+  return most;
+}
+
 int64_t FileBytes(const std::string& path) {
   std::error_code error;
   const uintmax_t size = std::filesystem::file_size(path, error);
@@ -158,10 +174,6 @@ absl::StatusOr<HostArray> ReadNpyCharged(const std::string& path,
 
 // --- Arrays ------------------------------------------------------------
 
-namespace {
-
-// Charges the interpreter's budget for one host array of `tensor` about
-// to be read (`elements` values), appending the charge to `held`.
 absl::Status ChargeHostArray(const interp::Interpreter& interp,
                              const proto::Tensor& tensor, bool raw_bits16,
                              absl::string_view what,
@@ -184,8 +196,6 @@ absl::Status ChargeHostArray(const interp::Interpreter& interp,
   held->push_back(std::move(charge));
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
     const interp::Interpreter& interp, interp::Interpreter::HostForm form,

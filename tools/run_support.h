@@ -54,6 +54,11 @@ absl::StatusOr<uint64_t> ParseCount(absl::string_view text,
 int64_t HostInputBytes(const proto::Graph& graph, bool raw_bits16);
 int64_t HostOutputBytes(const proto::Graph& graph, bool raw_bits16);
 
+// The most host memory writing the outputs holds at once
+// (WriteOutputsTogether): the largest output, a per-rank one by one rank's
+// rows.
+int64_t HostOutputWriteBytes(const proto::Graph& graph, bool raw_bits16);
+
 // The size of the file at `path`; 0 when it cannot be sized (reading it
 // then reports why).
 int64_t FileBytes(const std::string& path);
@@ -91,6 +96,13 @@ absl::StatusOr<std::vector<HostArray>> ReadInputs(
     interp::Interpreter::HostForm form =
         interp::Interpreter::HostForm::kRawBits16,
     std::vector<ScopedCharge>* held = nullptr);
+// Charges the host memory of `tensor` read as a host array (per-rank
+// tensors: this process's ranks' rows) to the interpreter's budget as
+// `what`, appending the charge to `held` (null: nothing charged).
+absl::Status ChargeHostArray(const interp::Interpreter& interp,
+                             const proto::Tensor& tensor, bool raw_bits16,
+                             absl::string_view what,
+                             std::vector<ScopedCharge>* held);
 // Every output, in the graph's order; with kRawBits16, 2-byte outputs as
 // uint16 raw bits. Charged like ReadInputs.
 absl::StatusOr<std::vector<HostArray>> ReadOutputs(
