@@ -103,6 +103,21 @@ absl::StatusOr<int> Processes::WorstExitCode(int mine) const {
   return worst;
 }
 
+absl::StatusOr<int64_t> Processes::Sum(int64_t mine) const {
+  if (!several()) return mine;
+  NKI_ASSIGN_OR_RETURN(const std::vector<std::string> all,
+                       transport_->AllGather(absl::StrCat(mine)));
+  int64_t sum = 0;
+  for (const std::string& value : all) {
+    int64_t theirs = 0;
+    if (!absl::SimpleAtoi(value, &theirs)) {
+      return absl::InternalError("malformed count from another process");
+    }
+    sum += theirs;
+  }
+  return sum;
+}
+
 absl::StatusOr<std::vector<HostArray>> GatherToFirst(
     interp::Transport* transport, const interp::Interpreter& interp,
     std::vector<HostArray> arrays) {

@@ -57,6 +57,8 @@ class Processes {
       const interp::Interpreter& interp, std::vector<HostArray> arrays) const;
   // Every process's exit code; the worst is returned to all.
   absl::StatusOr<int> WorstExitCode(int mine) const;
+  // The sum of every process's `mine`, returned to all.
+  absl::StatusOr<int64_t> Sum(int64_t mine) const;
 
  private:
   explicit Processes(std::unique_ptr<interp::Transport> transport)
