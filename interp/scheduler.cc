@@ -459,7 +459,8 @@ absl::Status Interpreter::Run() {
   auto held_here = [&](int index) {
     return block.Holds(index / impl.num_cores);
   };
-  impl.race.BeginRun();
+  // The race state's shares: one per program this process runs.
+  impl.race.BeginRun(block.size() * impl.num_cores);
   // With on_write, each event may read the machine: programs run one at a
   // time, and the run stops at the first error.
   const bool stop_at_first_error = static_cast<bool>(options_.on_write);

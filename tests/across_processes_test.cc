@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -180,6 +181,40 @@ TEST(AcrossProcessesTest, EachProcessHoldsDeviceMemoryForItsRanksOnly) {
   for (const Observed& o : spread) {
     ASSERT_TRUE(o.status.ok()) << o.status;
     EXPECT_EQ(o.device_bytes, *all / 4);
+  }
+}
+
+// The race-detection state's share of the memory limit is split over the
+// programs a process runs, not over every program of the run.
+TEST(AcrossProcessesTest, RaceStateSharesAreSplitOverTheLocalPrograms) {
+  absl::StatusOr<proto::Graph> graph = TraceWorld(4, 2, [&](Tracer& t) {
+    const int c = t.program_id();
+    Tensor y = t.Allocate({64, 64}, proto::FLOAT32, Buffer::kSharedHbm, "y");
+    Tensor tile = builder::ndarray({1, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
+    isa::memset(tile, 1.0f);
+    // Rows interleaved with the other core's: one interval each.
+    for (int i = 0; i < 32; ++i) isa::dma_copy(y.Slice(0, 2 * i + c, 1), tile);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*graph, 2);
+  ASSERT_TRUE(device.ok());
+  interp::RunOptions options;
+  options.memory_limit_bytes = *device + 2048;
+  const std::vector<Observed> spread = RunSpread(*graph, {}, 2, options);
+  for (const Observed& o : spread) {
+    // "... needs more than N bytes for this program, its share of the M".
+    const std::string message(o.status.message());
+    const size_t at = message.find("needs more than ");
+    ASSERT_NE(at, std::string::npos) << o.status;
+    int64_t share = 0;
+    int64_t total = 0;
+    ASSERT_EQ(std::sscanf(message.c_str() + at,
+                          "needs more than %ld bytes for this program, its "
+                          "share of the %ld",
+                          &share, &total),
+              2)
+        << message;
+    EXPECT_EQ(share, total / 4) << message;  // 2 ranks x 2 cores here
   }
 }
 
