@@ -47,7 +47,7 @@ class MpiCliTest : public CliFixture {
     const std::string out = Path("stdout.txt");
     const std::string err = Path("stderr.txt");
     const std::string command = absl::StrCat(
-        "'", NKIGRAPH_MPIEXEC, "' -np ", processes,
+        "'", NKIGRAPH_MPIEXEC, "' -np ", processes, " ", mpirun_options_,
         " --oversubscribe --output-filename '", Path("mpi_out"), "' '",
         CliPath(), "' ", args, " >'", out, "' 2>'", err, "' </dev/null");
     const int status = std::system(command.c_str());
@@ -59,6 +59,9 @@ class MpiCliTest : public CliFixture {
     result.err = Slurp(err);
     return result;
   }
+  // Options every later RunMpi passes to mpirun.
+  std::string mpirun_options_;
+
   std::string ProcessErr(int p) {
     return Slurp(Path(absl::StrCat("mpi_out/1/rank.", p, "/stderr")));
   }
@@ -234,6 +237,25 @@ TEST_F(MpiCliTest, VerifyReportsAsOneProcess) {
   const CliResult two = RunMpi(2, args);
   EXPECT_EQ(two.exit_code, 0) << two.err;
   EXPECT_EQ(two.out, one.out);
+}
+
+TEST_F(MpiCliTest, LongMessagesTravelInPieces) {
+  // Every message over 64 bytes in pieces (the round states, the
+  // collectives' operands, the rows joined for the bundle), the same files.
+  setenv("NKIGRAPH_MPI_MESSAGE_BYTES", "64", 1);
+  mpirun_options_ = "-x NKIGRAPH_MPI_MESSAGE_BYTES";
+  ExpectSameFiles(
+      Trace("fgcc", "--set tp_degree=4 --set m=32 --set k=64 --set n=64",
+            "fgcc4.pb"),
+      {2, 3}, "--random-inputs 1", {"out"});
+  // The bound is read: one that is not a number is refused.
+  setenv("NKIGRAPH_MPI_MESSAGE_BYTES", "lots", 1);
+  const CliResult r =
+      RunMpi(2, absl::StrCat("run '", Path("fgcc4.pb"),
+                             "' --random-inputs 1 -o '", Path("o"), "'"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(ProcessErr(0), HasSubstr("NKIGRAPH_MPI_MESSAGE_BYTES='lots'"));
+  unsetenv("NKIGRAPH_MPI_MESSAGE_BYTES");
 }
 
 // `diff -r` of two dump directories: empty when they hold the same files
