@@ -366,10 +366,12 @@ using TensorFilter = std::function<bool(const proto::Tensor&)>;
 
 Dumped RunDumped(const proto::Graph& graph,
                  const std::vector<HostArray>& inputs,
-                 interp::Transport* transport, const TensorFilter& filter) {
+                 interp::Transport* transport, const TensorFilter& filter,
+                 int64_t max_steps) {
   Dumped d;
   interp::RunOptions options;
   options.transport = transport;
+  options.max_steps = max_steps;
   options.write_filter = filter;
   const interp::Interpreter* reader = nullptr;
   options.on_write = [&](const interp::RunOptions::WriteEvent& e) {
@@ -426,8 +428,9 @@ Dumped RunDumped(const proto::Graph& graph,
 Dumped ExpectSameDumps(const proto::Graph& graph,
                        const std::vector<HostArray>& inputs,
                        const std::vector<int>& counts,
-                       const TensorFilter& filter = nullptr) {
-  const Dumped one = RunDumped(graph, inputs, nullptr, filter);
+                       const TensorFilter& filter = nullptr,
+                       int64_t max_steps = 0) {
+  const Dumped one = RunDumped(graph, inputs, nullptr, filter, max_steps);
   // The sequence numbers are 0, 1, ... in one process.
   std::vector<bool> seen(one.events, false);
   for (const auto& [key, bytes] : one.files) {
@@ -444,7 +447,7 @@ Dumped ExpectSameDumps(const proto::Graph& graph,
     std::vector<std::thread> threads;
     for (int p = 0; p < processes; ++p) {
       threads.emplace_back([&, p] {
-        spread[p] = RunDumped(graph, inputs, &world.at(p), filter);
+        spread[p] = RunDumped(graph, inputs, &world.at(p), filter, max_steps);
       });
     }
     for (std::thread& t : threads) t.join();
@@ -488,6 +491,12 @@ TEST(AcrossProcessesTest, DumpsAreTheSingleProcesss) {
                       [](const proto::Tensor& t) { return t.name() == "out"; });
   EXPECT_GT(out.events, 0);
   EXPECT_LT(out.events, one.events);
+  // Stopped at the step limit, in the middle of a round.
+  for (int64_t steps : {37, 200}) {
+    const Dumped stopped =
+        ExpectSameDumps(graph, inputs, {2, 3}, nullptr, steps);
+    EXPECT_THAT(stopped.status.message(), HasSubstr("--max-steps"));
+  }
 }
 
 // The first error in the first round is rank 1's, in a middle process: the
