@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -48,15 +49,6 @@ absl::Status MpiError(int code, absl::string_view what) {
   MPI_Error_string(code, text, &length);
   return absl::InternalError(
       absl::StrCat("MPI failed ", what, ": ", absl::string_view(text, length)));
-}
-
-absl::Status CheckSize(size_t bytes, absl::string_view what) {
-  if (bytes > static_cast<size_t>(INT_MAX)) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(what, " of ", bytes,
-                     " bytes is more than one MPI message carries (2 GiB)"));
-  }
-  return absl::OkStatus();
 }
 
 class Deadline {
@@ -118,10 +110,75 @@ absl::StatusOr<std::string> ReceiveFrom(int from, int tag, double timeout) {
   return bytes;
 }
 
+// Posts the sends of `bytes` to `to`: its length (`*length`, which must
+// outlive the requests), then its pieces of at most `piece` bytes.
+absl::Status PostPieces(int to, int tag, absl::string_view bytes, int64_t piece,
+                        const int64_t* length,
+                        std::vector<MPI_Request>& requests) {
+  requests.emplace_back();
+  int rc = MPI_Isend(length, 1, MPI_INT64_T, to, tag, MPI_COMM_WORLD,
+                     &requests.back());
+  if (rc != MPI_SUCCESS) return MpiError(rc, "sending");
+  for (size_t at = 0; at < bytes.size(); at += piece) {
+    const int count =
+        static_cast<int>(std::min<size_t>(piece, bytes.size() - at));
+    requests.emplace_back();
+    rc = MPI_Isend(bytes.data() + at, count, MPI_BYTE, to, tag, MPI_COMM_WORLD,
+                   &requests.back());
+    if (rc != MPI_SUCCESS) return MpiError(rc, "sending");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
+absl::StatusOr<std::string> MpiTransport::ReceivePieces(int from, int tag) {
+  NKI_ASSIGN_OR_RETURN(const std::string header,
+                       ReceiveFrom(from, tag, timeout_));
+  int64_t length = -1;
+  if (header.size() == sizeof(length)) {
+    std::memcpy(&length, header.data(), sizeof(length));
+  }
+  if (length < 0) {
+    return absl::InternalError(
+        absl::StrCat("malformed message length from process ", from));
+  }
+  std::string bytes;
+  bytes.reserve(length);
+  while (static_cast<int64_t>(bytes.size()) < length) {
+    NKI_ASSIGN_OR_RETURN(const std::string part,
+                         ReceiveFrom(from, tag, timeout_));
+    if (part.empty() ||
+        static_cast<int64_t>(bytes.size() + part.size()) > length) {
+      return absl::InternalError(
+          absl::StrCat("malformed message piece from process ", from));
+    }
+    bytes += part;
+  }
+  return bytes;
+}
+
+absl::Status MpiTransport::SendPieces(int to, int tag,
+                                      absl::string_view bytes) {
+  const int64_t length = static_cast<int64_t>(bytes.size());
+  std::vector<MPI_Request> requests;
+  const absl::Status posted =
+      PostPieces(to, tag, bytes, piece_, &length, requests);
+  // Even after a failed post, what was posted must complete before
+  // `length` goes.
+  const absl::Status sent =
+      WaitAll(requests, timeout_, absl::StrCat("process ", to));
+  NKI_RETURN_IF_ERROR(posted);
+  return sent;
+}
+
 absl::StatusOr<std::unique_ptr<MpiTransport>> MpiTransport::Join(
-    double timeout_seconds) {
+    double timeout_seconds, int64_t max_message_bytes) {
+  if (max_message_bytes < 1 || max_message_bytes > INT_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the largest MPI message must be 1 to ", INT_MAX,
+                     " bytes, not ", max_message_bytes));
+  }
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -137,7 +194,7 @@ absl::StatusOr<std::unique_ptr<MpiTransport>> MpiTransport::Join(
   MPI_Comm_rank(MPI_COMM_WORLD, &process);
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
   return std::unique_ptr<MpiTransport>(
-      new MpiTransport(process, processes, timeout_seconds));
+      new MpiTransport(process, processes, timeout_seconds, max_message_bytes));
 }
 
 MpiTransport::~MpiTransport() {
@@ -153,7 +210,6 @@ void MpiTransport::Abort(int exit_code) {
 
 absl::StatusOr<std::vector<std::string>> MpiTransport::AllGather(
     absl::string_view mine) {
-  NKI_RETURN_IF_ERROR(CheckSize(mine.size(), "a round's state"));
   const int64_t size = static_cast<int64_t>(mine.size());
   std::vector<int64_t> sizes(processes_);
   std::vector<MPI_Request> request(1);
@@ -161,58 +217,70 @@ absl::StatusOr<std::vector<std::string>> MpiTransport::AllGather(
                           MPI_COMM_WORLD, &request[0]);
   if (rc != MPI_SUCCESS) return MpiError(rc, "gathering sizes");
   NKI_RETURN_IF_ERROR(WaitAll(request, timeout_, "the other processes"));
+  std::vector<std::string> result(processes_);
+  for (int q = 0; q < processes_; ++q) result[q].reserve(sizes[q]);
+  // In steps, each process sending up to `share` bytes of its own, so
+  // that a step's counts and offsets stay within one message.
+  const int64_t share = std::max<int64_t>(1, piece_ / processes_);
+  const int64_t longest = *std::max_element(sizes.begin(), sizes.end());
   std::vector<int> counts(processes_);
   std::vector<int> offsets(processes_);
-  int64_t total = 0;
-  for (int q = 0; q < processes_; ++q) {
-    counts[q] = static_cast<int>(sizes[q]);
-    offsets[q] = static_cast<int>(total);
-    total += sizes[q];
-  }
-  NKI_RETURN_IF_ERROR(CheckSize(total, "the processes' round states"));
-  std::string all(total, '\0');
-  rc = MPI_Iallgatherv(mine.data(), static_cast<int>(size), MPI_BYTE,
-                       all.data(), counts.data(), offsets.data(), MPI_BYTE,
-                       MPI_COMM_WORLD, &request[0]);
-  if (rc != MPI_SUCCESS) return MpiError(rc, "gathering");
-  NKI_RETURN_IF_ERROR(WaitAll(request, timeout_, "the other processes"));
-  std::vector<std::string> result(processes_);
-  for (int q = 0; q < processes_; ++q) {
-    result[q] = all.substr(offsets[q], counts[q]);
+  std::string step;
+  for (int64_t at = 0; at < longest; at += share) {
+    int total = 0;
+    for (int q = 0; q < processes_; ++q) {
+      counts[q] =
+          static_cast<int>(std::clamp<int64_t>(sizes[q] - at, 0, share));
+      offsets[q] = total;
+      total += counts[q];
+    }
+    step.assign(total, '\0');
+    const char* send = counts[process_] > 0 ? mine.data() + at : mine.data();
+    rc = MPI_Iallgatherv(send, counts[process_], MPI_BYTE, step.data(),
+                         counts.data(), offsets.data(), MPI_BYTE,
+                         MPI_COMM_WORLD, &request[0]);
+    if (rc != MPI_SUCCESS) return MpiError(rc, "gathering");
+    NKI_RETURN_IF_ERROR(WaitAll(request, timeout_, "the other processes"));
+    for (int q = 0; q < processes_; ++q) {
+      result[q].append(step, offsets[q], counts[q]);
+    }
   }
   return result;
 }
 
 absl::StatusOr<std::vector<std::string>> MpiTransport::Exchange(
     absl::Span<const int> peers, absl::string_view mine) {
-  NKI_RETURN_IF_ERROR(CheckSize(mine.size(), "a collective's operands"));
-  std::vector<MPI_Request> sends(peers.size());
-  for (size_t k = 0; k < peers.size(); ++k) {
-    const int rc =
-        MPI_Isend(mine.data(), static_cast<int>(mine.size()), MPI_BYTE,
-                  peers[k], kExchangeTag, MPI_COMM_WORLD, &sends[k]);
-    if (rc != MPI_SUCCESS) return MpiError(rc, "sending");
+  // Every send is posted before any receive, so that two processes
+  // exchanging long messages do not wait for each other.
+  const int64_t length = static_cast<int64_t>(mine.size());
+  std::vector<MPI_Request> sends;
+  absl::Status posted;
+  for (size_t k = 0; k < peers.size() && posted.ok(); ++k) {
+    posted = PostPieces(peers[k], kExchangeTag, mine, piece_, &length, sends);
   }
   std::vector<std::string> replies(peers.size());
-  for (size_t k = 0; k < peers.size(); ++k) {
-    NKI_ASSIGN_OR_RETURN(replies[k],
-                         ReceiveFrom(peers[k], kExchangeTag, timeout_));
+  absl::Status received;
+  for (size_t k = 0; k < peers.size() && posted.ok() && received.ok(); ++k) {
+    absl::StatusOr<std::string> reply = ReceivePieces(peers[k], kExchangeTag);
+    if (reply.ok()) {
+      replies[k] = *std::move(reply);
+    } else {
+      received = reply.status();
+    }
   }
-  NKI_RETURN_IF_ERROR(WaitAll(sends, timeout_, "the processes sent to"));
+  const absl::Status sent = WaitAll(sends, timeout_, "the processes sent to");
+  NKI_RETURN_IF_ERROR(posted);
+  NKI_RETURN_IF_ERROR(received);
+  NKI_RETURN_IF_ERROR(sent);
   return replies;
 }
 
 absl::Status MpiTransport::Send(int to, absl::string_view bytes) {
-  NKI_RETURN_IF_ERROR(CheckSize(bytes.size(), "a message"));
-  std::vector<MPI_Request> request(1);
-  const int rc = MPI_Isend(bytes.data(), static_cast<int>(bytes.size()),
-                           MPI_BYTE, to, kSendTag, MPI_COMM_WORLD, &request[0]);
-  if (rc != MPI_SUCCESS) return MpiError(rc, "sending");
-  return WaitAll(request, timeout_, absl::StrCat("process ", to));
+  return SendPieces(to, kSendTag, bytes);
 }
 
 absl::StatusOr<std::string> MpiTransport::Receive(int from) {
-  return ReceiveFrom(from, kSendTag, timeout_);
+  return ReceivePieces(from, kSendTag);
 }
 
 }  // namespace nkigraph::dist

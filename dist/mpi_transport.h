@@ -7,8 +7,12 @@
 // makes the waiting call fail with DeadlineExceeded naming it, instead of
 // leaving this process waiting for ever.
 //
+// An MPI message carries at most 2 GiB (its count is an int): longer
+// messages travel as pieces of at most `max_message_bytes` each.
+//
 // Only the thread that joined calls MPI.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,9 +25,15 @@ namespace nkigraph::dist {
 
 class MpiTransport : public interp::Transport {
  public:
-  // Initialises MPI; `timeout_seconds` bounds every wait for a peer.
+  // The largest piece a message travels in by default: 1 GiB.
+  static constexpr int64_t kDefaultMaxMessageBytes = int64_t{1} << 30;
+
+  // Initialises MPI; `timeout_seconds` bounds every wait for a peer;
+  // messages travel in pieces of at most `max_message_bytes` (in
+  // [1, INT_MAX]; smaller than the default only to test the pieces).
   static absl::StatusOr<std::unique_ptr<MpiTransport>> Join(
-      double timeout_seconds);
+      double timeout_seconds,
+      int64_t max_message_bytes = kDefaultMaxMessageBytes);
   // Finalises MPI.
   ~MpiTransport() override;
 
@@ -41,12 +51,22 @@ class MpiTransport : public interp::Transport {
   [[noreturn]] void Abort(int exit_code);
 
  private:
-  MpiTransport(int process, int processes, double timeout_seconds)
-      : process_(process), processes_(processes), timeout_(timeout_seconds) {}
+  MpiTransport(int process, int processes, double timeout_seconds,
+               int64_t max_message_bytes)
+      : process_(process),
+        processes_(processes),
+        timeout_(timeout_seconds),
+        piece_(max_message_bytes) {}
+
+  // Sends `bytes` to `to` on `tag` as its length, then its pieces; and
+  // receives what that sent.
+  absl::Status SendPieces(int to, int tag, absl::string_view bytes);
+  absl::StatusOr<std::string> ReceivePieces(int from, int tag);
 
   const int process_;
   const int processes_;
   const double timeout_;
+  const int64_t piece_;
 };
 
 }  // namespace nkigraph::dist

@@ -22,8 +22,7 @@ namespace {
 
 // The ranks this process holds of a run spread over processes.
 absl::StatusOr<RankBlock> HeldBlock(const proto::Graph& g,
-                                    const Transport& transport,
-                                    const RunOptions& options) {
+                                    const Transport& transport) {
   const int ranks = static_cast<int>(g.world().num_ranks());
   const int processes = transport.num_processes();
   if (processes > std::max(1, ranks)) {
@@ -34,13 +33,6 @@ absl::StatusOr<RankBlock> HeldBlock(const proto::Graph& g,
             absl::StrCat("the run has ", processes,
                          " processes but the graph only ", std::max(1, ranks),
                          " rank(s); each process needs a rank")));
-  }
-  if (processes > 1 && options.on_write) {
-    return DiagnosticError(
-        absl::StatusCode::kInvalidArgument,
-        MakeDiagnostic(DiagnosticKind::kInput,
-                       "tensor dumps read the whole machine at every write; "
-                       "they need a run in one process"));
   }
   return BlockOf(transport.process(), processes, std::max(1, ranks));
 }
@@ -83,7 +75,7 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::CreateHeld(
   MemoryBudget& budget = *interp->budget_;
   RankBlock block{0, ranks};
   if (Transport* transport = interp->options_.transport; transport != nullptr) {
-    NKI_ASSIGN_OR_RETURN(block, HeldBlock(g, *transport, interp->options_));
+    NKI_ASSIGN_OR_RETURN(block, HeldBlock(g, *transport));
   }
   NKI_ASSIGN_OR_RETURN(const int64_t memory_bytes,
                        DeviceMemory::BytesNeeded(g, block.size()));

@@ -33,16 +33,26 @@ struct RunOptions {
   // Stop after this many instructions (0: no limit) with ResourceExhausted
   // naming the instruction where the run stopped.
   int64_t max_steps = 0;
-  // Called after every instruction, once per tensor it wrote.
+  // Called after every instruction, once per tensor it wrote that
+  // `write_filter` accepts (every one when it is unset).
   struct WriteEvent {
     int rank;
     int core;
     const proto::Instruction* instr;
-    const proto::Tensor* tensor;
+    const proto::Tensor* tensor;  // as declared (not a bitcast view)
+    // The event's place among all the run's events in the one-thread
+    // order, counted from 0 at each Run; across processes too (each
+    // process is told only its own programs' events).
+    int64_t sequence;
   };
   // Setting it makes the programs run one at a time, in the one-thread
   // order, and stop at the first error: each event may read the machine.
+  // Across processes they then run one process after another: each round's
+  // segments in process order, each group's outcome agreed on before the
+  // next group fires, so memory at every event and when the run stops is
+  // the single process's.
   std::function<void(const WriteEvent&)> on_write;
+  std::function<bool(const proto::Tensor&)> write_filter;
 
   // How many threads run the programs (ranks x cores); 0: one per core of
   // the machine. Outputs, errors, deadlock and race reports are the same
@@ -72,7 +82,7 @@ struct RunOptions {
   // programs; outputs, errors and deadlock reports are the single
   // process's. Inputs are set, and outputs read, for the ranks held here
   // (HeldRanks). Null: this process holds every rank. Must outlive the
-  // interpreter. Not with `on_write`.
+  // interpreter.
   Transport* transport = nullptr;
 };
 

@@ -42,13 +42,14 @@ RaceDetector::~RaceDetector() {
   }
 }
 
-void RaceDetector::BeginRun() {
+void RaceDetector::BeginRun(int programs_here) {
   if (!enabled_ || budget_ == nullptr) return;
   const int programs = num_ranks_ * num_cores_;
   int64_t held = 0;
   for (int p = 0; p < programs; ++p) held += programs_[p].charged;
   max_state_bytes_ = budget_->available() + held;
-  program_budget_ = max_state_bytes_ / programs;
+  program_budget_ =
+      max_state_bytes_ / (programs_here > 0 ? programs_here : programs);
 }
 
 absl::Status RaceDetector::ChargeGrowth(int rank, int core) {

@@ -58,9 +58,11 @@ class RaceDetector {
   bool enabled() const { return enabled_; }
 
   // Splits what the budget leaves (with what this detector already holds)
-  // into equal shares, one per program. Called by Run before any program
-  // runs, so the shares do not depend on how the programs interleave.
-  void BeginRun();
+  // into equal shares, one per program that runs here: `programs_here` of
+  // them when a run spread over processes holds only some (every program
+  // when negative). Called by Run before any program runs, so the shares
+  // do not depend on how the programs interleave.
+  void BeginRun(int programs_here = -1);
   // Charges the budget for what program (rank, core)'s state has grown by
   // since its last call, in 64 KiB steps capped at its share, so the
   // programs' charges together never exceed what BeginRun split and a

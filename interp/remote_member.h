@@ -101,27 +101,32 @@ class RemoteMember : public ops::ExecContext {
 // execution across all its members (`counter`); the first call that fails
 // records its number in `first_failure`. Processes executing the same
 // group see their own members' write errors only; the failure with the
-// lowest number is the one a single process meets first.
+// lowest number is the one a single process meets first. With `stop_at`
+// set, call number `stop_at` fails instead of being forwarded, so that the
+// execution ends where another process's member failed.
 class CountingContext : public ops::ExecContext {
  public:
   CountingContext(ops::ExecContext& inner, int64_t& counter,
-                  int64_t& first_failure)
-      : inner_(inner), counter_(counter), first_failure_(first_failure) {}
+                  int64_t& first_failure, int64_t stop_at = -1)
+      : inner_(inner),
+        counter_(counter),
+        first_failure_(first_failure),
+        stop_at_(stop_at) {}
 
   const ops::InstrView& view() const override { return inner_.view(); }
   int rank() const override { return inner_.rank(); }
   int core() const override { return inner_.core(); }
   absl::StatusOr<absl::Span<const float>> ReadFloat(int i) override {
-    return Note(inner_.ReadFloat(i));
+    return Note([&] { return inner_.ReadFloat(i); });
   }
   absl::StatusOr<absl::Span<const int64_t>> ReadInt(int i) override {
-    return Note(inner_.ReadInt(i));
+    return Note([&] { return inner_.ReadInt(i); });
   }
   absl::StatusOr<absl::Span<const uint8_t>> ReadRaw(int i) override {
-    return Note(inner_.ReadRaw(i));
+    return Note([&] { return inner_.ReadRaw(i); });
   }
   absl::StatusOr<Rows> ReadRows(int i) override {
-    return Note(inner_.ReadRows(i));
+    return Note([&] { return inner_.ReadRows(i); });
   }
   MatmulRows MatmulInPlace(int i, bool accumulate) override {
     ++counter_;
@@ -132,20 +137,20 @@ class CountingContext : public ops::ExecContext {
     return inner_.WriteFloatInPlace(i);
   }
   absl::Status WriteFloat(int i, absl::Span<const float> values) override {
-    return Note(inner_.WriteFloat(i, values));
+    return Note([&] { return inner_.WriteFloat(i, values); });
   }
   absl::Status WriteInt(int i, absl::Span<const int64_t> values) override {
-    return Note(inner_.WriteInt(i, values));
+    return Note([&] { return inner_.WriteInt(i, values); });
   }
   absl::Status WriteRaw(int i, absl::Span<const uint8_t> bytes) override {
-    return Note(inner_.WriteRaw(i, bytes));
+    return Note([&] { return inner_.WriteRaw(i, bytes); });
   }
   absl::Status WriteRawRows(int i, const Rows& rows) override {
-    return Note(inner_.WriteRawRows(i, rows));
+    return Note([&] { return inner_.WriteRawRows(i, rows); });
   }
   absl::Status MatmulWrite(int i, absl::Span<const float> values,
                            bool accumulate) override {
-    return Note(inner_.MatmulWrite(i, values, accumulate));
+    return Note([&] { return inner_.MatmulWrite(i, values, accumulate); });
   }
   absl::Span<float> ReduceRegisters(ops::Engine engine) override {
     return inner_.ReduceRegisters(engine);
@@ -158,10 +163,16 @@ class CountingContext : public ops::ExecContext {
   }
 
  private:
-  template <typename T>
-  T Note(T result) {
-    const int64_t call = counter_++;
-    if (!StatusOf(result).ok() && first_failure_ < 0) first_failure_ = call;
+  template <typename Call>
+  auto Note(Call&& call) -> decltype(call()) {
+    const int64_t number = counter_++;
+    if (number == stop_at_) {
+      if (first_failure_ < 0) first_failure_ = number;
+      return absl::CancelledError(
+          "stopped where another process's member failed");
+    }
+    auto result = call();
+    if (!StatusOf(result).ok() && first_failure_ < 0) first_failure_ = number;
     return result;
   }
   static const absl::Status& StatusOf(const absl::Status& s) { return s; }
@@ -173,6 +184,7 @@ class CountingContext : public ops::ExecContext {
   ops::ExecContext& inner_;
   int64_t& counter_;
   int64_t& first_failure_;
+  const int64_t stop_at_;
 };
 
 }  // namespace nkigraph::interp

@@ -23,11 +23,22 @@
 // (interp/remote_member.h); a group that fails is known at first only to
 // the processes whose members failed, so they all go on to the end of the
 // round's groups, then agree on the first failure in firing order.
+//
+// A run that reports every write (on_write: dumps) runs as one thread
+// would across processes too: each round's segments run one process after
+// another, in process order, a turn handed from each to the next saying
+// whether an earlier program failed (the later ones then do not run) and
+// how many writes have been reported; each group's outcome is agreed on
+// before the next fires, and a process whose members' execution went past
+// the call where another process's member failed puts back what they wrote
+// and executes again up to that call. Every event then has its one-thread
+// sequence number and every memory the one-thread state.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -36,7 +47,6 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -47,6 +57,7 @@
 #include "interp/remote_member.h"
 #include "interp/round_wire.h"
 #include "interp/segment_footprint.h"
+#include "interp/tensor_snapshot.h"
 #include "interp/transport.h"
 #include "interp/worker_pool.h"
 #include "ops/blas_threads.h"
@@ -176,12 +187,16 @@ struct GroupFailure {
 // Tells every process where this process's programs got to in their
 // segments and how they ended, and learns the same of theirs: remote
 // programs advance to where their process ran them, and `errors` gets
-// their errors, so every process finds the same first one.
+// their errors, so every process finds the same first one. The writes
+// reported so far (`write_sequence`) are the last process's count, whose
+// turn came last.
 absl::Status ShareSegments(Transport& transport, Programs impl,
-                           std::vector<absl::Status>& errors) {
+                           std::vector<absl::Status>& errors,
+                           int64_t& write_sequence) {
   const int processes = transport.num_processes();
   const int cores = impl.num_cores;
   WireWriter out;
+  out.Int(write_sequence);
   for (int r = impl.block.first; r < impl.block.end; ++r) {
     for (int c = 0; c < cores; ++c) {
       out.Int(impl.at(r, c).pc());
@@ -193,6 +208,8 @@ absl::Status ShareSegments(Transport& transport, Programs impl,
   for (int q = 0; q < processes; ++q) {
     if (q == transport.process()) continue;
     WireReader in(all[q]);
+    const int64_t their_sequence = in.Int();
+    if (q == processes - 1) write_sequence = their_sequence;
     const RankBlock theirs = BlockOf(q, processes, impl.num_ranks);
     for (int r = theirs.first; r < theirs.end; ++r) {
       for (int c = 0; c < cores; ++c) {
@@ -214,10 +231,11 @@ absl::Status ShareSegments(Transport& transport, Programs impl,
 }
 
 // After a round's groups have fired (or before the run stops at its step
-// limit in the middle of them): the first group failure of any process,
-// in firing order, is the run's error, as one process would have met it.
-absl::Status AgreeOnFailure(Transport& transport, const GroupFailure& failure,
-                            int64_t* executed) {
+// limit in the middle of them, or after each group when every write is
+// reported): the first group failure of any process, in firing order and
+// call number, as one process would have met it; `fired` is -1 if none.
+absl::StatusOr<GroupFailure> FirstFailure(Transport& transport,
+                                          const GroupFailure& failure) {
   WireWriter out;
   out.Int(failure.fired);
   out.Int(failure.call);
@@ -240,21 +258,101 @@ absl::Status AgreeOnFailure(Transport& transport, const GroupFailure& failure,
       first = std::move(theirs);
     }
   }
+  return first;
+}
+
+// The first failure (FirstFailure) is the run's error, with the
+// instruction count it had there.
+absl::Status AgreeOnFailure(Transport& transport, const GroupFailure& failure,
+                            int64_t* executed) {
+  NKI_ASSIGN_OR_RETURN(GroupFailure first, FirstFailure(transport, failure));
   if (first.fired >= 0) *executed = first.executed;
   return first.status;
+}
+
+// What a process keeps of a group it fired, when every write is reported:
+// enough to end its execution where another process's member failed.
+struct FiredHere {
+  bool executed = false;    // its members' execution ran here
+  int64_t stopped_at = -1;  // the call it failed at here, or -1
+  std::vector<MemberContribution> contributions;
+  std::vector<TensorSnapshot> before;  // what its members may write
+};
+
+// Executes a ready group over this process's members (their
+// ProgramStates, bound) and the others' `contributions`, numbering the
+// calls (`stop_at`: see CountingContext). A failure comes back as the
+// device error, its call number in `failed_call`.
+absl::Status ExecuteHere(const Programs& impl, const proto::Graph& graph,
+                         ProgramState& p, const ops::OpDef& def,
+                         const std::vector<ProgramState*>& group,
+                         const std::vector<MemberContribution>& contributions,
+                         int64_t stop_at, int64_t* failed_call) {
+  const int n = static_cast<int>(group.size());
+  const ops::InstrView* view = nullptr;
+  for (int j = 0; j < n && view == nullptr; ++j) {
+    if (impl.block.Holds(group[j]->rank())) view = &group[j]->view();
+  }
+  std::vector<std::unique_ptr<RemoteMember>> remotes;
+  std::vector<std::unique_ptr<CountingContext>> counted;
+  std::vector<ops::ExecContext*> contexts;
+  int64_t calls = 0;
+  int64_t first_failure = -1;
+  for (int j = 0; j < n; ++j) {
+    ops::ExecContext* member = group[j];
+    if (!impl.block.Holds(group[j]->rank())) {
+      remotes.push_back(std::make_unique<RemoteMember>(
+          *view, group[j]->rank(), group[j]->core(), contributions[j]));
+      member = remotes.back().get();
+    }
+    counted.push_back(std::make_unique<CountingContext>(
+        *member, calls, first_failure, stop_at));
+    contexts.push_back(counted.back().get());
+  }
+  absl::Status s = def.execute_group(contexts);
+  if (s.ok()) return s;
+  *failed_call = first_failure >= 0 ? first_failure : calls;
+  return DeviceError(graph, p, p.current(), s);
+}
+
+// The tensors an instruction writes, each once, in operand order, as
+// declared: what on_write is told of (those `filter` accepts). Known from
+// the instruction alone, so a process counts the events of members it
+// does not hold as well.
+void WrittenTensors(const proto::Graph& graph, const proto::Instruction& instr,
+                    const std::function<bool(const proto::Tensor&)>& filter,
+                    std::vector<const proto::Tensor*>& written) {
+  written.clear();
+  const ops::OpDef* def = ops::FindOp(instr.opcode());
+  for (int i = 0; i < instr.operands_size(); ++i) {
+    const uint32_t id = instr.operands(i).tensor_id();
+    const ops::OperandRole* role = ops::OperandRoleOf(*def, i);
+    if (id == 0 || role == nullptr || role->access == ops::Access::kRead) {
+      continue;
+    }
+    const proto::Tensor* tensor = &graph.tensors(static_cast<int>(id) - 1);
+    if (std::find(written.begin(), written.end(), tensor) != written.end()) {
+      continue;
+    }
+    if (filter && !filter(*tensor)) continue;
+    written.push_back(tensor);
+  }
 }
 
 // Fires a ready group that may span processes: only the processes holding
 // a member execute it, each over its own members and the others'
 // contributions. A failure is recorded in `failure` (the run goes on to
 // the end of the round's groups, so that every process fires the same
-// ones); what is returned is a failure to reach another process.
+// ones); what is returned is a failure to reach another process. With
+// `here` (every write reported), what the members may write is saved
+// first, and `here` says how the execution went.
 absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
+                                 DeviceMemory& memory,
                                  const proto::Graph& graph, ProgramState& p,
                                  const ops::OpDef& def,
                                  const std::vector<ProgramState*>& group,
                                  int64_t fired, int64_t executed,
-                                 GroupFailure& failure) {
+                                 GroupFailure& failure, FiredHere* here) {
   const RankBlock& block = impl.block;
   const int n = static_cast<int>(group.size());
   const int processes = transport.num_processes();
@@ -285,7 +383,10 @@ absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
       bound[j] = WriteContribution(*group[j], out);
     }
   }
-  std::vector<MemberContribution> contributions(n);
+  FiredHere local;
+  if (here == nullptr) here = &local;
+  std::vector<MemberContribution>& contributions = here->contributions;
+  contributions.assign(n, MemberContribution{});
   if (!peers.empty()) {
     NKI_ASSIGN_OR_RETURN(std::vector<std::string> replies,
                          transport.Exchange(peers, out.bytes()));
@@ -307,26 +408,26 @@ absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
     }
   }
 
-  const ops::InstrView& view = group[first_local]->view();
-  std::vector<std::unique_ptr<RemoteMember>> remotes;
-  std::vector<std::unique_ptr<CountingContext>> counted;
-  std::vector<ops::ExecContext*> contexts;
-  int64_t calls = 0;
-  int64_t first_failure = -1;
-  for (int j = 0; j < n; ++j) {
-    ops::ExecContext* member = group[j];
-    if (!block.Holds(group[j]->rank())) {
-      remotes.push_back(std::make_unique<RemoteMember>(
-          view, group[j]->rank(), group[j]->core(), contributions[j]));
-      member = remotes.back().get();
+  // Only a group spanning processes can have run past another process's
+  // failure.
+  if (here != &local && !peers.empty()) {
+    std::vector<const proto::Tensor*> written;
+    for (ProgramState* q : group) {
+      if (!block.Holds(q->rank())) continue;
+      WrittenTensors(graph, q->current(), nullptr, written);
+      for (const proto::Tensor* t : written) {
+        here->before.push_back(
+            TensorSnapshot::Take(memory, *t, q->rank(), q->core()));
+      }
     }
-    counted.push_back(
-        std::make_unique<CountingContext>(*member, calls, first_failure));
-    contexts.push_back(counted.back().get());
   }
-  if (absl::Status s = def.execute_group(contexts); !s.ok()) {
-    fail(first_failure >= 0 ? first_failure : calls,
-         DeviceError(graph, p, p.current(), s));
+  here->executed = true;
+  int64_t call = -1;
+  if (absl::Status s = ExecuteHere(impl, graph, p, def, group, contributions,
+                                   /*stop_at=*/-1, &call);
+      !s.ok()) {
+    here->stopped_at = call;
+    fail(call, std::move(s));
   }
   return absl::OkStatus();
 }
@@ -358,10 +459,13 @@ absl::Status Interpreter::Run() {
   auto held_here = [&](int index) {
     return block.Holds(index / impl.num_cores);
   };
-  impl.race.BeginRun();
+  // The race state's shares: one per program this process runs.
+  impl.race.BeginRun(block.size() * impl.num_cores);
   // With on_write, each event may read the machine: programs run one at a
   // time, and the run stops at the first error.
   const bool stop_at_first_error = static_cast<bool>(options_.on_write);
+  // ... and across processes, one process after another (see the top).
+  const bool process_by_process = stop_at_first_error && across_processes;
   WorkerPool pool(ThreadsFor(options_, num_programs));
   // With several workers, OpenBLAS's own threads would spin on their cores.
   std::optional<ops::SingleThreadedBlas> single_threaded_blas;
@@ -412,19 +516,21 @@ absl::Status Interpreter::Run() {
   ProgressReporter progress(options_, total - executed_before,
                             [&] { return executed() - executed_before; });
 
+  // The writes reported so far, in one-thread order over every process:
+  // a program this process does not hold counts its writes without
+  // reporting them.
+  int64_t write_sequence = 0;
+  std::vector<const proto::Tensor*> written;
   auto notify_writes = [&](ProgramState& p, const proto::Instruction& instr) {
     if (!options_.on_write) return;
-    const ops::InstrView& view = p.view();
-    absl::flat_hash_set<uint32_t> seen;
-    for (int i = 0; i < view.num_operands(); ++i) {
-      const ops::OperandInfo& op = view.operand(i);
-      if (!op.present() ||
-          ops::OperandRoleOf(view.def(), i)->access == ops::Access::kRead) {
-        continue;
+    WrittenTensors(g, instr, options_.write_filter, written);
+    const bool held = block.Holds(p.rank());
+    for (const proto::Tensor* tensor : written) {
+      const int64_t sequence = write_sequence++;
+      if (held) {
+        options_.on_write(RunOptions::WriteEvent{p.rank(), p.core(), &instr,
+                                                 tensor, sequence});
       }
-      if (!seen.insert(op.tensor->id()).second) continue;
-      options_.on_write(
-          RunOptions::WriteEvent{p.rank(), p.core(), &instr, op.tensor});
     }
   };
 
@@ -600,9 +706,26 @@ absl::Status Interpreter::Run() {
         }
       }
     }
+    const int process = transport.process();
+    if (process_by_process && process > 0) {
+      // Our turn: after the earlier processes' programs.
+      NKI_ASSIGN_OR_RETURN(const std::string turn,
+                           transport.Receive(process - 1));
+      WireReader in(turn);
+      if (in.Int() != 0) failed = true;
+      write_sequence = in.Int();
+      NKI_RETURN_IF_ERROR(in.Check("turn"));
+    }
     pool.Run(static_cast<int>(tasks.size()), run_task);
+    if (process_by_process && process + 1 < transport.num_processes()) {
+      WireWriter out;
+      out.Int(failed ? 1 : 0);
+      out.Int(write_sequence);
+      NKI_RETURN_IF_ERROR(transport.Send(process + 1, out.bytes()));
+    }
     if (across_processes) {
-      NKI_RETURN_IF_ERROR(ShareSegments(transport, programs, errors));
+      NKI_RETURN_IF_ERROR(
+          ShareSegments(transport, programs, errors, write_sequence));
     }
     for (absl::Status& error : errors) {
       if (!error.ok()) return error;
@@ -626,9 +749,33 @@ absl::Status Interpreter::Run() {
       }
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       if (across_processes) {
-        NKI_RETURN_IF_ERROR(FireAcrossProcesses(transport, programs, g, p, *def,
-                                                group, fired, executed(),
-                                                failure));
+        FiredHere here;
+        NKI_RETURN_IF_ERROR(FireAcrossProcesses(
+            transport, programs, impl.memory, g, p, *def, group, fired,
+            executed(), failure, process_by_process ? &here : nullptr));
+        if (process_by_process) {
+          // As one process, which stops at the group's first failing call.
+          NKI_ASSIGN_OR_RETURN(GroupFailure first,
+                               FirstFailure(transport, failure));
+          if (first.fired >= 0) {
+            if (here.executed && here.stopped_at != first.call) {
+              for (const TensorSnapshot& saved : here.before) {
+                saved.Restore(impl.memory);
+              }
+              for (ProgramState* q : group) {
+                if (block.Holds(q->rank())) {
+                  NKI_RETURN_IF_ERROR(q->Bind(q->current()));
+                }
+              }
+              int64_t call = -1;
+              ExecuteHere(programs, g, p, *def, group, here.contributions,
+                          first.call, &call)
+                  .IgnoreError();
+            }
+            executed_at_failure = first.executed;
+            return first.status;
+          }
+        }
       } else {
         contexts.clear();
         for (ProgramState* q : group) {
@@ -647,7 +794,7 @@ absl::Status Interpreter::Run() {
         impl.race.Sync(p.rank(), cores);
       }
       for (ProgramState* q : group) {
-        if (block.Holds(q->rank())) notify_writes(*q, q->current());
+        notify_writes(*q, q->current());  // counts the others' writes
         q->Advance();
       }
       ++fired;

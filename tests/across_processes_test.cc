@@ -1,10 +1,15 @@
 // A run spread over processes (interp/transport.h), its processes threads
 // of this test over testing::ThreadedWorld: every process count gives the
 // single process's outputs bit for bit, its first error, its deadlock
-// report and its step-limit stop, uneven splits included; each process
-// holds device memory for its ranks only.
+// report, its step-limit stop and its tensor dumps (every write's sequence
+// number and bytes, and the state when the run stopped), uneven splits
+// included; each process holds device memory for its ranks only.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -178,6 +184,40 @@ TEST(AcrossProcessesTest, EachProcessHoldsDeviceMemoryForItsRanksOnly) {
   }
 }
 
+// The race-detection state's share of the memory limit is split over the
+// programs a process runs, not over every program of the run.
+TEST(AcrossProcessesTest, RaceStateSharesAreSplitOverTheLocalPrograms) {
+  absl::StatusOr<proto::Graph> graph = TraceWorld(4, 2, [&](Tracer& t) {
+    const int c = t.program_id();
+    Tensor y = t.Allocate({64, 64}, proto::FLOAT32, Buffer::kSharedHbm, "y");
+    Tensor tile = builder::ndarray({1, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
+    isa::memset(tile, 1.0f);
+    // Rows interleaved with the other core's: one interval each.
+    for (int i = 0; i < 32; ++i) isa::dma_copy(y.Slice(0, 2 * i + c, 1), tile);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*graph, 2);
+  ASSERT_TRUE(device.ok());
+  interp::RunOptions options;
+  options.memory_limit_bytes = *device + 2048;
+  const std::vector<Observed> spread = RunSpread(*graph, {}, 2, options);
+  for (const Observed& o : spread) {
+    // "... needs more than N bytes for this program, its share of the M".
+    const std::string message(o.status.message());
+    const size_t at = message.find("needs more than ");
+    ASSERT_NE(at, std::string::npos) << o.status;
+    int64_t share = 0;
+    int64_t total = 0;
+    ASSERT_EQ(std::sscanf(message.c_str() + at,
+                          "needs more than %ld bytes for this program, its "
+                          "share of the %ld",
+                          &share, &total),
+              2)
+        << message;
+    EXPECT_EQ(share, total / 4) << message;  // 2 ranks x 2 cores here
+  }
+}
+
 // --- Errors: the single process's first ----------------------------------
 
 // 4 ranks x 2 cores; each program copies row idx[rank][core] of an 8-row
@@ -310,6 +350,222 @@ TEST(AcrossProcessesTest, TheStepLimitStopsAtTheSameInstruction) {
   }
 }
 
+// --- Dumps: every write as one thread reports it ---------------------------
+
+// What a dump sees in one process: each write reported, keyed by its
+// sequence number, tensor, instruction and program, with the tensor's
+// bytes then; after the run, every tensor the filter passes as each
+// program this process holds sees it.
+struct Dumped {
+  absl::Status status;
+  std::map<std::string, std::string> files;
+  int64_t events = 0;
+};
+
+using TensorFilter = std::function<bool(const proto::Tensor&)>;
+
+Dumped RunDumped(const proto::Graph& graph,
+                 const std::vector<HostArray>& inputs,
+                 interp::Transport* transport, const TensorFilter& filter,
+                 int64_t max_steps) {
+  Dumped d;
+  interp::RunOptions options;
+  options.transport = transport;
+  options.max_steps = max_steps;
+  options.write_filter = filter;
+  const interp::Interpreter* reader = nullptr;
+  options.on_write = [&](const interp::RunOptions::WriteEvent& e) {
+    ++d.events;
+    absl::StatusOr<HostArray> array =
+        reader->ReadTensor(e.tensor->id(), e.rank, e.core,
+                           interp::Interpreter::HostForm::kRawBits16);
+    ASSERT_TRUE(array.ok()) << array.status();
+    const std::string key =
+        absl::StrCat(e.sequence, " ", e.tensor->name(), " i", e.instr->id(),
+                     " r", e.rank, " c", e.core);
+    EXPECT_TRUE(d.files.emplace(key, HostArrayBytes(*array)).second) << key;
+  };
+  absl::StatusOr<std::unique_ptr<interp::Interpreter>> created =
+      interp::Interpreter::Create(graph, options);
+  if (!created.ok()) {
+    d.status = created.status();
+    return d;
+  }
+  interp::Interpreter& interp = **created;
+  reader = &interp;
+  for (const HostArray& input : inputs) {
+    if (absl::Status s = interp.SetInput(input); !s.ok()) {
+      d.status = s;
+      return d;
+    }
+  }
+  if (absl::Status s = interp.FillRandomInputs(1); !s.ok()) {
+    d.status = s;
+    return d;
+  }
+  d.status = interp.Run();
+  const interp::RankBlock held = interp.HeldRanks();
+  for (const proto::Tensor& t : graph.tensors()) {
+    if (filter && !filter(t)) continue;
+    const int core =
+        t.space() == proto::SHARED_HBM ? 0 : static_cast<int>(t.core());
+    for (int rank = held.first; rank < held.end; ++rank) {
+      absl::StatusOr<HostArray> array = interp.ReadTensor(
+          t.id(), rank, core, interp::Interpreter::HostForm::kRawBits16);
+      EXPECT_TRUE(array.ok()) << array.status();
+      if (array.ok()) {
+        d.files[absl::StrCat("final ", t.name(), " t", t.id(), " r", rank, " c",
+                             core)] = HostArrayBytes(*array);
+      }
+    }
+  }
+  return d;
+}
+
+// Over each count of processes (threads), the processes' dumps together
+// are the single process's, and each reports its status; returns the
+// single process's.
+Dumped ExpectSameDumps(const proto::Graph& graph,
+                       const std::vector<HostArray>& inputs,
+                       const std::vector<int>& counts,
+                       const TensorFilter& filter = nullptr,
+                       int64_t max_steps = 0) {
+  const Dumped one = RunDumped(graph, inputs, nullptr, filter, max_steps);
+  // The sequence numbers are 0, 1, ... in one process.
+  std::vector<bool> seen(one.events, false);
+  for (const auto& [key, bytes] : one.files) {
+    int64_t sequence = -1;
+    if (absl::SimpleAtoi(key.substr(0, key.find(' ')), &sequence)) {
+      EXPECT_TRUE(sequence >= 0 && sequence < one.events) << key;
+      if (sequence >= 0 && sequence < one.events) seen[sequence] = true;
+    }
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), true), one.events);
+  for (int processes : counts) {
+    testing::ThreadedWorld world(processes);
+    std::vector<Dumped> spread(processes);
+    std::vector<std::thread> threads;
+    for (int p = 0; p < processes; ++p) {
+      threads.emplace_back([&, p] {
+        spread[p] = RunDumped(graph, inputs, &world.at(p), filter, max_steps);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    std::map<std::string, std::string> joined;
+    for (int p = 0; p < processes; ++p) {
+      EXPECT_EQ(spread[p].status.ToString(), one.status.ToString())
+          << "process " << p << " of " << processes;
+      for (const auto& [key, bytes] : spread[p].files) {
+        EXPECT_TRUE(joined.emplace(key, bytes).second)
+            << key << " dumped twice over " << processes << " processes";
+      }
+    }
+    EXPECT_EQ(joined.size(), one.files.size()) << processes << " processes";
+    for (const auto& [key, bytes] : one.files) {
+      const auto it = joined.find(key);
+      if (it == joined.end()) {
+        ADD_FAILURE() << key << " missing over " << processes << " processes";
+      } else if (it->second != bytes) {
+        ADD_FAILURE() << key << " differs over " << processes << " processes";
+      }
+    }
+    for (const auto& [key, bytes] : joined) {
+      EXPECT_TRUE(one.files.count(key))
+          << key << " only over " << processes << " processes";
+    }
+  }
+  return one;
+}
+
+TEST(AcrossProcessesTest, DumpsAreTheSingleProcesss) {
+  std::vector<HostArray> inputs;
+  const proto::Graph graph = TraceKernel(
+      "fgcc", {{"tp_degree", "4"}, {"m", "64"}, {"k", "128"}, {"n", "128"}},
+      &inputs);
+  const Dumped one = ExpectSameDumps(graph, inputs, {2, 3, 4});
+  EXPECT_TRUE(one.status.ok()) << one.status;
+  EXPECT_GT(one.events, 0);
+  // A filter: only the named tensors' writes are numbered.
+  const Dumped out =
+      ExpectSameDumps(graph, inputs, {3},
+                      [](const proto::Tensor& t) { return t.name() == "out"; });
+  EXPECT_GT(out.events, 0);
+  EXPECT_LT(out.events, one.events);
+  // Stopped at the step limit, in the middle of a round.
+  for (int64_t steps : {37, 200}) {
+    const Dumped stopped =
+        ExpectSameDumps(graph, inputs, {2, 3}, nullptr, steps);
+    EXPECT_THAT(stopped.status.message(), HasSubstr("--max-steps"));
+  }
+}
+
+// The first error in the first round is rank 1's, in a middle process: the
+// programs after it in one-thread order (ranks 2 and 3) never run, and the
+// state they are left in is dumped as one process leaves it.
+TEST(AcrossProcessesTest, DumpsStopAtAnErrorInAMiddleProcess) {
+  const TwoRounds g = TraceTwoRounds(3);
+  const Dumped first =
+      ExpectSameDumps(g.graph,
+                      {Ints("idx", {4, 2}, {0, 1, 2, 99, 4, 5, 6, 7}),
+                       Ints("idx2", {4, 2}, std::vector<int32_t>(8, 0))},
+                      {2, 3, 4});
+  EXPECT_THAT(first.status.message(), HasSubstr("rank 1 core 1"));
+  // In the second round: rank 3 has not run it when rank 2 fails.
+  const Dumped second =
+      ExpectSameDumps(g.graph,
+                      {Ints("idx", {4, 2}, {0, 1, 2, 3, 4, 5, 6, 7}),
+                       Ints("idx2", {4, 2}, {0, 0, 0, 0, 0, 99, 0, 0})},
+                      {2, 3, 4});
+  EXPECT_THAT(second.status.message(), HasSubstr("rank 2 core 1"));
+}
+
+TEST(AcrossProcessesTest, DumpsOfADeadlockedRunAreTheSingleProcesss) {
+  absl::StatusOr<proto::Graph> graph = TraceWorld(4, 2, [&](Tracer& t) {
+    const int c = t.program_id();
+    Tensor flag = t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
+    Tensor x = t.Input("x", {4, 64}, proto::FLOAT32);
+    Tensor tile = builder::ndarray({2, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
+    isa::dma_copy(tile, x.Slice(0, 2 * c, 2));
+    isa::core_barrier(flag);
+    isa::memset(tile, 1.0f);
+    if (c == 1) isa::core_barrier(flag);  // core 0 never comes
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const Dumped one = ExpectSameDumps(*graph, {}, {2, 3, 4});
+  EXPECT_THAT(one.status.message(), HasSubstr("deadlock"));
+}
+
+// Rank 0's member of an all-gather fails (its shared destination races
+// with core 1's write); one process stops there, before the other members
+// are written. A process holding later members has written them by the
+// time it learns of the failure, and puts them back.
+TEST(AcrossProcessesTest, DumpsOfACollectiveFailingInAnEarlyMember) {
+  int64_t gather = -1;
+  absl::StatusOr<proto::Graph> graph = TraceWorld(4, 2, [&](Tracer& t) {
+    const int c = t.program_id();
+    Tensor x = t.Input("x", {1, 32}, proto::FLOAT32);
+    Tensor idx = t.Input("idx", {1}, proto::INT32);
+    Tensor y = t.Allocate({8, 32}, proto::FLOAT32, Buffer::kSharedHbm, "y");
+    Tensor tile = builder::ndarray({1, 32}, proto::FLOAT32, Buffer::kSbuf, "t");
+    if (c == 1) {
+      // Row idx of y: one core 0 gathers into where idx is below 4.
+      isa::memset(tile, 2.0f);
+      isa::dma_copy(y.Slice(0, 0, 1).WithScalarOffset(idx.Slice(0, 0, 1), 0),
+                    tile);
+    } else {
+      gather = isa::all_gather(y.Slice(0, 0, 4), x, 0).id;
+    }
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const Dumped one =
+      ExpectSameDumps(*graph, {Ints("idx", {4, 1}, {0, 4, 4, 4})}, {2, 3, 4});
+  const std::optional<Diagnostic> d = DiagnosticOf(one.status);
+  ASSERT_TRUE(d.has_value()) << one.status;
+  EXPECT_EQ(d->kind, DiagnosticKind::kRace) << one.status;
+  EXPECT_EQ(d->rank, 0) << one.status;
+  EXPECT_EQ(d->instruction_id, gather) << one.status;
+}
+
 // A process whose peer never answers fails with the transport's error at
 // its timeout instead of waiting for ever.
 TEST(AcrossProcessesTest, AProcessWhosePeerIsGoneStopsAtTheTimeout) {
@@ -333,7 +589,7 @@ TEST(AcrossProcessesTest, AProcessWhosePeerIsGoneStopsAtTheTimeout) {
 
 // --- What a run across processes refuses ---------------------------------
 
-TEST(AcrossProcessesTest, MoreProcessesThanRanksAndDumpsAreRefused) {
+TEST(AcrossProcessesTest, MoreProcessesThanRanksAreRefused) {
   absl::StatusOr<proto::Graph> graph = testing::TraceWorld(2, 1, [](Tracer& t) {
     Tensor x = t.Input("x", {4}, proto::FLOAT32);
     Tensor out = t.Allocate({4}, proto::FLOAT32, Buffer::kSharedHbm, "o");
@@ -343,10 +599,6 @@ TEST(AcrossProcessesTest, MoreProcessesThanRanksAndDumpsAreRefused) {
   ASSERT_TRUE(graph.ok());
   EXPECT_THAT(RunSpread(*graph, {}, 3)[0].status.message(),
               HasSubstr("3 processes but the graph only 2 rank(s)"));
-  interp::RunOptions dumping;
-  dumping.on_write = [](const interp::RunOptions::WriteEvent&) {};
-  EXPECT_THAT(RunSpread(*graph, {}, 2, dumping)[1].status.message(),
-              HasSubstr("need a run in one process"));
 }
 
 TEST(AcrossProcessesTest, BlocksAreContiguousAndEven) {

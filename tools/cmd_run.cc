@@ -94,8 +94,9 @@ options:
 Under `mpirun -np P` (a build with Open MPI) the ranks are spread over the
 P processes, a contiguous block each; each holds only its ranks' device
 memory (--memory-limit is per process), reads only its ranks' rows of
-per-rank inputs and writes them into the output files. Outputs, bundles
-and errors are the single process's. Not with --dump.
+per-rank inputs and writes them into the output files. Outputs, bundles,
+dumps and errors are the single process's (with --dump the processes take
+turns, so it is slower).
 
 Graph problems are listed one per line: the first 20 and a count of the
 rest (`nkigraph check` lists all).
@@ -214,11 +215,6 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
   const std::string output_dir = parsed->Get("--output-dir");
   if (parsed->Has("--dump-filter") && !parsed->Has("--dump")) {
     return ReportError(kVerb, "--dump-filter needs --dump DIR");
-  }
-  if (parsed->Has("--dump") && processes.several()) {
-    return ReportError(kVerb,
-                       "--dump reads the whole machine at every write; run "
-                       "it in one process (without mpirun)");
   }
   const std::string bundle_path = parsed->Get("--save-bundle");
   if (parsed->Has("--save-bundle") && !EndsWith(bundle_path, ".pb") &&
@@ -393,12 +389,18 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
     const int code = ReportRunError(kVerb, status);
     if (code != kExitFailure) return code;
     if (dumper) {
-      if (absl::Status dumped = dumper->DumpFinalState(); !dumped.ok()) {
-        ReportError(kVerb, absl::StrCat("cannot dump the final state: ",
-                                        dumped.message()));
+      // Each process dumps its ranks; every one reports the run's count.
+      const absl::Status dumped = dumper->DumpFinalState();
+      const absl::StatusOr<int64_t> files =
+          processes.Sum(dumper->files_written());
+      if (!dumped.ok() || !files.ok()) {
+        ReportError(
+            kVerb,
+            absl::StrCat("cannot dump the final state: ",
+                         (dumped.ok() ? files.status() : dumped).message()));
       } else {
-        std::cerr << "nkigraph run: dumped " << dumper->files_written()
-                  << " file(s) to " << parsed->Get("--dump")
+        std::cerr << "nkigraph run: dumped " << *files << " file(s) to "
+                  << parsed->Get("--dump")
                   << " (final_*.npy: the state when the run stopped)\n";
       }
     }
@@ -413,6 +415,13 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
       }
     }
     return kExitFailure;
+  }
+  // Every process's dump files, for the first one's report.
+  int64_t dumped_files = 0;
+  if (dumper) {
+    absl::StatusOr<int64_t> files = processes.Sum(dumper->files_written());
+    if (!files.ok()) return ReportError(kVerb, files.status());
+    dumped_files = *files;
   }
   if (dumper && !dumper->status().ok()) {
     return ReportError(kVerb, absl::StrCat("cannot write a dump file: ",
@@ -460,7 +469,7 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
             << " instructions; wrote " << absl::StrJoin(names, ", ") << " to "
             << output_dir;
   if (dumper) {
-    std::cout << "; dumped " << dumper->files_written() << " file(s) to "
+    std::cout << "; dumped " << dumped_files << " file(s) to "
               << parsed->Get("--dump");
   }
   if (parsed->Has("--save-bundle")) std::cout << "; bundle " << bundle_path;

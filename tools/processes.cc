@@ -55,8 +55,18 @@ absl::StatusOr<std::unique_ptr<Processes>> Processes::Join(
     return std::unique_ptr<Processes>(new Processes(nullptr));
   }
 #ifdef NKIGRAPH_HAVE_MPI
-  NKI_ASSIGN_OR_RETURN(std::unique_ptr<dist::MpiTransport> transport,
-                       dist::MpiTransport::Join(timeout_seconds));
+  // The largest MPI message, smaller only to test that longer ones travel
+  // in pieces.
+  int64_t max_message_bytes = dist::MpiTransport::kDefaultMaxMessageBytes;
+  if (const char* value = std::getenv(kMaxMessageBytesVariable)) {
+    if (!absl::SimpleAtoi(value, &max_message_bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kMaxMessageBytesVariable, "='", value, "' is not a number of bytes"));
+    }
+  }
+  NKI_ASSIGN_OR_RETURN(
+      std::unique_ptr<dist::MpiTransport> transport,
+      dist::MpiTransport::Join(timeout_seconds, max_message_bytes));
   return std::unique_ptr<Processes>(new Processes(std::move(transport)));
 #else
   (void)timeout_seconds;
@@ -101,6 +111,21 @@ absl::StatusOr<int> Processes::WorstExitCode(int mine) const {
     if (absl::SimpleAtoi(code, &theirs)) worst = std::max(worst, theirs);
   }
   return worst;
+}
+
+absl::StatusOr<int64_t> Processes::Sum(int64_t mine) const {
+  if (!several()) return mine;
+  NKI_ASSIGN_OR_RETURN(const std::vector<std::string> all,
+                       transport_->AllGather(absl::StrCat(mine)));
+  int64_t sum = 0;
+  for (const std::string& value : all) {
+    int64_t theirs = 0;
+    if (!absl::SimpleAtoi(value, &theirs)) {
+      return absl::InternalError("malformed count from another process");
+    }
+    sum += theirs;
+  }
+  return sum;
 }
 
 absl::StatusOr<std::vector<HostArray>> GatherToFirst(

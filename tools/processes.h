@@ -24,6 +24,10 @@ inline const FlagSpec kPeerTimeoutFlag{"--peer-timeout", "",
                                        /*repeated=*/false};
 inline constexpr double kDefaultPeerTimeoutSeconds = 300;
 
+// The environment variable that bounds one MPI message (default 1 GiB,
+// at most 2 GiB - 1); longer messages travel in pieces. For tests.
+inline constexpr char kMaxMessageBytesVariable[] = "NKIGRAPH_MPI_MESSAGE_BYTES";
+
 // How many processes the launcher started (Open MPI's
 // OMPI_COMM_WORLD_SIZE, or PMI_SIZE); 1 outside a launcher.
 int LaunchedProcesses();
@@ -57,6 +61,8 @@ class Processes {
       const interp::Interpreter& interp, std::vector<HostArray> arrays) const;
   // Every process's exit code; the worst is returned to all.
   absl::StatusOr<int> WorstExitCode(int mine) const;
+  // The sum of every process's `mine`, returned to all.
+  absl::StatusOr<int64_t> Sum(int64_t mine) const;
 
  private:
   explicit Processes(std::unique_ptr<interp::Transport> transport)

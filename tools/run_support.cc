@@ -334,6 +334,11 @@ void TensorDumper::Attach(interp::RunOptions& options) {
   options.on_write = [this](const interp::RunOptions::WriteEvent& event) {
     OnWrite(event);
   };
+  // The interpreter numbers the events the filter passes: across processes
+  // it counts the writes of the programs other processes hold.
+  options.write_filter = [this](const proto::Tensor& tensor) {
+    return Matches(tensor);
+  };
 }
 
 bool TensorDumper::Matches(const proto::Tensor& tensor) {
@@ -357,7 +362,7 @@ std::string TensorDumper::Suffix(int rank, int core, bool with_core) const {
 }
 
 void TensorDumper::OnWrite(const interp::RunOptions::WriteEvent& event) {
-  if (!status_.ok() || interp_ == nullptr || !Matches(*event.tensor)) return;
+  if (!status_.ok() || interp_ == nullptr) return;
   absl::StatusOr<HostArray> array =
       interp_->ReadTensor(event.tensor->id(), event.rank, event.core);
   if (!array.ok()) {
@@ -365,7 +370,7 @@ void TensorDumper::OnWrite(const interp::RunOptions::WriteEvent& event) {
     return;
   }
   const std::string path =
-      absl::StrCat(dir_, "/", absl::StrFormat("%06d", sequence_++), "_",
+      absl::StrCat(dir_, "/", absl::StrFormat("%06d", event.sequence), "_",
                    SafeFileName(event.tensor->name()), "_i", event.instr->id(),
                    Suffix(event.rank, event.core, /*with_core=*/true), ".npy");
   status_ = WriteNpy(path, *array);
@@ -375,14 +380,15 @@ void TensorDumper::OnWrite(const interp::RunOptions::WriteEvent& event) {
 absl::Status TensorDumper::DumpFinalState() {
   if (interp_ == nullptr) return absl::OkStatus();
   const proto::Graph& graph = interp_->graph();
-  const int num_ranks = static_cast<int>(graph.world().num_ranks());
+  // The ranks this process holds (every rank in a single process).
+  const interp::RankBlock held = interp_->HeldRanks();
   for (const proto::Tensor& tensor : graph.tensors()) {
     if (!Matches(tensor)) continue;
     // Shared HBM is one tensor for all cores of a rank; everything else
     // belongs to one core's program.
     const bool shared = tensor.space() == proto::SHARED_HBM;
     const int core = shared ? 0 : static_cast<int>(tensor.core());
-    for (int rank = 0; rank < num_ranks; ++rank) {
+    for (int rank = held.first; rank < held.end; ++rank) {
       NKI_ASSIGN_OR_RETURN(HostArray array,
                            interp_->ReadTensor(tensor.id(), rank, core));
       const std::string path = absl::StrCat(

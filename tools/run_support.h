@@ -136,8 +136,11 @@ absl::Status WriteArrays(const std::string& dir,
 
 // Writes a tensor to DIR/<seq>_<tensor>_i<instr id>[_r<rank>][_c<core>].npy
 // each time an instruction writes it, for the tensors whose name the
-// filter (a std::regex, searched in the name) matches; `seq` is
-// zero-padded so that `ls` lists the files in write order.
+// filter (a std::regex, searched in the name) matches; `seq`, the write's
+// place in the run's one-thread order (RunOptions::WriteEvent::sequence),
+// is zero-padded so that `ls` lists the files in write order. In a process
+// of a run spread over several, only its ranks' files: together the
+// processes write the single process's files.
 class TensorDumper {
  public:
   static absl::StatusOr<std::unique_ptr<TensorDumper>> Create(
@@ -150,10 +153,11 @@ class TensorDumper {
 
   // The first error writing a dump file (dumping stops at it).
   const absl::Status& status() const { return status_; }
+  // Files this process wrote.
   int64_t files_written() const { return files_written_; }
 
   // After a run stopped: the current state of every tensor the filter
-  // names, from every program that holds it, as
+  // names, from every program (of this process's ranks) that holds it, as
   // DIR/final_<tensor>_t<tensor id>[_r<rank>][_c<core>].npy. On-chip
   // tensors whose lifetime has ended show whatever now occupies their
   // address.
@@ -172,7 +176,6 @@ class TensorDumper {
   const interp::Interpreter* interp_ = nullptr;
   // By tensor index: 0 unknown, 1 matches, 2 does not.
   std::vector<uint8_t> matches_;
-  int64_t sequence_ = 0;
   int64_t files_written_ = 0;
   absl::Status status_;
 };

@@ -1,6 +1,6 @@
 // `mpirun -np P nkigraph run|verify`: the files a run across processes
-// writes (outputs, replay bundles) are the single process's byte for byte,
-// for P dividing the ranks and not; a device error in one rank and a
+// writes (outputs, replay bundles, dumps) are the single process's byte for
+// byte, for P dividing the ranks and not; a device error in one rank and a
 // deadlock are reported by every process as one process reports them; a
 // killed process makes the others stop within the peer timeout. Built and
 // registered only when CMake found MPI.
@@ -47,7 +47,7 @@ class MpiCliTest : public CliFixture {
     const std::string out = Path("stdout.txt");
     const std::string err = Path("stderr.txt");
     const std::string command = absl::StrCat(
-        "'", NKIGRAPH_MPIEXEC, "' -np ", processes,
+        "'", NKIGRAPH_MPIEXEC, "' -np ", processes, " ", mpirun_options_,
         " --oversubscribe --output-filename '", Path("mpi_out"), "' '",
         CliPath(), "' ", args, " >'", out, "' 2>'", err, "' </dev/null");
     const int status = std::system(command.c_str());
@@ -59,6 +59,9 @@ class MpiCliTest : public CliFixture {
     result.err = Slurp(err);
     return result;
   }
+  // Options every later RunMpi passes to mpirun.
+  std::string mpirun_options_;
+
   std::string ProcessErr(int p) {
     return Slurp(Path(absl::StrCat("mpi_out/1/rank.", p, "/stderr")));
   }
@@ -236,14 +239,85 @@ TEST_F(MpiCliTest, VerifyReportsAsOneProcess) {
   EXPECT_EQ(two.out, one.out);
 }
 
-TEST_F(MpiCliTest, DumpsAreRefusedAcrossProcesses) {
-  const std::string graph = Trace(
-      "fgcc", "--set tp_degree=2 --set m=32 --set k=64 --set n=64", "fgcc2.pb");
+TEST_F(MpiCliTest, LongMessagesTravelInPieces) {
+  // Every message over 64 bytes in pieces (the round states, the
+  // collectives' operands, the rows joined for the bundle), the same files.
+  setenv("NKIGRAPH_MPI_MESSAGE_BYTES", "64", 1);
+  mpirun_options_ = "-x NKIGRAPH_MPI_MESSAGE_BYTES";
+  ExpectSameFiles(
+      Trace("fgcc", "--set tp_degree=4 --set m=32 --set k=64 --set n=64",
+            "fgcc4.pb"),
+      {2, 3}, "--random-inputs 1", {"out"});
+  // The bound is read: one that is not a number is refused.
+  setenv("NKIGRAPH_MPI_MESSAGE_BYTES", "lots", 1);
   const CliResult r =
-      RunMpi(2, absl::StrCat("run '", graph, "' --random-inputs 1 -o '",
-                             Path("o"), "' --dump '", Path("dump"), "'"));
+      RunMpi(2, absl::StrCat("run '", Path("fgcc4.pb"),
+                             "' --random-inputs 1 -o '", Path("o"), "'"));
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(ProcessErr(0), HasSubstr("run it in one process"));
+  EXPECT_THAT(ProcessErr(0), HasSubstr("NKIGRAPH_MPI_MESSAGE_BYTES='lots'"));
+  unsetenv("NKIGRAPH_MPI_MESSAGE_BYTES");
+}
+
+// `diff -r` of two dump directories: empty when they hold the same files
+// with the same bytes.
+std::string DiffDirs(const std::string& a, const std::string& b,
+                     const std::string& report) {
+  std::system(
+      absl::StrCat("diff -r '", a, "' '", b, "' >'", report, "' 2>&1").c_str());
+  return Slurp(report);
+}
+
+TEST_F(MpiCliTest, DumpsAreTheSingleProcesss) {
+  // Without an error, over an uneven split: every write's file.
+  const std::string graph = Trace(
+      "fgcc", "--set tp_degree=4 --set m=32 --set k=64 --set n=64", "fgcc4.pb");
+  auto run = [&](const std::string& dump) {
+    return absl::StrCat("run '", graph, "' --random-inputs 1 -o '", Path("o"),
+                        "' --dump '", dump, "'");
+  };
+  const CliResult one = RunCli(run(Path("dump1")));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const CliResult three = RunMpi(3, run(Path("dump3")));
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_EQ(three.out, absl::StrReplaceAll(one.out, {{"dump1", "dump3"}}));
+  EXPECT_EQ(DiffDirs(Path("dump1"), Path("dump3"), Path("diff3.txt")), "");
+
+  // With an error in rank 3: the files up to it and the final state, the
+  // same count reported by every process.
+  const std::string oob = WriteGraphFile(Path("oob.pb"), [](builder::Tracer&
+                                                                t) {
+    using builder::Buffer;
+    const int c = t.program_id();
+    builder::Tensor table = t.Input("table", {8, 64}, proto::FLOAT32, false);
+    builder::Tensor idx = t.Input("idx", {2}, proto::INT32);
+    builder::Tensor flag =
+        t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
+    builder::Tensor tile =
+        builder::ndarray({1, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
+    builder::isa::dma_copy(tile, table.Slice(0, 1, 1));
+    builder::isa::core_barrier(flag);
+    builder::isa::dma_copy(
+        tile, table.Slice(0, 0, 1).WithScalarOffset(idx.Slice(0, c, 1), 0));
+  });
+  ASSERT_TRUE(
+      WriteNpy(Path("idx.npy"), Ints("idx", {4, 2}, {0, 1, 2, 3, 99, 5, 6, 7}))
+          .ok());
+  auto failing = [&](const std::string& dump) {
+    return absl::StrCat("run '", oob, "' --random-inputs 1 -i idx='",
+                        Path("idx.npy"), "' -o '", Path("o"), "' --dump '",
+                        dump, "'");
+  };
+  const CliResult one_failing = RunCli(failing(Path("fail1")));
+  ASSERT_EQ(one_failing.exit_code, 1) << one_failing.err;
+  ASSERT_THAT(one_failing.err, HasSubstr("final_*.npy"));
+  const CliResult two = RunMpi(2, failing(Path("fail2")));
+  EXPECT_EQ(two.exit_code, 1) << two.err;
+  for (int q = 0; q < 2; ++q) {
+    EXPECT_EQ(ProcessErr(q),
+              absl::StrReplaceAll(one_failing.err, {{"fail1", "fail2"}}))
+        << "process " << q;
+  }
+  EXPECT_EQ(DiffDirs(Path("fail1"), Path("fail2"), Path("diff2.txt")), "");
 }
 
 // The pids of `parent`'s children.
