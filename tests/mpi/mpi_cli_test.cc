@@ -310,14 +310,18 @@ TEST_F(MpiCliTest, DumpsAreTheSingleProcesss) {
   const CliResult one_failing = RunCli(failing(Path("fail1")));
   ASSERT_EQ(one_failing.exit_code, 1) << one_failing.err;
   ASSERT_THAT(one_failing.err, HasSubstr("final_*.npy"));
-  const CliResult two = RunMpi(2, failing(Path("fail2")));
-  EXPECT_EQ(two.exit_code, 1) << two.err;
-  for (int q = 0; q < 2; ++q) {
-    EXPECT_EQ(ProcessErr(q),
-              absl::StrReplaceAll(one_failing.err, {{"fail1", "fail2"}}))
-        << "process " << q;
+  for (int p : {2, 3}) {
+    const std::string dir = absl::StrCat("fail", p);
+    const CliResult r = RunMpi(p, failing(Path(dir)));
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    for (int q = 0; q < p; ++q) {
+      EXPECT_EQ(ProcessErr(q),
+                absl::StrReplaceAll(one_failing.err, {{"fail1", dir}}))
+          << "process " << q << " of " << p;
+    }
+    EXPECT_EQ(DiffDirs(Path("fail1"), Path(dir), Path("diff.txt")), "")
+        << p << " processes";
   }
-  EXPECT_EQ(DiffDirs(Path("fail1"), Path("fail2"), Path("diff2.txt")), "");
 }
 
 // The pids of `parent`'s children.
