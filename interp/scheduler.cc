@@ -48,6 +48,7 @@
 #include "interp/segment_footprint.h"
 #include "interp/transport.h"
 #include "interp/worker_pool.h"
+#include "ops/blas_threads.h"
 #include "ops/op_def.h"
 #include "ops/sync_rule.h"
 #include "util/status_macros.h"
@@ -343,10 +344,6 @@ absl::Status Interpreter::Run() {
   const proto::Graph& g = graph_;
   const int64_t max_steps = options_.max_steps;
   const int num_programs = static_cast<int>(impl.programs.size());
-  if (impl.footprints == nullptr) {
-    impl.footprints = std::make_unique<SegmentFootprints>(g);
-  }
-  const SegmentFootprints& footprints = *impl.footprints;
   LocalTransport local_transport;
   Transport& transport =
       impl.transport != nullptr ? *impl.transport : local_transport;
@@ -361,6 +358,17 @@ absl::Status Interpreter::Run() {
   // time, and the run stops at the first error.
   const bool stop_at_first_error = static_cast<bool>(options_.on_write);
   WorkerPool pool(ThreadsFor(options_, num_programs));
+  // Threads the programs leave idle go to their matmuls' BLAS calls.
+  const int allowed =
+      options_.threads > 0
+          ? options_.threads
+          : static_cast<int>(std::thread::hardware_concurrency());
+  const ops::ScopedBlasThreads blas_threads(allowed / pool.threads());
+  // Only cores of one rank running beside each other ask the footprints.
+  if (impl.footprints == nullptr && pool.threads() > 1 && impl.num_cores > 1) {
+    impl.footprints = std::make_unique<SegmentFootprints>(g);
+  }
+  const SegmentFootprints* footprints = impl.footprints.get();
 
   auto executed = [&] {
     int64_t n = 0;
@@ -530,7 +538,7 @@ absl::Status Interpreter::Run() {
       Progress& pr = progress_of[lower];
       if (!in_round[lower] || pr.passed.load() == INT_MAX) continue;
       const int last =
-          footprints.LastConflict(c, start_pc[lower], p.core(), p.pc());
+          footprints->LastConflict(c, start_pc[lower], p.core(), p.pc());
       if (last < 0 || pr.passed.load() > last) continue;
       pr.waiters.fetch_add(1);
       {
