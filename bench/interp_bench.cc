@@ -6,8 +6,9 @@
 // Run() time over one cblas_sgemm of the same matrices (best of three),
 // measured just before in the same process, and `cpu_ratio_vs_sgemm`, the
 // same by process CPU time, which holds steady when other jobs share the
-// machine. BLAS runs single-threaded on both sides, so the ratio compares
-// like with like.
+// machine. Both sides get the same threads (`threads`: the sgemm's BLAS
+// threads, the interpreter's RunOptions::threads, which its one program
+// lends to BLAS), so the ratio compares like with like.
 //
 // BM_InterpDispatch runs a stream of tiny tensor_tensor instructions
 // ([1, 1] operands) and reports Run()'s time per instruction, wall and
@@ -60,9 +61,10 @@ bench::Elapsed SgemmSeconds(int64_t size, const std::vector<float>& a,
 }
 
 void BM_InterpTiledMatmul(benchmark::State& state) {
-  openblas_set_num_threads(1);
   const int64_t size = state.range(0);
   const bool bf16 = state.range(1) != 0;
+  const int threads = static_cast<int>(state.range(2));
+  openblas_set_num_threads(threads);
   const std::string n = std::to_string(size);
   absl::StatusOr<proto::Graph> graph = kernels::KernelRegistry::Global().Trace(
       "tiled_matmul", {{"m", n},
@@ -84,8 +86,10 @@ void BM_InterpTiledMatmul(benchmark::State& state) {
   int64_t instructions = 0;
   for (auto _ : state) {
     state.PauseTiming();
+    interp::RunOptions options;
+    options.threads = threads;
     absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
-        interp::Interpreter::Create(*graph);
+        interp::Interpreter::Create(*graph, options);
     if (!interp.ok()) Die(interp.status());
     if (absl::Status s = (*interp)->SetInput(lhs); !s.ok()) Die(s);
     if (absl::Status s = (*interp)->SetInput(rhs); !s.ok()) Die(s);
@@ -108,9 +112,11 @@ void BM_InterpTiledMatmul(benchmark::State& state) {
   state.counters["instructions"] = static_cast<double>(instructions);
 }
 BENCHMARK(BM_InterpTiledMatmul)
-    ->Args({2048, 0})
-    ->Args({2048, 1})
-    ->ArgNames({"size", "bf16"})
+    ->Args({2048, 0, 1})
+    ->Args({2048, 1, 1})
+    ->Args({2048, 0, 2})
+    ->Args({2048, 1, 2})
+    ->ArgNames({"size", "bf16", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(2);

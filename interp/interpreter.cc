@@ -129,10 +129,21 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::CreateHeld(
   impl.num_cores = cores;
   impl.transport = interp->options_.transport;
   impl.block = block;
+  // The decoded streams are the graph's own description in another form,
+  // smaller than the parsed graph the interpreter holds; like it, they are
+  // not charged to the run's budget (which counts device memory, shadow,
+  // race state and host arrays).
+  impl.decoded.reserve(g.streams_size());
+  for (const proto::Stream& stream : g.streams()) {
+    NKI_ASSIGN_OR_RETURN(
+        ops::DecodedStream decoded,
+        ops::DecodedStream::Decode(stream, g.tensors(), g.world()));
+    impl.decoded.push_back(std::move(decoded));
+  }
   for (int r = 0; r < ranks; ++r) {
     for (int c = 0; c < cores; ++c) {
       impl.programs.push_back(std::make_unique<ProgramState>(
-          g, impl.memory, impl.race, impl.race_scopes, r, c));
+          g, impl.decoded[c], impl.memory, impl.race, impl.race_scopes, r, c));
     }
   }
   impl.input_set.assign(g.tensors_size(), false);

@@ -17,6 +17,7 @@
 #include "interp/race_scope.h"
 #include "interp/segment_footprint.h"
 #include "interp/transport.h"
+#include "ops/decoded_stream.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::interp {
@@ -29,7 +30,10 @@ struct Interpreter::Impl {
         race_scopes(std::move(scopes)) {}
   DeviceMemory memory;
   RaceDetector race;
-  std::vector<RaceScope> race_scopes;                   // by tensor index
+  std::vector<RaceScope> race_scopes;  // by tensor index
+  // Every stream decoded once (every rank runs the same streams), by core;
+  // the programs bind their instructions' views from it.
+  std::vector<ops::DecodedStream> decoded;
   std::vector<std::unique_ptr<ProgramState>> programs;  // [rank][core]
   std::vector<bool> input_set;                          // by tensor index
   std::unique_ptr<SegmentFootprints> footprints;        // built by Run

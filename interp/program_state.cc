@@ -125,12 +125,14 @@ absl::Status TensorError(DiagnosticKind kind, const proto::Tensor& t,
 
 }  // namespace
 
-ProgramState::ProgramState(const proto::Graph& graph, DeviceMemory& memory,
-                           RaceDetector& race,
+ProgramState::ProgramState(const proto::Graph& graph,
+                           const ops::DecodedStream& decoded,
+                           DeviceMemory& memory, RaceDetector& race,
                            const std::vector<RaceScope>& race_scopes, int rank,
                            int core)
     : graph_(graph),
       stream_(&graph.streams(core)),
+      decoded_(decoded),
       memory_(memory),
       race_(race),
       race_scopes_(race_scopes),
@@ -140,6 +142,10 @@ ProgramState::ProgramState(const proto::Graph& graph, DeviceMemory& memory,
 
 absl::Status ProgramState::Bind(const proto::Instruction& instr) {
   any_skipped_ = false;
+  if (&instr == &current()) {
+    decoded_.Bind(pc_, &view_);
+    return absl::OkStatus();
+  }
   return ops::BindInstrView(instr, graph_.tensors(), graph_.world(), &view_);
 }
 

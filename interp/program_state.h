@@ -12,6 +12,7 @@
 #include "interp/device_memory.h"
 #include "interp/race_detector.h"
 #include "interp/race_scope.h"
+#include "ops/decoded_stream.h"
 #include "ops/exec_context.h"
 #include "ops/instr_view.h"
 #include "proto/nkigraph.pb.h"
@@ -25,10 +26,11 @@ namespace nkigraph::interp {
 class ProgramState : public ops::ExecContext {
  public:
   // `race_scopes` (from ComputeRaceScopes, by tensor id - 1) says which
-  // shared tensors the race detector must follow.
-  ProgramState(const proto::Graph& graph, DeviceMemory& memory,
-               RaceDetector& race, const std::vector<RaceScope>& race_scopes,
-               int rank, int core);
+  // shared tensors the race detector must follow; `decoded` is the core's
+  // stream decoded.
+  ProgramState(const proto::Graph& graph, const ops::DecodedStream& decoded,
+               DeviceMemory& memory, RaceDetector& race,
+               const std::vector<RaceScope>& race_scopes, int rank, int core);
 
   // Where to record the elements this program's dynamically offset
   // operands reach (nullptr: nowhere); the cost model's `run --timeline`.
@@ -51,7 +53,8 @@ class ProgramState : public ops::ExecContext {
   }
 
   // Prepares to execute `instr` (resolves its operands, clears
-  // per-instruction state).
+  // per-instruction state); the current instruction binds from the
+  // decoded stream.
   absl::Status Bind(const proto::Instruction& instr);
 
   // ops::ExecContext
@@ -138,6 +141,7 @@ class ProgramState : public ops::ExecContext {
 
   const proto::Graph& graph_;
   const proto::Stream* stream_;
+  const ops::DecodedStream& decoded_;
   DeviceMemory& memory_;
   RaceDetector& race_;
   const std::vector<RaceScope>& race_scopes_;

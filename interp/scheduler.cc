@@ -41,7 +41,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -446,10 +445,6 @@ absl::Status Interpreter::Run() {
   const proto::Graph& g = graph_;
   const int64_t max_steps = options_.max_steps;
   const int num_programs = static_cast<int>(impl.programs.size());
-  if (impl.footprints == nullptr) {
-    impl.footprints = std::make_unique<SegmentFootprints>(g);
-  }
-  const SegmentFootprints& footprints = *impl.footprints;
   LocalTransport local_transport;
   Transport& transport =
       impl.transport != nullptr ? *impl.transport : local_transport;
@@ -467,9 +462,17 @@ absl::Status Interpreter::Run() {
   // ... and across processes, one process after another (see the top).
   const bool process_by_process = stop_at_first_error && across_processes;
   WorkerPool pool(ThreadsFor(options_, num_programs));
-  // With several workers, OpenBLAS's own threads would spin on their cores.
-  std::optional<ops::SingleThreadedBlas> single_threaded_blas;
-  if (pool.threads() > 1) single_threaded_blas.emplace();
+  // Threads the programs leave idle go to their matmuls' BLAS calls.
+  const int allowed =
+      options_.threads > 0
+          ? options_.threads
+          : static_cast<int>(std::thread::hardware_concurrency());
+  const ops::ScopedBlasThreads blas_threads(allowed / pool.threads());
+  // Only cores of one rank running beside each other ask the footprints.
+  if (impl.footprints == nullptr && pool.threads() > 1 && impl.num_cores > 1) {
+    impl.footprints = std::make_unique<SegmentFootprints>(g);
+  }
+  const SegmentFootprints* footprints = impl.footprints.get();
 
   auto executed = [&] {
     int64_t n = 0;
@@ -641,7 +644,7 @@ absl::Status Interpreter::Run() {
       Progress& pr = progress_of[lower];
       if (!in_round[lower] || pr.passed.load() == INT_MAX) continue;
       const int last =
-          footprints.LastConflict(c, start_pc[lower], p.core(), p.pc());
+          footprints->LastConflict(c, start_pc[lower], p.core(), p.pc());
       if (last < 0 || pr.passed.load() > last) continue;
       pr.waiters.fetch_add(1);
       {

@@ -156,4 +156,24 @@ absl::Span<const int64_t> IntsValue(const proto::Instruction& instr,
                              attr->ints().values_size());
 }
 
+const proto::Attr* TypedAttr(const proto::Instruction& instr,
+                             const AttrSpec& spec) {
+  return Typed(instr, spec);
+}
+
+ResolvedAttr ResolveAttr(const proto::Instruction& instr,
+                         const AttrSpec& spec) {
+  ResolvedAttr resolved{Typed(instr, spec), -1};
+  if (resolved.attr != nullptr && spec.type == AttrType::kString) {
+    const absl::string_view value = resolved.attr->s();
+    for (size_t k = 0; k < spec.one_of.size(); ++k) {
+      if (SameName(spec.one_of[k], value)) {
+        resolved.choice = static_cast<int>(k);
+        break;
+      }
+    }
+  }
+  return resolved;
+}
+
 }  // namespace nkigraph::ops

@@ -179,6 +179,21 @@ absl::string_view StringValue(const proto::Instruction& instr,
 absl::Span<const int64_t> IntsValue(const proto::Instruction& instr,
                                     const AttrSpec& spec);
 
+// The attribute `spec` describes when the instruction has it with the
+// spec's type; nullptr otherwise (its value is the default).
+const proto::Attr* TypedAttr(const proto::Instruction& instr,
+                             const AttrSpec& spec);
+
+// One attribute of an instruction as its op's spec reads it, found once
+// (ops/decoded_stream.h) instead of by name at every read: TypedAttr, and
+// for a string attribute with a set of allowed values the index of its
+// value in it (-1: absent, so the default, or any value allowed).
+struct ResolvedAttr {
+  const proto::Attr* attr = nullptr;
+  int choice = -1;
+};
+ResolvedAttr ResolveAttr(const proto::Instruction& instr, const AttrSpec& spec);
+
 }  // namespace nkigraph::ops
 
 #endif  // NKIGRAPH_OPS_ATTR_SPEC_H_

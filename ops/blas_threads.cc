@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+
 #include "absl/base/const_init.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -9,25 +11,29 @@
 namespace nkigraph::ops {
 namespace {
 
-ABSL_CONST_INIT absl::Mutex holders_mu(absl::kConstInit);
-int holders ABSL_GUARDED_BY(holders_mu) = 0;
-// The count the first holder found, restored by the last.
-int saved_threads ABSL_GUARDED_BY(holders_mu) = 0;
+ABSL_CONST_INIT absl::Mutex scopes_mu(absl::kConstInit);
+int live_scopes ABSL_GUARDED_BY(scopes_mu) = 0;
+// The count the first live scope found, restored by the last.
+int found_threads ABSL_GUARDED_BY(scopes_mu) = 0;
 
 }  // namespace
 
-SingleThreadedBlas::SingleThreadedBlas() {
-  absl::MutexLock lock(&holders_mu);
-  if (holders++ == 0) {
-    saved_threads = openblas_get_num_threads();
-    if (saved_threads != 1) openblas_set_num_threads(1);
+ScopedBlasThreads::ScopedBlasThreads(int threads) {
+  threads = std::max(1, threads);
+  absl::MutexLock lock(&scopes_mu);
+  const int now = openblas_get_num_threads();
+  if (live_scopes++ == 0) {
+    found_threads = now;
+  } else {
+    threads = std::min(threads, now);
   }
+  if (threads != now) openblas_set_num_threads(threads);
 }
 
-SingleThreadedBlas::~SingleThreadedBlas() {
-  absl::MutexLock lock(&holders_mu);
-  if (--holders == 0 && saved_threads != 1) {
-    openblas_set_num_threads(saved_threads);
+ScopedBlasThreads::~ScopedBlasThreads() {
+  absl::MutexLock lock(&scopes_mu);
+  if (--live_scopes == 0 && openblas_get_num_threads() != found_threads) {
+    openblas_set_num_threads(found_threads);
   }
 }
 

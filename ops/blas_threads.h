@@ -1,24 +1,32 @@
 #ifndef NKIGRAPH_OPS_BLAS_THREADS_H_
 #define NKIGRAPH_OPS_BLAS_THREADS_H_
 
+// How many threads one matmul instruction's BLAS call may use. A run whose
+// programs leave threads of its allowance idle (one program, or fewer
+// programs than threads) lends them to BLAS; a run whose programs use every
+// thread keeps BLAS to one: OpenBLAS's idle workers spin (sched_yield) for
+// a while after every call, on the very cores the programs run on (a
+// 16-rank fgcc run spent about 40% of its time there, and took 1.7x as
+// long). Results do not depend on it: OpenBLAS divides a product's rows
+// and columns among its threads, never a dot product, so every element is
+// summed in the same order.
+
 namespace nkigraph::ops {
 
-// Holds OpenBLAS at one thread while the interpreter's own worker threads
-// run programs. OpenBLAS's idle workers spin (sched_yield) for a while
-// after every call, on the very cores the programs run on: a 16-rank fgcc
-// run spent about 40% of its time there and took 1.7x as long. The thread
-// count is process-wide, so holders count themselves: the first sets one
-// thread, the last restores the count it found, and interpreters running
-// side by side in one process never see it change under them.
-class SingleThreadedBlas {
+// Sets BLAS's thread count for the scope (at least 1). BLAS's count is
+// process-wide, so scopes alive at once in one process (interpreters
+// running side by side) count themselves: while several are alive BLAS
+// runs the fewest threads any of them asked for, so none oversubscribes
+// the cores, and the last to end restores the count the first found.
+class ScopedBlasThreads {
  public:
-  SingleThreadedBlas();
-  ~SingleThreadedBlas();
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+  explicit ScopedBlasThreads(int threads);
+  ~ScopedBlasThreads();
+  ScopedBlasThreads(const ScopedBlasThreads&) = delete;
+  ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
 };
 
-// OpenBLAS's thread count now.
+// BLAS's thread count now.
 int BlasThreads();
 
 }  // namespace nkigraph::ops

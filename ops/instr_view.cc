@@ -9,8 +9,6 @@
 
 namespace nkigraph::ops {
 
-int64_t OperandInfo::elements() const { return ApElements(*ap); }
-
 absl::string_view SpaceName(proto::MemorySpace space) {
   switch (space) {
     case proto::HBM:
@@ -114,6 +112,8 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
   }
   view->instr_ = &instr;
   view->def_ = def;
+  view->operand_list_ = nullptr;
+  view->attrs_ = nullptr;
   view->world_ = &world;
   view->profile_ = &ProfileFor(world.target());
 
@@ -163,6 +163,7 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
     }
     info.ap = &ap;
     info.tensor = &tensor;
+    info.num_elements = ApElements(ap);
   }
   if (absl::Status s = CheckAttrs(instr, def->attrs); !s.ok()) {
     return view->Error(s.message());
@@ -178,6 +179,8 @@ absl::Status BindInstrView(const proto::Instruction& instr,
   if (def == nullptr) return absl::InvalidArgumentError("unknown opcode");
   view->instr_ = &instr;
   view->def_ = def;
+  view->operand_list_ = nullptr;
+  view->attrs_ = nullptr;
   view->world_ = &world;
   view->profile_ = &ProfileFor(world.target());
   const int num_roles = static_cast<int>(def->roles.size());
@@ -194,6 +197,7 @@ absl::Status BindInstrView(const proto::Instruction& instr,
     }
     info.ap = &ap;
     info.tensor = &tensors.Get(ap.tensor_id() - 1);
+    info.num_elements = ApElements(ap);
     if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
       NKI_RETURN_IF_ERROR(
           ViewedTensor(*info.tensor, ap.view_dtype(), &view->viewed_[i]));

@@ -25,13 +25,15 @@ struct OperandInfo {
   // view the viewed tensor (ops::ViewedTensor). nullptr: absent optional
   // operand.
   const proto::Tensor* tensor = nullptr;
+  // ApElements(*ap), counted once when the view is made or decoded.
+  int64_t num_elements = 0;
 
   bool present() const { return tensor != nullptr; }
   proto::MemorySpace space() const { return tensor->space(); }
   proto::DType dtype() const { return tensor->dtype(); }
   int num_dims() const { return ap->pattern_size() / 2; }
   int64_t count(int d) const { return ap->pattern().data()[2 * d + 1]; }
-  int64_t elements() const;
+  int64_t elements() const { return num_elements; }
   // Partition count (dim 0) and elements per partition (the rest), the
   // 2-D view the engines work on.
   int64_t partitions() const { return count(0); }
@@ -53,22 +55,40 @@ class InstrView {
   const DeviceProfile& profile() const { return *profile_; }
   const proto::World& world() const { return *world_; }
   int num_operands() const { return num_operands_; }
-  const OperandInfo& operand(int i) const { return operands_[i]; }
+  const OperandInfo& operand(int i) const {
+    return operand_list_ != nullptr ? operand_list_[i] : operands_[i];
+  }
   // The name of operand `i`'s role (a variadic role names every operand
   // from its slot on).
   absl::string_view RoleName(int i) const;
 
   // Attribute values, by the op's own specs (AttrOf in the op's file): the
   // instruction's value, or the schema's default.
-  bool Has(const AttrSpec& spec) const { return HasAttr(*instr_, spec); }
-  int64_t Int(const AttrSpec& spec) const { return IntValue(*instr_, spec); }
-  double Float(const AttrSpec& spec) const { return FloatValue(*instr_, spec); }
+  bool Has(const AttrSpec& spec) const {
+    return Resolved(spec).attr != nullptr;
+  }
+  int64_t Int(const AttrSpec& spec) const {
+    const proto::Attr* attr = Resolved(spec).attr;
+    return attr != nullptr ? attr->i() : spec.int_default;
+  }
+  double Float(const AttrSpec& spec) const {
+    const proto::Attr* attr = Resolved(spec).attr;
+    return attr != nullptr ? attr->f() : spec.float_default;
+  }
   absl::string_view Str(const AttrSpec& spec) const {
-    return StringValue(*instr_, spec);
+    const proto::Attr* attr = Resolved(spec).attr;
+    return attr != nullptr ? absl::string_view(attr->s()) : spec.string_default;
   }
   absl::Span<const int64_t> Ints(const AttrSpec& spec) const {
-    return IntsValue(*instr_, spec);
+    const proto::Attr* attr = Resolved(spec).attr;
+    if (attr == nullptr) return {};
+    return absl::MakeConstSpan(attr->ints().values().data(),
+                               attr->ints().values_size());
   }
+  // The index in spec.one_of of a string attribute's value, known when the
+  // view was bound from a decoded stream; -1 otherwise, or when the
+  // attribute is absent (its default) or the spec allows any value.
+  int Choice(const AttrSpec& spec) const { return Resolved(spec).choice; }
 
   // An InvalidArgument error prefixed by the op name.
   template <typename... Args>
@@ -83,11 +103,26 @@ class InstrView {
   friend absl::Status BindInstrView(const proto::Instruction&,
                                     const TensorTable&, const proto::World&,
                                     InstrView*);
+  friend class DecodedStream;
+  // The spec's attribute: from the decoded table when the view has one
+  // and the spec is the op's own, else looked up by name.
+  ResolvedAttr Resolved(const AttrSpec& spec) const {
+    if (attrs_ != nullptr && &spec >= def_->attrs.data() &&
+        &spec < def_->attrs.data() + def_->attrs.size()) {
+      return attrs_[&spec - def_->attrs.data()];
+    }
+    return {TypedAttr(*instr_, spec), -1};
+  }
+
   const proto::Instruction* instr_ = nullptr;
   const OpDef* def_ = nullptr;
   const DeviceProfile* profile_ = nullptr;
   const proto::World* world_ = nullptr;
   int num_operands_ = 0;
+  // A decoded stream's operands of this instruction; nullptr: operands_.
+  const OperandInfo* operand_list_ = nullptr;
+  // Indexed like def_->attrs (a decoded stream's); nullptr: by name.
+  const ResolvedAttr* attrs_ = nullptr;
   std::array<OperandInfo, kMaxOperands> operands_;
   // The viewed tensors of bitcast operands, which operands_ point at; a
   // view is rebound (never copied) for each instruction.

@@ -82,21 +82,20 @@ absl::Status CheckPartitions(const InstrView& view, int operand) {
 }
 
 Alu AluOf(const InstrView& view, const AttrSpec& spec) {
+  // Decoded once per instruction where the spec allows every ALU name.
+  if (const int k = view.Choice(spec);
+      k >= 0 && spec.one_of.data() == kAluNames.data()) {
+    return kAlus[k].value;
+  }
   absl::StatusOr<Alu> op = ParseAlu(view.Str(spec));
   return op.ok() ? *op : Alu::kBypass;  // unreachable on a checked instruction
 }
 
-namespace {
-
-// Below this many elements an operand's copy costs less than finding out
-// whether it can be used in place.
-constexpr int64_t kInPlaceMinElements = 512;
-
-}  // namespace
-
 absl::StatusOr<FloatRows> ReadFloatRows(ExecContext& ctx, int i) {
   const OperandInfo& op = ctx.view().operand(i);
-  if (op.dtype() == proto::FLOAT32 && op.elements() >= kInPlaceMinElements) {
+  // In place whatever the size: finding a layout costs less than walking
+  // the operand into a copy, even for one element.
+  if (op.dtype() == proto::FLOAT32) {
     absl::StatusOr<ExecContext::Rows> rows = ctx.ReadRows(i);
     if (!rows.ok()) return rows.status();
     if (rows->data != nullptr &&
@@ -155,8 +154,7 @@ FloatOut FloatDestination(
     std::vector<float>& scratch) {
   const InstrView& view = ctx.view();
   const OperandInfo& d = view.operand(dst);
-  bool usable = d.dtype() == proto::FLOAT32 && IsOnChip(d.space()) &&
-                d.elements() >= kInPlaceMinElements;
+  bool usable = d.dtype() == proto::FLOAT32 && IsOnChip(d.space());
   for (const auto& [i, rows] : sources) {
     if (!usable) break;
     usable = !MayOverlap(d, view.operand(i)) ||

@@ -9,25 +9,36 @@
 namespace nkigraph {
 namespace {
 
-TEST(SingleThreadedBlasTest, HoldsOneThreadUntilTheLastHolderLeaves) {
+TEST(ScopedBlasThreadsTest, ScopesAliveAtOnceRunTheFewestAndTheLastRestores) {
   const int found = ops::BlasThreads();
-  if (found == 1) GTEST_SKIP() << "OpenBLAS runs one thread here already";
-  std::optional<ops::SingleThreadedBlas> outer;
-  outer.emplace();
-  EXPECT_EQ(ops::BlasThreads(), 1);
+  std::optional<ops::ScopedBlasThreads> outer;
+  outer.emplace(2);
+  EXPECT_EQ(ops::BlasThreads(), 2);
   {
-    ops::SingleThreadedBlas inner;
+    ops::ScopedBlasThreads inner(1);
+    EXPECT_EQ(ops::BlasThreads(), 1);
+    // A third asking for more than the fewest gets the fewest.
+    ops::ScopedBlasThreads third(4);
     EXPECT_EQ(ops::BlasThreads(), 1);
   }
-  EXPECT_EQ(ops::BlasThreads(), 1) << "an inner holder restored the count";
+  EXPECT_EQ(ops::BlasThreads(), 1) << "a scope ended while another was alive";
   outer.reset();
   EXPECT_EQ(ops::BlasThreads(), found);
 }
 
-TEST(SingleThreadedBlasTest, HoldersOnSeveralThreadsRestoreTheCountFound) {
+TEST(ScopedBlasThreadsTest, AtLeastOneThread) {
   const int found = ops::BlasThreads();
-  std::thread a([] { ops::SingleThreadedBlas hold; });
-  std::thread b([] { ops::SingleThreadedBlas hold; });
+  {
+    ops::ScopedBlasThreads none(0);
+    EXPECT_EQ(ops::BlasThreads(), 1);
+  }
+  EXPECT_EQ(ops::BlasThreads(), found);
+}
+
+TEST(ScopedBlasThreadsTest, ScopesOnSeveralThreadsRestoreTheCountFound) {
+  const int found = ops::BlasThreads();
+  std::thread a([] { ops::ScopedBlasThreads scope(1); });
+  std::thread b([] { ops::ScopedBlasThreads scope(2); });
   a.join();
   b.join();
   EXPECT_EQ(ops::BlasThreads(), found);
@@ -36,7 +47,7 @@ TEST(SingleThreadedBlasTest, HoldersOnSeveralThreadsRestoreTheCountFound) {
 // A run on several workers gives OpenBLAS's count back. (That the bits are
 // those of a one-worker run, whose matmuls may use OpenBLAS's threads, is
 // parallel_run_test's.)
-TEST(SingleThreadedBlasTest, RunOnSeveralWorkersRestoresBlasThreads) {
+TEST(ScopedBlasThreadsTest, RunOnSeveralWorkersRestoresBlasThreads) {
   std::vector<HostArray> inputs;
   const proto::Graph graph = testing::TraceKernel(
       "fgcc", {{"tp_degree", "2"}, {"m", "128"}, {"k", "128"}, {"n", "128"}},

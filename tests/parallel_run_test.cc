@@ -132,6 +132,25 @@ TEST(ParallelRunTest, RingKernelOverFourRanksIsTheSameOnEveryThreadCount) {
   EXPECT_FALSE(o.outputs.empty());
 }
 
+// One program leaves the run's other threads to its matmuls' BLAS calls
+// (ops::ScopedBlasThreads); OpenBLAS splits rows and columns among them, so
+// the products are the one-thread products bit for bit.
+TEST(ParallelRunTest, OneProgramsMatmulsOnIdleThreadsAreTheSame) {
+  std::vector<HostArray> inputs;
+  const proto::Graph graph = TraceKernel("tiled_matmul",
+                                         {{"m", "256"},
+                                          {"k", "512"},
+                                          {"n", "512"},
+                                          {"bias", "0"},
+                                          {"dtype", "float32"}},
+                                         &inputs);
+  ASSERT_EQ(graph.world().num_ranks(), 1);
+  ASSERT_EQ(graph.world().num_cores(), 1);
+  const Observed o = ExpectSameForEveryThreadCount(graph, inputs);
+  EXPECT_TRUE(o.status.ok()) << o.status;
+  EXPECT_FALSE(o.outputs.empty());
+}
+
 TEST(ParallelRunTest, DecoderWithAllReducesAndSendrecvIsTheSame) {
   std::vector<HostArray> inputs;
   const proto::Graph graph = TraceKernel(

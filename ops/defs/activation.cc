@@ -53,7 +53,9 @@ absl::Status Check(const InstrView& v) {
 
 absl::Status Execute(ExecContext& ctx) {
   const InstrView& v = ctx.view();
-  const ActFunc func = *ParseActFunc(v.Str(kFunc));
+  const int choice = v.Choice(kFunc);  // -1 unless decoded at load
+  const ActFunc func =
+      choice >= 0 ? kActFuncs[choice].value : *ParseActFunc(v.Str(kFunc));
   const int64_t p = v.operand(kData).partitions();
   const int64_t f = v.operand(kData).free_size();
   NKI_ASSIGN_OR_RETURN(const FloatRows data, ReadFloatRows(ctx, kData));
