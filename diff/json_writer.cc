@@ -2,50 +2,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "util/utf8.h"
 
 namespace nkigraph::diff {
-namespace {
-
-// Length of the valid UTF-8 sequence starting at text[i], or 0.
-size_t Utf8Length(absl::string_view text, size_t i) {
-  const auto byte = [&](size_t k) {
-    return static_cast<unsigned char>(text[k]);
-  };
-  const unsigned char c = byte(i);
-  size_t length = 0;
-  uint32_t min = 0;
-  if (c >= 0xc2 && c <= 0xdf) {
-    length = 2;
-    min = 0x80;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    length = 3;
-    min = 0x800;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    length = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  uint32_t code = c & (0x7f >> length);
-  for (size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    code = (code << 6) | (byte(i + k) & 0x3f);
-  }
-  if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
-    return 0;
-  }
-  return length;
-}
-
-}  // namespace
 
 std::string JsonWriter::Quote(absl::string_view value) {
   std::string out = "\"";
   for (size_t i = 0; i < value.size();) {
     const unsigned char c = static_cast<unsigned char>(value[i]);
     if (c >= 0x80) {
-      const size_t length = Utf8Length(value, i);
+      const size_t length = Utf8SequenceLength(value, i);
       if (length == 0) {
         out += "\\ufffd";
         ++i;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "graph/describe.h"
@@ -154,6 +155,35 @@ void CheckTensor(const proto::Graph& graph, int index,
       error("declares a value range but is not an input");
     } else if (range.lo() > range.hi()) {
       error("value range [", range.lo(), ", ", range.hi(), "] is empty");
+    }
+  }
+}
+
+// Inputs are given by name (--input NAME=FILE, a bundle's arrays) and
+// outputs read by name (NAME.npy): two inputs, or two outputs, of one name
+// would be one to the host, and the second never set or never read.
+void CheckHostNames(const proto::Graph& graph,
+                    std::vector<Diagnostic>* errors) {
+  absl::flat_hash_map<absl::string_view, uint32_t> inputs, outputs;
+  auto claim = [&](absl::flat_hash_map<absl::string_view, uint32_t>& names,
+                   absl::string_view kind, absl::string_view name,
+                   const proto::Tensor& t) {
+    const auto [it, inserted] = names.emplace(name, t.id());
+    if (inserted) return;
+    errors->push_back(
+        TensorProblem(t.id(), absl::string_view(t.name()).substr(0, 80),
+                      absl::StrCat(kind, " name '", name.substr(0, 80),
+                                   "' is taken by tensor ", it->second,
+                                   "; the host gives inputs and reads "
+                                   "outputs by name")));
+  };
+  for (const proto::Tensor& t : graph.tensors()) {
+    const bool input =
+        t.role() == proto::ROLE_INPUT || t.role() == proto::ROLE_INPUT_OUTPUT;
+    if (input) claim(inputs, "input", t.name(), t);
+    if (t.role() == proto::ROLE_OUTPUT) claim(outputs, "output", t.name(), t);
+    if (t.role() == proto::ROLE_INPUT_OUTPUT) {
+      claim(outputs, "output", t.output_name(), t);
     }
   }
 }
@@ -445,6 +475,7 @@ std::vector<Diagnostic> ValidateGraph(const proto::Graph& graph) {
   for (std::vector<Diagnostic>& found : tensor_errors) {
     for (Diagnostic& d : found) errors.push_back(std::move(d));
   }
+  CheckHostNames(graph, &errors);
   if (!errors.empty()) return errors;
 
   const int num_cores = static_cast<int>(graph.world().num_cores());

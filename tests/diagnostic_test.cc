@@ -148,6 +148,37 @@ TEST(DiagnosticTest, TravelsInAStatusWithEveryField) {
       DiagnosticKind::kInput);
 }
 
+// A fuzzed graph's scope held a byte that is not UTF-8: protobuf refuses to
+// parse such a string field back, so the error carried no diagnostic. The
+// payload, and the message with it, now hold U+FFFD for each such byte.
+TEST(DiagnosticTest, TravelsInAStatusWhateverBytesItsStringsHold) {
+  Diagnostic d = MakeDiagnostic(DiagnosticKind::kValidation, "bad \xff");
+  d.instruction_id = 0;
+  d.opcode = "op\x80";
+  d.file = "f\xf5.cc";
+  d.line = 3;
+  d.scope = "n_ti\xc3le";
+  d.tensor = "\xe2\x82";
+  d.notes.push_back(MakeDiagnostic(DiagnosticKind::kDevice, "note \xc0\xaf"));
+  const Diagnostic back =
+      MustCarry(DiagnosticError(absl::StatusCode::kInvalidArgument, d));
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(back.message, "bad " + fffd);
+  EXPECT_EQ(back.opcode, "op" + fffd);
+  EXPECT_EQ(back.file, "f" + fffd + ".cc");
+  EXPECT_EQ(back.scope, "n_ti" + fffd + "le");
+  EXPECT_EQ(back.tensor, fffd + fffd);  // a truncated sequence: two bytes
+  ASSERT_EQ(back.notes.size(), 1u);
+  EXPECT_EQ(back.notes[0].message, "note " + fffd + fffd);  // overlong '/'
+  // Valid UTF-8 travels unchanged.
+  d = MakeDiagnostic(DiagnosticKind::kValidation, "caf\xc3\xa9 \xe2\x82\xac");
+  d.scope = "\xf0\x9f\x98\x80";
+  const Diagnostic same =
+      MustCarry(DiagnosticError(absl::StatusCode::kInvalidArgument, d));
+  EXPECT_EQ(same.message, "caf\xc3\xa9 \xe2\x82\xac");
+  EXPECT_EQ(same.scope, "\xf0\x9f\x98\x80");
+}
+
 // ---------------------------------------------------------------------------
 // The loader
 

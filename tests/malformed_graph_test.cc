@@ -613,6 +613,35 @@ TEST(MalformedTensorTest, ValueRangeOnlyOnInputsAndNotEmpty) {
                 "input");
 }
 
+// The host gives inputs and reads outputs by name: two inputs, or two
+// outputs, of one name are refused (a fuzzed graph with two inputs 'rhs'
+// validated, then left one of them without a value).
+TEST(MalformedTensorTest, InputAndOutputNamesAreTheirOwn) {
+  proto::Graph graph = BaseGraph();
+  graph.mutable_tensors(1)->set_name("x");
+  ExpectRefused(graph,
+                "tensor 2 ('x'): input name 'x' is taken by tensor 1; the "
+                "host gives inputs and reads outputs by name");
+  // A second output 'out', and an in-place tensor publishing 'out'.
+  graph = BaseGraph();
+  proto::Tensor* second = graph.add_tensors();
+  *second = graph.tensors(4);
+  second->set_id(6);
+  ExpectRefused(graph,
+                "tensor 6 ('out'): output name 'out' is taken by "
+                "tensor 5");
+  graph = BaseGraph();
+  graph.mutable_tensors(0)->set_role(proto::ROLE_INPUT_OUTPUT);
+  graph.mutable_tensors(0)->set_output_name("out");
+  ExpectRefused(graph,
+                "tensor 5 ('out'): output name 'out' is taken by "
+                "tensor 1");
+  // An output may share an input's name: they are looked up apart.
+  graph = BaseGraph();
+  graph.mutable_tensors(4)->set_name("x");
+  EXPECT_EQ(Problems(graph), "");
+}
+
 TEST(MalformedTensorTest, MisalignedAddressIsRefused) {
   proto::Graph graph = BaseGraph();
   graph.mutable_tensors(2)->set_address(6);  // s holds 4-byte floats

@@ -5,6 +5,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "util/utf8.h"
 
 namespace nkigraph {
 namespace {
@@ -87,13 +88,13 @@ proto::Diagnostic ToProto(const Diagnostic& d) {
   if (d.instruction_id >= 0) {
     out.set_instruction_id(static_cast<uint32_t>(d.instruction_id));
   }
-  out.set_opcode(d.opcode);
-  out.set_file(d.file);
+  out.set_opcode(ToValidUtf8(d.opcode));
+  out.set_file(ToValidUtf8(d.file));
   out.set_line(static_cast<uint32_t>(d.line));
-  out.set_scope(d.scope);
+  out.set_scope(ToValidUtf8(d.scope));
   out.set_tensor_id(d.tensor_id);
-  out.set_tensor(d.tensor);
-  out.set_message(d.message);
+  out.set_tensor(ToValidUtf8(d.tensor));
+  out.set_message(ToValidUtf8(d.message));
   for (const Diagnostic& note : d.notes) *out.add_notes() = ToProto(note);
   return out;
 }
@@ -123,9 +124,11 @@ Diagnostic FromProto(const proto::Diagnostic& in) {
 
 absl::Status DiagnosticError(absl::StatusCode code,
                              const Diagnostic& diagnostic) {
-  absl::Status status(code, Render(diagnostic));
-  status.SetPayload(kDiagnosticTypeUrl,
-                    absl::Cord(ToProto(diagnostic).SerializeAsString()));
+  // The message renders what the payload carries: the diagnostic's own
+  // text but for bytes that are not UTF-8, which ToProto replaces.
+  const proto::Diagnostic wire = ToProto(diagnostic);
+  absl::Status status(code, Render(FromProto(wire)));
+  status.SetPayload(kDiagnosticTypeUrl, absl::Cord(wire.SerializeAsString()));
   return status;
 }
 

@@ -193,7 +193,10 @@ absl::Status KeepPage(VizGraph& graph, int64_t page) {
                      count == 1 ? "" : "s", " of a screen's width"));
   }
   const std::vector<int64_t> columns = NodeColumns(graph);
-  const auto [first, last] = pages[page - 1];
+  // Not a structured binding: clang 14 (the fuzz build) cannot capture
+  // one in a lambda.
+  const int64_t first = pages[page - 1].first;
+  const int64_t last = pages[page - 1].second;
   // -1: before this page, 0: on it, 1: after it.
   auto side = [&](int node) {
     if (OnEveryPage(graph.nodes[node])) return 0;
