@@ -18,30 +18,18 @@ absl::StatusOr<DecodedStream> DecodedStream::Decode(const proto::Stream& stream,
     const OpDef* def = FindOp(instr.opcode());
     if (def == nullptr) return absl::InvalidArgumentError("unknown opcode");
     // As BindInstrView resolves them.
-    const int n = instr.operands_size();
     const int num_operands = std::min(
-        std::max(n, static_cast<int>(def->roles.size())), kMaxOperands);
+        std::max(instr.operands_size(), static_cast<int>(def->roles.size())),
+        kMaxOperands);
     out.instrs_.push_back(
         {&instr, def, static_cast<uint32_t>(out.operands_.size()),
          static_cast<uint32_t>(out.attrs_.size()), num_operands});
     for (int i = 0; i < num_operands; ++i) {
-      OperandInfo& info = out.operands_.emplace_back();
-      if (i >= n) continue;
-      const proto::AccessPattern& ap = instr.operands(i);
-      if (ap.tensor_id() == 0) continue;
-      if (ap.tensor_id() > static_cast<uint32_t>(tensors.size())) {
-        return absl::InvalidArgumentError("operand tensor id out of range");
-      }
-      info.ap = &ap;
-      info.tensor = &tensors.Get(ap.tensor_id() - 1);
-      info.num_elements = ApElements(ap);
-      if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
-        proto::Tensor& viewed =
-            *out.viewed_.emplace_back(std::make_unique<proto::Tensor>());
-        NKI_RETURN_IF_ERROR(
-            ViewedTensor(*info.tensor, ap.view_dtype(), &viewed));
-        info.tensor = &viewed;
-      }
+      NKI_RETURN_IF_ERROR(
+          BindOperand(instr, i, tensors, &out.operands_.emplace_back(), [&] {
+            return out.viewed_.emplace_back(std::make_unique<proto::Tensor>())
+                .get();
+          }));
     }
     for (const AttrSpec& spec : def->attrs) {
       out.attrs_.push_back(ResolveAttr(instr, spec));

@@ -187,22 +187,29 @@ absl::Status BindInstrView(const proto::Instruction& instr,
   const int n = instr.operands_size();
   view->num_operands_ = std::min(std::max(n, num_roles), kMaxOperands);
   for (int i = 0; i < view->num_operands_; ++i) {
-    OperandInfo& info = view->operands_[i];
-    info = OperandInfo{};
-    if (i >= n) continue;
-    const proto::AccessPattern& ap = instr.operands(i);
-    if (ap.tensor_id() == 0) continue;
-    if (ap.tensor_id() > static_cast<uint32_t>(tensors.size())) {
-      return absl::InvalidArgumentError("operand tensor id out of range");
-    }
-    info.ap = &ap;
-    info.tensor = &tensors.Get(ap.tensor_id() - 1);
-    info.num_elements = ApElements(ap);
-    if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
-      NKI_RETURN_IF_ERROR(
-          ViewedTensor(*info.tensor, ap.view_dtype(), &view->viewed_[i]));
-      info.tensor = &view->viewed_[i];
-    }
+    NKI_RETURN_IF_ERROR(BindOperand(instr, i, tensors, &view->operands_[i],
+                                    [&] { return &view->viewed_[i]; }));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BindOperand(const proto::Instruction& instr, int i,
+                         const TensorTable& tensors, OperandInfo* info,
+                         absl::FunctionRef<proto::Tensor*()> view_storage) {
+  *info = OperandInfo{};
+  if (i >= instr.operands_size()) return absl::OkStatus();
+  const proto::AccessPattern& ap = instr.operands(i);
+  if (ap.tensor_id() == 0) return absl::OkStatus();
+  if (ap.tensor_id() > static_cast<uint32_t>(tensors.size())) {
+    return absl::InvalidArgumentError("operand tensor id out of range");
+  }
+  info->ap = &ap;
+  info->tensor = &tensors.Get(ap.tensor_id() - 1);
+  info->num_elements = ApElements(ap);
+  if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
+    proto::Tensor* viewed = view_storage();
+    NKI_RETURN_IF_ERROR(ViewedTensor(*info->tensor, ap.view_dtype(), viewed));
+    info->tensor = viewed;
   }
   return absl::OkStatus();
 }

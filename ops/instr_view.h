@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -145,6 +146,15 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
 absl::Status BindInstrView(const proto::Instruction& instr,
                            const TensorTable& tensors,
                            const proto::World& world, InstrView* view);
+
+// Binds operand `i` of `instr` (absent when the instruction has fewer
+// operands or names no tensor) to its declaration in `*info`; a bitcast
+// view is made in the tensor `view_storage` gives, which `info->tensor`
+// then points at and which must outlive it. Only guards against ids out
+// of range.
+absl::Status BindOperand(const proto::Instruction& instr, int i,
+                         const TensorTable& tensors, OperandInfo* info,
+                         absl::FunctionRef<proto::Tensor*()> view_storage);
 
 absl::string_view SpaceName(proto::MemorySpace space);
 std::string SpaceSetName(SpaceSet spaces);
