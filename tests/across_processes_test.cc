@@ -62,13 +62,7 @@ Observed RunOne(const proto::Graph& graph, const std::vector<HostArray>& inputs,
   }
   interp::Interpreter& interp = **created;
   o.device_bytes = interp.budget().used();
-  for (const HostArray& input : inputs) {
-    if (absl::Status s = interp.SetInput(input); !s.ok()) {
-      o.status = s;
-      return o;
-    }
-  }
-  if (absl::Status s = interp.FillRandomInputs(1); !s.ok()) {
+  if (absl::Status s = testing::GiveInputs(interp, inputs); !s.ok()) {
     o.status = s;
     return o;
   }
@@ -393,13 +387,7 @@ Dumped RunDumped(const proto::Graph& graph,
   }
   interp::Interpreter& interp = **created;
   reader = &interp;
-  for (const HostArray& input : inputs) {
-    if (absl::Status s = interp.SetInput(input); !s.ok()) {
-      d.status = s;
-      return d;
-    }
-  }
-  if (absl::Status s = interp.FillRandomInputs(1); !s.ok()) {
+  if (absl::Status s = testing::GiveInputs(interp, inputs); !s.ok()) {
     d.status = s;
     return d;
   }

@@ -65,13 +65,7 @@ Observed RunOn(const proto::Graph& graph, int threads,
     return o;
   }
   o.interp = *std::move(created);
-  for (const HostArray& input : inputs) {
-    if (absl::Status s = o.interp->SetInput(input); !s.ok()) {
-      o.status = s;
-      return o;
-    }
-  }
-  if (absl::Status s = o.interp->FillRandomInputs(seed); !s.ok()) {
+  if (absl::Status s = testing::GiveInputs(*o.interp, inputs, seed); !s.ok()) {
     o.status = s;
     return o;
   }

@@ -107,6 +107,17 @@ inline proto::Graph TraceKernel(
   return graph.ok() ? *std::move(graph) : proto::Graph();
 }
 
+// Sets `inputs` on the interpreter, then draws the rest at random from
+// `seed`: what a run does before Run.
+inline absl::Status GiveInputs(interp::Interpreter& interp,
+                               const std::vector<HostArray>& inputs,
+                               uint64_t seed = 1) {
+  for (const HostArray& input : inputs) {
+    if (absl::Status s = interp.SetInput(input); !s.ok()) return s;
+  }
+  return interp.FillRandomInputs(seed);
+}
+
 // The bytes of a host array, whatever its dtype: what runs compared bit for
 // bit are compared by.
 inline std::string HostArrayBytes(const HostArray& a) {
