@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -296,6 +297,24 @@ TEST(DtypeInterpTest, IntegerNarrowingSaturates) {
       RunGraph(*graph, {Ints("x", {1, 4}, {300, -300, 5, -128})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(out->at("out").i32, ElementsAre(127, -128, 5, -128));
+}
+
+// A bf16 row widens each element by its bits: every pattern, at an odd
+// address (rows need not be aligned), is the element's bits shifted up 16,
+// NaN payloads and subnormals included.
+TEST(DTypeTest, Bf16RowsWidenEveryBitPatternExactly) {
+  std::vector<uint8_t> bytes(1 + 2 * 65536);
+  for (uint32_t b = 0; b < 65536; ++b) {
+    bytes[1 + 2 * b] = static_cast<uint8_t>(b & 0xFF);
+    bytes[2 + 2 * b] = static_cast<uint8_t>(b >> 8);
+  }
+  std::vector<float> row(65536);
+  LoadRowAsFloat(proto::BFLOAT16, bytes.data() + 1, 65536, row.data());
+  for (uint32_t b = 0; b < 65536; ++b) {
+    uint32_t got;
+    std::memcpy(&got, &row[b], 4);
+    ASSERT_EQ(got, b << 16) << "pattern " << b;
+  }
 }
 
 }  // namespace

@@ -253,8 +253,12 @@ void LoadRowAsFloat(DType dtype, const uint8_t* src, int64_t count,
       std::memcpy(dst, src, count * 4);
       return;
     case proto::BFLOAT16:
+      // Bf16ToFloat written out, so the loop vectorises (a call per
+      // element was over half of a bf16 fgcc run's time).
       for (int64_t i = 0; i < count; ++i) {
-        dst[i] = Bf16ToFloat(LoadUnaligned<uint16_t>(src + 2 * i));
+        const uint32_t wide =
+            static_cast<uint32_t>(LoadUnaligned<uint16_t>(src + 2 * i)) << 16;
+        std::memcpy(&dst[i], &wide, 4);
       }
       return;
     default: {
