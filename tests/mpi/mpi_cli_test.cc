@@ -189,9 +189,12 @@ void MpiCliTest::ExpectSameError(const std::string& args,
   }
 }
 
-TEST_F(MpiCliTest, AnOutOfBoundsAccessInOneRankIsReportedByEveryProcess) {
-  const std::string graph = WriteGraphFile(Path("oob.pb"), [](builder::Tracer&
-                                                                  t) {
+// A graph whose program c copies row idx[c] of an 8-row table (idx holds
+// one pair of rows per rank), after a core barrier; with `copy_first`,
+// every program first copies row 1, so a dump has a write before the
+// failing one.
+std::string WriteIndexedCopyGraph(const std::string& path, bool copy_first) {
+  return WriteGraphFile(path, [copy_first](builder::Tracer& t) {
     using builder::Buffer;
     const int c = t.program_id();
     builder::Tensor table = t.Input("table", {8, 64}, proto::FLOAT32, false);
@@ -200,10 +203,16 @@ TEST_F(MpiCliTest, AnOutOfBoundsAccessInOneRankIsReportedByEveryProcess) {
         t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
     builder::Tensor tile =
         builder::ndarray({1, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
+    if (copy_first) builder::isa::dma_copy(tile, table.Slice(0, 1, 1));
     builder::isa::core_barrier(flag);
     builder::isa::dma_copy(
         tile, table.Slice(0, 0, 1).WithScalarOffset(idx.Slice(0, c, 1), 0));
   });
+}
+
+TEST_F(MpiCliTest, AnOutOfBoundsAccessInOneRankIsReportedByEveryProcess) {
+  const std::string graph =
+      WriteIndexedCopyGraph(Path("oob.pb"), /*copy_first=*/false);
   HostArray idx = Ints("idx", {4, 2}, {0, 1, 2, 3, 4, 5, 99, 7});
   ASSERT_TRUE(WriteNpy(Path("idx.npy"), idx).ok());
   ExpectSameError(absl::StrCat("run '", graph, "' --random-inputs 1 -i idx='",
@@ -284,21 +293,8 @@ TEST_F(MpiCliTest, DumpsAreTheSingleProcesss) {
 
   // With an error in rank 3: the files up to it and the final state, the
   // same count reported by every process.
-  const std::string oob = WriteGraphFile(Path("oob.pb"), [](builder::Tracer&
-                                                                t) {
-    using builder::Buffer;
-    const int c = t.program_id();
-    builder::Tensor table = t.Input("table", {8, 64}, proto::FLOAT32, false);
-    builder::Tensor idx = t.Input("idx", {2}, proto::INT32);
-    builder::Tensor flag =
-        t.Allocate({1}, proto::INT32, Buffer::kSharedHbm, "flag");
-    builder::Tensor tile =
-        builder::ndarray({1, 64}, proto::FLOAT32, Buffer::kSbuf, "t");
-    builder::isa::dma_copy(tile, table.Slice(0, 1, 1));
-    builder::isa::core_barrier(flag);
-    builder::isa::dma_copy(
-        tile, table.Slice(0, 0, 1).WithScalarOffset(idx.Slice(0, c, 1), 0));
-  });
+  const std::string oob =
+      WriteIndexedCopyGraph(Path("oob.pb"), /*copy_first=*/true);
   ASSERT_TRUE(
       WriteNpy(Path("idx.npy"), Ints("idx", {4, 2}, {0, 1, 2, 3, 99, 5, 6, 7}))
           .ok());
