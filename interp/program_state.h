@@ -51,6 +51,9 @@ class ProgramState : public ops::ExecContext {
   const proto::Instruction& current() const {
     return stream_->instructions(pc_);
   }
+  // The current instruction's op, from the decoded stream (reading the
+  // instruction's opcode would touch its message, cold in a long stream).
+  const ops::OpDef& current_def() const { return decoded_.def(pc_); }
 
   // Prepares to execute `instr` (resolves its operands, clears
   // per-instruction state); the current instruction binds from the

@@ -139,17 +139,19 @@ namespace {
 
 // The same elements of the same tensor in the same order.
 bool SameAccess(const OperandInfo& x, const OperandInfo& y) {
-  const proto::AccessPattern& a = *x.ap;
-  const proto::AccessPattern& b = *y.ap;
   if (x.facts.known && y.facts.known && x.facts.as_rows && y.facts.as_rows) {
-    // Rows in element order: equal rows, columns and starts are the same
-    // elements in the same order, however the patterns spell them.
+    // Rows in element order: equal rows, columns and starts of one tensor
+    // are the same elements in the same order, however the patterns spell
+    // them. The tensors compared by declaration, without reading the
+    // patterns (cold in a long stream): two bitcast views, each its own
+    // viewed tensor, never count as the same (the safe answer).
     const OperandFacts& f = x.facts;
     const OperandFacts& g = y.facts;
-    return a.tensor_id() == b.tensor_id() && a.view_dtype() == b.view_dtype() &&
-           f.rows == g.rows && f.cols == g.cols && f.flat == g.flat &&
-           (f.rows == 1 || f.flat_stride == g.flat_stride);
+    return x.tensor == y.tensor && f.rows == g.rows && f.cols == g.cols &&
+           f.flat == g.flat && (f.rows == 1 || f.flat_stride == g.flat_stride);
   }
+  const proto::AccessPattern& a = *x.ap;
+  const proto::AccessPattern& b = *y.ap;
   return a.tensor_id() == b.tensor_id() && a.view_dtype() == b.view_dtype() &&
          a.offset() == b.offset() &&
          a.dynamic().kind() == proto::DynamicOffset::KIND_UNSPECIFIED &&
