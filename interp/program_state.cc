@@ -183,9 +183,8 @@ absl::StatusOr<int64_t> ProgramState::ReadIndex(uint32_t tensor_id,
 
 absl::Status ProgramState::CheckInitialized(const proto::Tensor& t,
                                             const Region& region,
-                                            const Run& run) {
+                                            const Run& run, int64_t esize) {
   if (skip_init_checks_) return absl::OkStatus();
-  const int64_t esize = DTypeSize(t.dtype());
   if (!any_skipped_) {
     // The bytes from the run's first to its last element: when all of them
     // are initialised so is every element (a stride-1 run is exactly its
@@ -278,7 +277,7 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
   const proto::Tensor& t = *op.tensor;
   const proto::AccessPattern& ap = *op.ap;
   Region& region = memory_.RegionFor(t, rank_, core_);
-  const int64_t esize = DTypeSize(t.dtype());
+  const int64_t esize = op.facts.esize;
   constexpr int kMaxWalkDims = ops::kMaxDims + 1;
   int64_t stride[kMaxWalkDims];
   int64_t count[kMaxWalkDims];
@@ -393,7 +392,7 @@ void ProgramState::RecordReach(int i, int64_t lo, int64_t hi) {
 
 absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {
   const ops::OperandInfo& op = view_.operand(i);
-  const int64_t esize = DTypeSize(op.dtype());
+  const int64_t esize = op.facts.esize;
   std::vector<uint8_t>& out = raws_[i];
   out.assign(op.elements() * esize, 0);
   skip_init_checks_ = StridedAndInitialized(i);
@@ -401,7 +400,7 @@ absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {
       Walk(i,
            [&](const proto::Tensor& t, Region& region,
                const Run& run) -> absl::Status {
-             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, esize));
              NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
              uint8_t* dst = &out[run.position * esize];
              if (run.byte_stride == esize) {
@@ -424,7 +423,7 @@ absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {
 
 absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
   const ops::OperandInfo& op = view_.operand(i);
-  const int64_t esize = DTypeSize(op.dtype());
+  const int64_t esize = op.facts.esize;
   std::vector<float>& out = floats_[i];
   out.resize(op.elements());
   skip_init_checks_ = StridedAndInitialized(i);
@@ -432,7 +431,7 @@ absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
       i,
       [&](const proto::Tensor& t, Region& region,
           const Run& run) -> absl::Status {
-        NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+        NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, esize));
         NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
         float* dst = &out[run.position];
         if (run.byte_stride == esize) {
@@ -457,6 +456,7 @@ absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
 
 absl::StatusOr<absl::Span<const int64_t>> ProgramState::ReadInt(int i) {
   const ops::OperandInfo& op = view_.operand(i);
+  const int64_t esize = op.facts.esize;
   std::vector<int64_t>& out = ints_[i];
   out.assign(op.elements(), 0);
   skip_init_checks_ = StridedAndInitialized(i);
@@ -464,7 +464,7 @@ absl::StatusOr<absl::Span<const int64_t>> ProgramState::ReadInt(int i) {
       Walk(i,
            [&](const proto::Tensor& t, Region& region,
                const Run& run) -> absl::Status {
-             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, esize));
              NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
              for (int64_t k = 0; k < run.count; ++k) {
                out[run.position + k] = LoadInt(
@@ -567,50 +567,17 @@ bool ProgramState::WriteCannotFail(int i) const {
 
 bool ProgramState::LayoutAsRows(int i, RowLayout* layout) const {
   const ops::OperandInfo& op = view_.operand(i);
-  const proto::Tensor& t = *op.tensor;
-  const proto::AccessPattern& ap = *op.ap;
-  if (any_skipped_ ||
-      ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED) {
-    return false;
-  }
-  const bool on_chip = ops::IsOnChip(t.space());
-  const int nd = ops::NumDims(ap);
-  // Merge the inner dims into one contiguous run while they are (never
-  // across partitions: on chip dim 0 walks them).
-  int d = nd - 1;
-  while (d >= 0 && ops::Count(ap, d) == 1) --d;
-  if (d < 0) {  // a single element
-    *layout = {1, 1, 0, 0, ap.offset(), 0};
-  } else {
-    if (ops::Stride(ap, d) != 1 || (on_chip && d == 0)) return false;
-    int64_t cols = ops::Count(ap, d);
-    for (--d; d >= (on_chip ? 1 : 0); --d) {
-      if (ops::Count(ap, d) == 1) continue;
-      if (ops::Stride(ap, d) != cols) break;
-      cols *= ops::Count(ap, d);
-    }
-    int64_t rows = 1;
-    int64_t flat_stride = 0;
-    for (; d >= 0; --d) {
-      if (ops::Count(ap, d) == 1) continue;
-      if (rows != 1) return false;  // two outer dims
-      rows = ops::Count(ap, d);
-      flat_stride = ops::Stride(ap, d);
-    }
-    *layout = {rows, cols, 0, 0, ap.offset(), flat_stride};
-  }
-  const int64_t esize = DTypeSize(t.dtype());
-  const Region& region = memory_.RegionFor(t, rank_, core_);
-  layout->byte =
-      DeviceMemory::ByteOffset(t, layout->flat, region.partition_bytes);
-  if (layout->rows == 1) return true;
-  if (on_chip) {
-    const int64_t row = ops::RowElements(t);
-    if (layout->flat_stride % row != 0) return false;
-    layout->stride = layout->flat_stride / row * region.partition_bytes;
-  } else {
-    layout->stride = layout->flat_stride * esize;
-  }
+  // Bound from a decoded stream or by BindInstrView: the facts are known.
+  const ops::OperandFacts& f = op.facts;
+  if (any_skipped_ || !f.as_rows) return false;
+  const int64_t partition_bytes =
+      memory_.RegionFor(*op.tensor, rank_, core_).partition_bytes;
+  *layout = {f.rows,
+             f.cols,
+             f.FirstByte(partition_bytes),
+             f.RowStride(partition_bytes),
+             f.flat,
+             f.flat_stride};
   return true;
 }
 
@@ -619,7 +586,7 @@ absl::StatusOr<ops::ExecContext::Rows> ProgramState::ReadRows(int i) {
   if (!LayoutAsRows(i, &layout)) return Rows{};
   const proto::Tensor& t = *view_.operand(i).tensor;
   Region& region = memory_.RegionFor(t, rank_, core_);
-  const int64_t esize = DTypeSize(t.dtype());
+  const int64_t esize = view_.operand(i).facts.esize;
   for (int64_t r = 0; r < layout.rows; ++r) {
     const Run run{r * layout.cols,
                   layout.cols,
@@ -627,7 +594,7 @@ absl::StatusOr<ops::ExecContext::Rows> ProgramState::ReadRows(int i) {
                   1,
                   layout.byte + r * layout.stride,
                   esize};
-    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, esize));
     NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
   }
   return Rows{&region.data[layout.byte], layout.rows, layout.cols,
@@ -692,7 +659,7 @@ absl::Status ProgramState::WriteWalk(int i, StoreRun&& store_run,
       [&](const proto::Tensor& t, Region& region,
           const Run& run) -> absl::Status {
         NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/true));
-        const int64_t esize = DTypeSize(t.dtype());
+        const int64_t esize = op.facts.esize;
         if (run.byte_stride == esize && !any_skipped_) {
           store_run(t.dtype(), &region.data[run.byte], run.position, run.count);
           region.shadow.Set(run.byte, run.count * esize, kInitialized);
@@ -748,7 +715,7 @@ absl::Status ProgramState::WriteInt(int i, absl::Span<const int64_t> values) {
 }
 
 absl::Status ProgramState::WriteRaw(int i, absl::Span<const uint8_t> bytes) {
-  const int64_t esize = DTypeSize(view_.operand(i).dtype());
+  const int64_t esize = view_.operand(i).facts.esize;
   if (static_cast<int64_t>(bytes.size()) !=
       view_.operand(i).elements() * esize) {
     return absl::InternalError("WriteRaw: wrong byte count");
@@ -764,7 +731,7 @@ absl::Status ProgramState::WriteRaw(int i, absl::Span<const uint8_t> bytes) {
 }
 
 absl::Status ProgramState::WriteRawRows(int i, const Rows& rows) {
-  const int64_t esize = DTypeSize(view_.operand(i).dtype());
+  const int64_t esize = view_.operand(i).facts.esize;
   if (rows.rows * rows.cols != view_.operand(i).elements()) {
     return absl::InternalError("WriteRawRows: wrong element count");
   }

@@ -51,6 +51,9 @@ class ProgramState : public ops::ExecContext {
   const proto::Instruction& current() const {
     return stream_->instructions(pc_);
   }
+  // The current instruction's op, from the decoded stream (reading the
+  // instruction's opcode would touch its message, cold in a long stream).
+  const ops::OpDef& current_def() const { return decoded_.def(pc_); }
 
   // Prepares to execute `instr` (resolves its operands, clears
   // per-instruction state); the current instruction binds from the
@@ -124,8 +127,9 @@ class ProgramState : public ops::ExecContext {
   template <typename StoreRun, typename StoreOne>
   absl::Status WriteWalk(int i, StoreRun&& store_run, StoreOne&& store_one);
   absl::StatusOr<int64_t> ReadIndex(uint32_t tensor_id, int64_t flat);
+  // `esize`: the tensor's element size.
   absl::Status CheckInitialized(const proto::Tensor& t, const Region& region,
-                                const Run& run);
+                                const Run& run, int64_t esize);
   absl::Status CheckRace(const proto::Tensor& t, const Run& run, bool write);
   void MarkSkipped(int64_t position, int64_t count);
   // Widens the recorded reach of operand `i` to the flat elements [lo, hi].

@@ -567,7 +567,7 @@ absl::Status Interpreter::Run() {
                             auto&& after) -> absl::Status {
     for (int64_t taken = 0; !p.done(); ++taken) {
       const proto::Instruction& instr = p.current();
-      const ops::OpDef* def = ops::FindOp(instr.opcode());
+      const ops::OpDef* def = &p.current_def();
       if (def->sync != ops::SyncKind::kNone) return absl::OkStatus();
       if (taken == steps) return StepLimitError(g, p, instr, max_steps);
       before(p);

@@ -130,9 +130,7 @@ void SigmoidRow(float alpha_or_one, bool scaled, const float* x, float* out,
 
 void ApplyActFuncRow(ActFunc func, const float* x, float scale, float bias,
                      float* out, int64_t n) {
-  bool nan = scale != scale || bias != bias;
-  for (int64_t j = 0; j < n; ++j) nan |= x[j] != x[j];
-  if (nan) {
+  if (scale != scale || bias != bias || RowHasNan(x, n)) {
     // Two NaNs may meet: element by element, as ApplyActFunc decides.
     for (int64_t j = 0; j < n; ++j) {
       out[j] = ApplyActFunc(func, x[j] * scale + bias);

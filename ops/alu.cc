@@ -117,13 +117,36 @@ absl::StatusOr<float> ReduceIdentity(Alu op) {
 
 namespace {
 
-// Whether any of x[0..n) is a NaN: rows without one take the max/min fast
-// path below.
-bool AnyNan(const float* x, int64_t n) {
-  bool nan = false;
-  for (int64_t j = 0; j < n; ++j) nan |= x[j] != x[j];
+bool HaveAvx2() {
+  static const bool have = __builtin_cpu_supports("avx2");
+  return have;
+}
+
+// RowHasNan eight lanes at a time, four loads in flight (the compiler
+// keeps a scalar loop with a flag scalar).
+__attribute__((target("avx2"))) bool AnyNanAvx2(const float* x, int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps();
+  __m256 acc1 = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 32 <= n; j += 32) {
+    const __m256 a = _mm256_loadu_ps(x + j);
+    const __m256 b = _mm256_loadu_ps(x + j + 8);
+    const __m256 c = _mm256_loadu_ps(x + j + 16);
+    const __m256 d = _mm256_loadu_ps(x + j + 24);
+    acc0 = _mm256_or_ps(acc0, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+    acc1 = _mm256_or_ps(acc1, _mm256_cmp_ps(c, d, _CMP_UNORD_Q));
+  }
+  for (; j + 8 <= n; j += 8) {
+    const __m256 a = _mm256_loadu_ps(x + j);
+    acc0 = _mm256_or_ps(acc0, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+  }
+  bool nan = _mm256_movemask_ps(_mm256_or_ps(acc0, acc1)) != 0;
+  for (; j < n; ++j) nan |= x[j] != x[j];
   return nan;
 }
+
+// Rows without a NaN take the fast paths below.
+bool AnyNan(const float* x, int64_t n) { return RowHasNan(x, n); }
 
 // std::fmax / std::fmin on operands that are not NaN: glibc's fmaxf
 // returns its first operand when the two compare equal (so fmax(+0, -0)
@@ -270,11 +293,6 @@ void ReduceLanes(Fn fn, float init, const float* data, int64_t cols,
   for (int l = 0; l < kLanes; ++l) out[l] = acc[l];
 }
 
-bool HaveAvx2() {
-  static const bool have = __builtin_cpu_supports("avx2");
-  return have;
-}
-
 // Sums of eight rows (row l at data + l * stride), each from `init` in
 // element order: eight columns of the eight rows are loaded, transposed in
 // registers and added column after column, so lane l does exactly row l's
@@ -338,6 +356,47 @@ __attribute__((target("avx2"))) void SumRowsAvx2(float init, const float* data,
   }
 }
 
+// The extreme (kMax: max, else min) of init and x[0..n) as a value (the
+// sign of a zero result aside), and whether a NaN was among them: 32
+// running extremes in four registers, so the loads, not the latency of
+// one chain, set the pace.
+template <bool kMax>
+__attribute__((target("avx2"))) float ExtremeAvx2(float init, const float* x,
+                                                  int64_t n, bool* nan) {
+  // (No lambda: it would not inherit the target.)
+#define NKIGRAPH_PICK(a, b) (kMax ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b))
+  __m256 acc[4];
+  for (__m256& a : acc) a = _mm256_set1_ps(init);
+  __m256 unordered = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 32 <= n; j += 32) {
+    for (int k = 0; k < 4; ++k) {
+      const __m256 v = _mm256_loadu_ps(x + j + 8 * k);
+      unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+      acc[k] = NKIGRAPH_PICK(acc[k], v);
+    }
+  }
+  for (; j + 8 <= n; j += 8) {
+    const __m256 v = _mm256_loadu_ps(x + j);
+    unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    acc[0] = NKIGRAPH_PICK(acc[0], v);
+  }
+  const __m256 all = NKIGRAPH_PICK(NKIGRAPH_PICK(acc[0], acc[1]),
+                                   NKIGRAPH_PICK(acc[2], acc[3]));
+#undef NKIGRAPH_PICK
+  float lanes[8];
+  _mm256_storeu_ps(lanes, all);
+  float m = init;
+  for (float l : lanes) m = kMax ? MaxNoNan(m, l) : MinNoNan(m, l);
+  bool any = _mm256_movemask_ps(unordered) != 0;
+  for (; j < n; ++j) {
+    any |= x[j] != x[j];
+    m = kMax ? MaxNoNan(m, x[j]) : MinNoNan(m, x[j]);
+  }
+  *nan = any;
+  return m;
+}
+
 // Max (or min) of init, x[0], ..., x[n - 1], false if one is NaN, as the
 // sequence of MaxNoNan(acc, x) gives it: that keeps the first of the
 // values equal to the extreme, which only tells +0 from -0. So the extreme
@@ -348,21 +407,25 @@ bool ExtremeNoNan(float init, const float* x, int64_t n, float* result) {
   auto pick = [](float a, float b) {
     return kMax ? MaxNoNan(a, b) : MinNoNan(a, b);
   };
-  float lanes[8];
-  for (float& l : lanes) l = init;
   bool nan = false;
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    for (int l = 0; l < 8; ++l) {
-      nan |= x[j + l] != x[j + l];
-      lanes[l] = pick(lanes[l], x[j + l]);
-    }
-  }
   float m = init;
-  for (float l : lanes) m = pick(m, l);
-  for (; j < n; ++j) {
-    nan |= x[j] != x[j];
-    m = pick(m, x[j]);
+  if (HaveAvx2()) {
+    m = ExtremeAvx2<kMax>(init, x, n, &nan);
+  } else {
+    float lanes[8];
+    for (float& l : lanes) l = init;
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      for (int l = 0; l < 8; ++l) {
+        nan |= x[j + l] != x[j + l];
+        lanes[l] = pick(lanes[l], x[j + l]);
+      }
+    }
+    for (float l : lanes) m = pick(m, l);
+    for (; j < n; ++j) {
+      nan |= x[j] != x[j];
+      m = pick(m, x[j]);
+    }
   }
   if (nan) return false;
   *result = m;
@@ -393,6 +456,13 @@ void ReduceWith(Fn fn, float init, const float* data, int64_t rows,
 }
 
 }  // namespace
+
+bool RowHasNan(const float* x, int64_t n) {
+  if (HaveAvx2()) return AnyNanAvx2(x, n);
+  bool nan = false;
+  for (int64_t j = 0; j < n; ++j) nan |= x[j] != x[j];
+  return nan;
+}
 
 void ApplyAluRow(Alu op, const float* a, const float* b, float* out,
                  int64_t n) {

@@ -211,6 +211,7 @@ absl::Status BindOperand(const proto::Instruction& instr, int i,
     NKI_RETURN_IF_ERROR(ViewedTensor(*info->tensor, ap.view_dtype(), viewed));
     info->tensor = viewed;
   }
+  info->facts = ComputeOperandFacts(*info->tensor, ap);
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 #include "ops/attr_spec.h"
 #include "ops/device_profile.h"
 #include "ops/op_def.h"
+#include "ops/operand_facts.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::ops {
@@ -28,6 +29,9 @@ struct OperandInfo {
   const proto::Tensor* tensor = nullptr;
   // ApElements(*ap), counted once when the view is made or decoded.
   int64_t num_elements = 0;
+  // Where its elements lie, worked out when it is bound for execution (a
+  // decoded stream, BindInstrView); unknown in a view made for checking.
+  OperandFacts facts;
 
   bool present() const { return tensor != nullptr; }
   proto::MemorySpace space() const { return tensor->space(); }
@@ -148,7 +152,8 @@ absl::Status BindInstrView(const proto::Instruction& instr,
                            const proto::World& world, InstrView* view);
 
 // Binds operand `i` of `instr` (absent when the instruction has fewer
-// operands or names no tensor) to its declaration in `*info`; a bitcast
+// operands or names no tensor) to its declaration in `*info`, its facts
+// worked out (ComputeOperandFacts); a bitcast
 // view is made in the tensor `view_storage` gives, which `info->tensor`
 // then points at and which must outlive it. Only guards against ids out
 // of range.

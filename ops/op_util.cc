@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "ops/access_pattern.h"
@@ -114,29 +115,43 @@ absl::StatusOr<FloatRows> ReadFloatRows(ExecContext& ctx, int i) {
 bool MayOverlap(const OperandInfo& a, const OperandInfo& b) {
   const proto::Tensor& x = *a.tensor;
   const proto::Tensor& y = *b.tensor;
-  if (IsOnChip(x.space()) != IsOnChip(y.space())) return false;
-  if (IsOnChip(x.space()) && (x.space() != y.space() || x.core() != y.core())) {
+  const bool x_on_chip = a.facts.known ? a.facts.on_chip : IsOnChip(x.space());
+  const bool y_on_chip = b.facts.known ? b.facts.on_chip : IsOnChip(y.space());
+  if (x_on_chip != y_on_chip) return false;
+  if (x_on_chip && (x.space() != y.space() || x.core() != y.core())) {
     return false;
   }
   // Bytes from the address: the whole tensor in HBM, one partition row on
   // chip (partition ranges are not compared: overlap is assumed).
-  auto extent = [](const proto::Tensor& t) {
-    int64_t elements = IsOnChip(t.space()) ? RowElements(t) : 1;
-    if (!IsOnChip(t.space())) {
-      for (int64_t d : t.shape()) elements *= d;
+  auto extent = [](const OperandInfo& info) {
+    if (info.facts.known) {
+      return std::pair{info.facts.extent_lo, info.facts.extent_hi};
     }
-    return elements * DTypeSize(t.dtype());
+    const OperandFacts f = ComputeOperandFacts(*info.tensor, *info.ap);
+    return std::pair{f.extent_lo, f.extent_hi};
   };
-  const int64_t x_end = static_cast<int64_t>(x.address()) + extent(x);
-  const int64_t y_end = static_cast<int64_t>(y.address()) + extent(y);
-  return static_cast<int64_t>(x.address()) < y_end &&
-         static_cast<int64_t>(y.address()) < x_end;
+  const auto [x_lo, x_hi] = extent(a);
+  const auto [y_lo, y_hi] = extent(b);
+  return x_lo < y_hi && y_lo < x_hi;
 }
 
 namespace {
 
 // The same elements of the same tensor in the same order.
-bool SameAccess(const proto::AccessPattern& a, const proto::AccessPattern& b) {
+bool SameAccess(const OperandInfo& x, const OperandInfo& y) {
+  if (x.facts.known && y.facts.known && x.facts.as_rows && y.facts.as_rows) {
+    // Rows in element order: equal rows, columns and starts of one tensor
+    // are the same elements in the same order, however the patterns spell
+    // them. The tensors compared by declaration, without reading the
+    // patterns (cold in a long stream): two bitcast views, each its own
+    // viewed tensor, never count as the same (the safe answer).
+    const OperandFacts& f = x.facts;
+    const OperandFacts& g = y.facts;
+    return x.tensor == y.tensor && f.rows == g.rows && f.cols == g.cols &&
+           f.flat == g.flat && (f.rows == 1 || f.flat_stride == g.flat_stride);
+  }
+  const proto::AccessPattern& a = *x.ap;
+  const proto::AccessPattern& b = *y.ap;
   return a.tensor_id() == b.tensor_id() && a.view_dtype() == b.view_dtype() &&
          a.offset() == b.offset() &&
          a.dynamic().kind() == proto::DynamicOffset::KIND_UNSPECIFIED &&
@@ -154,11 +169,11 @@ FloatOut FloatDestination(
     std::vector<float>& scratch) {
   const InstrView& view = ctx.view();
   const OperandInfo& d = view.operand(dst);
-  bool usable = d.dtype() == proto::FLOAT32 && IsOnChip(d.space());
+  bool usable = d.dtype() == proto::FLOAT32 &&
+                (d.facts.known ? d.facts.on_chip : IsOnChip(d.space()));
   for (const auto& [i, rows] : sources) {
     if (!usable) break;
-    usable = !MayOverlap(d, view.operand(i)) ||
-             SameAccess(*d.ap, *view.operand(i).ap);
+    usable = !MayOverlap(d, view.operand(i)) || SameAccess(d, view.operand(i));
   }
   FloatOut out;
   if (usable) {

@@ -13,6 +13,10 @@
 
 namespace nkigraph::ops {
 
+// Whether any of x[0..n) is a NaN (rows holding one go element by element
+// where two NaNs could meet), eight at a time where there is AVX2.
+bool RowHasNan(const float* x, int64_t n);
+
 //   out[j] = ApplyAlu(op, a[j], b[j]) for j < n; `out` may be `a` or `b`.
 void ApplyAluRow(Alu op, const float* a, const float* b, float* out, int64_t n);
 //   out[j] = ApplyAlu(op, a[j], s), or ApplyAlu(op, s, a[j]) if `reverse`.

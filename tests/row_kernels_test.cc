@@ -130,6 +130,57 @@ TEST(RowKernelsTest, ReduceRowsFoldsEachRowInOrder) {
   }
 }
 
+// Rows long enough for every loop of the vector scans (blocks of 32, of
+// 8, a tail: 75 columns), with a NaN placed in each of them in turn, and
+// rows whose extreme is a zero of either sign, first or later.
+TEST(RowKernelsTest, LongRowScansFindNansAndSignedZerosAnywhere) {
+  constexpr int64_t kCols = 75;
+  const float qnan = FromBits(0x7fc00001u);
+  for (int64_t at = -1; at < kCols; ++at) {
+    std::vector<float> row(kCols);
+    for (int64_t c = 0; c < kCols; ++c) {
+      row[c] = static_cast<float>((c * 37) % 29) - 14.5f;
+    }
+    if (at >= 0) row[at] = qnan;
+    SCOPED_TRACE(at);
+    EXPECT_EQ(RowHasNan(row.data(), kCols), at >= 0);
+    // Shorter prefixes see the NaN only when they reach it.
+    EXPECT_EQ(RowHasNan(row.data(), 40), at >= 0 && at < 40);
+    for (Alu op : {Alu::kMaximum, Alu::kMinimum}) {
+      for (float init : {-std::numeric_limits<float>::infinity(), 3.0f}) {
+        float out;
+        ReduceRows(op, init, row.data(), 1, kCols, kCols, &out);
+        float acc = init;
+        for (float x : row) acc = ApplyAlu(op, acc, x);
+        ASSERT_EQ(Bits(out), Bits(acc)) << AluName(op) << " init " << init;
+      }
+    }
+  }
+  // Zeros and negatives: the max is a zero, and which zero comes first
+  // decides its sign; likewise the min of zeros and positives.
+  for (int64_t first = 0; first < kCols; first += 7) {
+    for (bool negative_first : {false, true}) {
+      std::vector<float> below(kCols, -1.0f), above(kCols, 1.0f);
+      for (int64_t c = first; c < kCols; c += 11) {
+        const bool negative = (c == first) == negative_first;
+        below[c] = above[c] = negative ? -0.0f : 0.0f;
+      }
+      for (float init : {-std::numeric_limits<float>::infinity(), -0.0f, 0.0f,
+                         std::numeric_limits<float>::infinity()}) {
+        float out;
+        float acc = init;
+        ReduceRows(Alu::kMaximum, init, below.data(), 1, kCols, kCols, &out);
+        for (float x : below) acc = ApplyAlu(Alu::kMaximum, acc, x);
+        ASSERT_EQ(Bits(out), Bits(acc)) << "max, first zero at " << first;
+        acc = init;
+        ReduceRows(Alu::kMinimum, init, above.data(), 1, kCols, kCols, &out);
+        for (float x : above) acc = ApplyAlu(Alu::kMinimum, acc, x);
+        ASSERT_EQ(Bits(out), Bits(acc)) << "min, first zero at " << first;
+      }
+    }
+  }
+}
+
 TEST(RowKernelsTest, ExpRowIsTheLibraryExpOnASampleOfAllFloats) {
   // Every 4099th bit pattern (about a million, all exponents and both
   // signs), in rows of odd length so the vector loop's tail runs too.

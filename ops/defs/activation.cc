@@ -1,6 +1,8 @@
 // activation: dst = func(data * scale + bias) on the scalar engine, with an
 // optional free-axis sum into the engine's per-partition accumulation
 // registers (reduce_cmd) read out through reduce_res.
+#include <algorithm>
+
 #include "ops/activation_functions.h"
 #include "ops/alu.h"
 #include "ops/exec_context.h"
@@ -78,44 +80,25 @@ absl::Status Execute(ExecContext& ctx) {
   const FloatOut out = FloatDestination(ctx, kDst, {{kData, data}}, scratch);
   std::vector<float>& sums = ctx.ScratchFloat(1);
   sums.assign(p, 0.0f);
-  bool any_nan_row = false;
-  std::vector<int64_t>& nan_rows = ctx.ScratchInt(0);
-  nan_rows.assign(p, 0);
-  for (int64_t i = 0; i < p; ++i) {
-    const float s = scale.empty() ? scale_imm : scale[i];
-    const float b = bias.empty() ? bias_imm : bias[i];
-    const float* x = data.row(i);
-    float* y = out.rows.row(i);
-    bool nan = s != s || b != b;
-    for (int64_t j = 0; j < f; ++j) nan |= x[j] != x[j];
-    if (nan) {
-      // Where two NaNs can meet, which one survives is the compiled
-      // scalar code's choice: this row the element-by-element way.
-      float sum = 0.0f;
-      for (int64_t j = 0; j < f; ++j) {
-        const float value = ApplyActFunc(func, x[j] * s + b);
-        y[j] = value;
-        sum += value;
-      }
-      sums[i] = sum;
-      nan_rows[i] = 1;
-      any_nan_row = true;
-    } else {
-      ApplyActFuncRow(func, x, s, b, y, f);
+  // Rows in groups, each group's sums taken while it is still in cache.
+  // A row where two NaNs could meet goes element by element in
+  // ApplyActFuncRow, and a row holding a NaN is summed by the scalar add
+  // in ReduceRows: each row summed in order from 0, as the engine's
+  // accumulator does.
+  constexpr int64_t kGroup = 16;
+  for (int64_t r0 = 0; r0 < p; r0 += kGroup) {
+    const int64_t n = std::min(kGroup, p - r0);
+    for (int64_t i = r0; i < r0 + n; ++i) {
+      const float s = scale.empty() ? scale_imm : scale[i];
+      const float b = bias.empty() ? bias_imm : bias[i];
+      ApplyActFuncRow(func, data.row(i), s, b, out.rows.row(i), f);
+    }
+    if (reduce) {
+      ReduceRows(Alu::kAdd, 0.0f, out.rows.row(r0), n, f, out.rows.stride,
+                 &sums[r0]);
     }
   }
   if (reduce) {
-    // Each row summed in order from 0, as the engine's accumulator does.
-    if (!any_nan_row) {
-      ReduceRows(Alu::kAdd, 0.0f, out.rows.data, p, f, out.rows.stride,
-                 sums.data());
-    } else {
-      for (int64_t i = 0; i < p; ++i) {
-        if (nan_rows[i]) continue;
-        ReduceRows(Alu::kAdd, 0.0f, out.rows.row(i), 1, f, out.rows.stride,
-                   &sums[i]);
-      }
-    }
     for (int64_t i = 0; i < p; ++i) regs[i] += sums[i];
   }
   NKI_RETURN_IF_ERROR(FinishFloat(ctx, kDst, out, scratch));
