@@ -137,23 +137,18 @@ size_t AttrBound(const proto::Attr& attr) {
   return size;
 }
 
-}  // namespace
-
-void AppendInstruction(const proto::Instruction& instr, std::string* out) {
-  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+size_t InstructionBound(const proto::Instruction& instr) {
   size_t bound = 1 + kLengthSlack + 7 * (1 + kMaxVarint);
   for (const proto::AccessPattern& ap : instr.operands()) {
     bound += OperandBound(ap);
   }
   for (const proto::Attr& attr : instr.attrs()) bound += AttrBound(attr);
-  const size_t start = out->size();
-  if (out->capacity() < start + bound) {
-    // Grow fast: a big trace's stream is tens of megabytes.
-    out->reserve(std::max(start + bound, 4 * out->capacity()));
-  }
-  out->resize(start + bound);
-  uint8_t* const first = reinterpret_cast<uint8_t*>(out->data() + start);
-  uint8_t* body = BeginMessage(2, first);  // Stream.instructions
+  return bound;
+}
+
+uint8_t* WriteInstruction(const proto::Instruction& instr, uint8_t* out) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+  uint8_t* body = BeginMessage(2, out);  // Stream.instructions
   uint8_t* p = body;
   p = WriteScalar(1, instr.id(), p);
   p = WriteScalar(2, Signed(instr.opcode()), p);
@@ -168,8 +163,22 @@ void AppendInstruction(const proto::Instruction& instr, std::string* out) {
   p = WriteScalar(5, instr.file(), p);
   p = WriteScalar(6, instr.line(), p);
   p = WriteScalar(7, instr.scope(), p);
-  p = EndMessage(body, p);
-  out->resize(start + static_cast<size_t>(p - first));
+  return EndMessage(body, p);
+}
+
+}  // namespace
+
+void AppendInstruction(const proto::Instruction& instr, std::string* out) {
+  const size_t start = out->size();
+  out->resize(start + InstructionBound(instr));
+  uint8_t* const first = reinterpret_cast<uint8_t*>(out->data() + start);
+  const uint8_t* end = WriteInstruction(instr, first);
+  out->resize(start + static_cast<size_t>(end - first));
+}
+
+void AppendInstruction(const proto::Instruction& instr, StreamBuffer* out) {
+  uint8_t* const first = out->Room(InstructionBound(instr));
+  out->Commit(static_cast<size_t>(WriteInstruction(instr, first) - first));
 }
 
 }  // namespace nkigraph::builder

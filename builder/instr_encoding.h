@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "builder/stream_buffer.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::builder {
@@ -15,6 +16,8 @@ namespace nkigraph::builder {
 // protobuf's bytes, and fails when the schema gains a field this does not
 // write.
 void AppendInstruction(const proto::Instruction& instr, std::string* out);
+// The same at the end of a traced stream (the tracer's hot path).
+void AppendInstruction(const proto::Instruction& instr, StreamBuffer* out);
 
 }  // namespace nkigraph::builder
 

@@ -72,6 +72,7 @@ class Emitter {
     const ops::AttrSpec* spec = Spec(name, ops::AttrType::kInts);
     if (spec != nullptr && (Keep(*spec) || !values.empty())) {
       auto* list = NewAttr(name)->mutable_ints()->mutable_values();
+      list->Clear();  // a reused attribute's earlier list
       list->Add(values.begin(), values.end());
     }
     return *this;
@@ -113,9 +114,7 @@ class Emitter {
     return nullptr;
   }
   proto::Attr* NewAttr(absl::string_view name) {
-    proto::Attr* attr = instr_->add_attrs();
-    attr->set_name(name.data(), name.size());
-    return attr;
+    return tracer_->AddAttr(instr_, name);
   }
   // Out of line: builder bugs are rare, the hot paths stay small.
   [[gnu::noinline, gnu::cold]] void Fail(absl::string_view a,

@@ -325,13 +325,16 @@ Tensor Tensor::Bitcast(DType dtype, Loc loc) const {
 }
 
 void Tensor::ToAccessPattern(proto::AccessPattern* ap) const {
+  // Every field is written: the tracer reuses `ap` from an earlier
+  // instruction.
   ap->set_tensor_id(id_);
   ap->set_offset(offset_);
+  ap->set_view_dtype(view_dtype_);
   if (view_dtype_ != proto::DTYPE_UNSPECIFIED) {
-    ap->set_view_dtype(view_dtype_);
     tracer_->RequireSchemaVersion(proto::SCHEMA_VERSION_VIEW_DTYPE);
   }
   auto* pattern = ap->mutable_pattern();
+  pattern->Clear();
   pattern->Reserve(2 * static_cast<int>(dims_.size()));
   for (const Dim& dim : dims_) {
     pattern->AddAlreadyReserved(dim.stride);
@@ -347,6 +350,8 @@ void Tensor::ToAccessPattern(proto::AccessPattern* ap) const {
     dyn->set_oob_mode(dynamic_.oob == OobMode::kSkip
                           ? proto::DynamicOffset::OOB_SKIP
                           : proto::DynamicOffset::OOB_ERROR);
+  } else if (ap->has_dynamic()) {
+    ap->clear_dynamic();
   }
 }
 

@@ -155,9 +155,12 @@ std::string Tracer::Serialize() {
   const std::string head = SerializeDeterministic(*graph_);
   const std::string tail = SerializeDeterministic(*names);
   size_t total = head.size() + tail.size();
-  for (const std::string& stream : stream_bytes_) total += stream.size() + 32;
+  for (const StreamBuffer& stream : stream_bytes_) {
+    total += stream.size() + 32;
+  }
   std::string bytes;
   bytes.reserve(total);  // one copy of the streams, no growth
+  PrefaultForWriting(bytes.data(), total);
   bytes += head;
   for (size_t core = 0; core < stream_bytes_.size(); ++core) {
     // A Stream: its core (left out when 0), then its instructions.
@@ -166,7 +169,8 @@ std::string Tracer::Serialize() {
     AppendLengthDelimited(6, core_field.size() + stream_bytes_[core].size(),
                           &bytes);
     bytes += core_field;
-    bytes += stream_bytes_[core];
+    bytes.append(stream_bytes_[core].view().data(),
+                 stream_bytes_[core].view().size());
   }
   bytes += tail;
   names->mutable_files()->Swap(graph_->mutable_files());
@@ -406,21 +410,31 @@ Tensor Tracer::Allocate(absl::Span<const int64_t> shape, DType dtype,
 
 proto::Instruction* Tracer::BeginInstr(proto::Opcode opcode, Loc loc) {
   if (failed()) return nullptr;
-  // Clear keeps the operand and attribute messages for reuse.
-  instr_.Clear();
-  instr_.set_id(static_cast<uint32_t>(next_instr_id_++));
-  instr_.set_opcode(opcode);
-  instr_.set_file(interner_.File(loc.file_name()));
-  instr_.set_line(loc.line());
-  instr_.set_scope(scope_index_);
-  return &instr_;
+  std::unique_ptr<proto::Instruction>& slot =
+      instrs_[proto::Opcode_IsValid(opcode) ? opcode : 0];
+  if (slot == nullptr) slot = std::make_unique<proto::Instruction>();
+  proto::Instruction* instr = slot.get();
+  num_operands_ = 0;
+  num_attrs_ = 0;
+  instr->set_id(static_cast<uint32_t>(next_instr_id_++));
+  instr->set_opcode(opcode);
+  instr->set_file(interner_.File(loc.file_name()));
+  instr->set_line(loc.line());
+  instr->set_scope(scope_index_);
+  return instr;
 }
 
 void Tracer::AddOperand(proto::Instruction* instr, const Tensor& tensor,
                         Loc loc) {
   if (instr == nullptr) return;
-  proto::AccessPattern* ap = instr->add_operands();
-  if (!tensor.valid()) return;
+  proto::AccessPattern* ap = num_operands_ < instr->operands_size()
+                                 ? instr->mutable_operands(num_operands_)
+                                 : instr->add_operands();
+  ++num_operands_;
+  if (!tensor.valid()) {
+    ap->Clear();
+    return;
+  }
   if (tensor.tracer() != this) {
     RecordError(
         AboutOpcode(instr->opcode(), "operand belongs to a different trace"),
@@ -440,8 +454,24 @@ void Tracer::AddOperand(proto::Instruction* instr, const Tensor& tensor,
   tensor.ToAccessPattern(ap);
 }
 
+proto::Attr* Tracer::AddAttr(proto::Instruction* instr,
+                             absl::string_view name) {
+  proto::Attr* attr = num_attrs_ < instr->attrs_size()
+                          ? instr->mutable_attrs(num_attrs_)
+                          : instr->add_attrs();
+  ++num_attrs_;
+  // The previous instruction of this opcode usually named it the same.
+  if (attr->name() != name) attr->set_name(name.data(), name.size());
+  return attr;
+}
+
 Instr Tracer::FinishInstr(proto::Instruction* instr, Loc loc) {
   if (instr == nullptr) return Instr{};
+  // What the previous instruction of this opcode had beyond this one's.
+  while (instr->operands_size() > num_operands_) {
+    instr->mutable_operands()->RemoveLast();
+  }
+  while (instr->attrs_size() > num_attrs_) instr->mutable_attrs()->RemoveLast();
   if (!failed()) {
     absl::Status status = ops::MakeInstrView(*instr, graph_->tensors(),
                                              graph_->world(), &check_view_);

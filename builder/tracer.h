@@ -1,7 +1,9 @@
 #ifndef NKIGRAPH_BUILDER_TRACER_H_
 #define NKIGRAPH_BUILDER_TRACER_H_
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +17,7 @@
 #include "absl/types/span.h"
 #include "builder/allocator.h"
 #include "builder/interner.h"
+#include "builder/stream_buffer.h"
 #include "builder/tensor.h"
 #include "google/protobuf/arena.h"
 #include "ops/instr_view.h"
@@ -79,9 +82,9 @@ class Tracer {
   // A Tracer traces once.
   absl::StatusOr<proto::Graph> Trace(absl::FunctionRef<void(Tracer&)> body);
   // The same, as a binary graph file's bytes. Instructions are serialized
-  // as they are recorded (each is checked in one reused message, then
-  // appended to its core's stream bytes), so a big trace never holds its
-  // instructions as messages: what `nkigraph trace` writes.
+  // as they are recorded (each is checked in its opcode's reused message,
+  // then appended to its core's stream bytes), so a big trace never holds
+  // its instructions as messages: what `nkigraph trace` writes.
   absl::StatusOr<SerializedGraph> TraceSerialized(
       absl::FunctionRef<void(Tracer&)> body);
 
@@ -127,12 +130,16 @@ class Tracer {
   }
 
   // --- Instruction emission (used by builder/isa) ------------------------
-  // The instruction to fill in (one message, reused for every
-  // instruction; one is built at a time); nullptr once the trace has
-  // failed.
+  // The instruction to fill in, one at a time; nullptr once the trace has
+  // failed. Each opcode has one message, reused for every instruction of
+  // it and overwritten in place (its operands, attribute names and string
+  // values keep their memory): an instruction is filled through
+  // AddOperand and AddAttr only.
   proto::Instruction* BeginInstr(proto::Opcode opcode, Loc loc);
   // Appends `tensor` (an invalid tensor: an absent optional operand).
   void AddOperand(proto::Instruction* instr, const Tensor& tensor, Loc loc);
+  // Appends an attribute named `name`, its value for the caller to set.
+  proto::Attr* AddAttr(proto::Instruction* instr, absl::string_view name);
   // Runs the op's checks, then appends the instruction to its core's
   // stream; on failure drops it and records the error.
   Instr FinishInstr(proto::Instruction* instr, Loc loc);
@@ -168,10 +175,15 @@ class Tracer {
   // on an arena: a big trace makes hundreds of thousands of tensors.
   google::protobuf::Arena arena_;
   proto::Graph* graph_;
-  // The instruction being built, and each core's stream so far as the
-  // bytes of its serialized `instructions` entries.
-  proto::Instruction instr_;
-  std::vector<std::string> stream_bytes_;
+  // The instruction message of each opcode (made at its first use), the
+  // operands and attributes the one being built has so far, and each
+  // core's stream so far as the bytes of its serialized `instructions`
+  // entries.
+  std::array<std::unique_ptr<proto::Instruction>, proto::Opcode_ARRAYSIZE>
+      instrs_;
+  int num_operands_ = 0;
+  int num_attrs_ = 0;
+  std::vector<StreamBuffer> stream_bytes_;
   std::vector<int64_t> stream_sizes_;
   SourceInterner interner_;
   absl::Status error_;
