@@ -836,4 +836,24 @@ std::vector<int64_t>& ProgramState::ScratchInt(int slot) {
   return scratch_int_[slot];
 }
 
+absl::Status ProgramState::CheckReadable(int i) {
+  skip_init_checks_ = StridedAndInitialized(i);
+  const absl::Status walked =
+      Walk(i,
+           [&](const proto::Tensor& t, Region& region,
+               const Run& run) -> absl::Status {
+             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+             return CheckRace(t, run, /*write=*/false);
+           });
+  skip_init_checks_ = false;
+  return walked;
+}
+
+void ProgramState::MarkWritten(int i) {
+  Region& region = memory_.RegionFor(*view_.operand(i).tensor, rank_, core_);
+  ForEachSortedRun(i, [&](int64_t byte, int64_t length) {
+    region.shadow.Set(byte, length, kInitialized);
+  });
+}
+
 }  // namespace nkigraph::interp

@@ -68,6 +68,8 @@ class ProgramState : public ops::ExecContext {
   absl::StatusOr<absl::Span<const int64_t>> ReadInt(int i) override;
   absl::StatusOr<absl::Span<const uint8_t>> ReadRaw(int i) override;
   absl::StatusOr<Rows> ReadRows(int i) override;
+  absl::StatusOr<ops::ConstBlock> ReadBlock(int i) override;
+  ops::MutableBlock WriteBlockInPlace(int i, int64_t cols) override;
   MatmulRows MatmulInPlace(int i, bool accumulate) override;
   MutableRows WriteFloatInPlace(int i) override;
   absl::Status WriteFloat(int i, absl::Span<const float> values) override;
@@ -103,6 +105,15 @@ class ProgramState : public ops::ExecContext {
     int64_t flat_stride;  // flat elements from one row to the next
   };
   bool LayoutAsRows(int i, RowLayout* layout) const;
+  // Operand `i` as a block (ExecContext::ReadBlock): its shape and
+  // strides, and the byte offset of its first element in its region
+  // (block->data unset); false when it is not one. In
+  // program_state_blocks.cc, with ReadBlock and WriteBlockInPlace.
+  bool LayoutAsBlock(int i, int64_t* byte, ops::ConstBlock* block) const;
+  // The checks ReadRaw makes of operand `i`, without reading it.
+  absl::Status CheckReadable(int i);
+  // Marks every byte static operand `i` covers written, as WriteRaw would.
+  void MarkWritten(int i);
 
   // The shadow bytes a static operand touches do not depend on the order
   // its elements are walked in, so for shadow work on a strided operand

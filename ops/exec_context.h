@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "ops/block_copy.h"
 #include "ops/instr_view.h"
 
 namespace nkigraph::ops {
@@ -51,6 +52,26 @@ class ExecContext {
     int64_t stride = 0;  // bytes from one row's start to the next's
   };
   virtual absl::StatusOr<Rows> ReadRows(int i) = 0;
+
+  // Operand `i` where it lies as a block of rows of elements in element
+  // order (ops::StridedBlock: any strides, so also a transposed view), when
+  // its access pattern has no dynamic offset and at most two dims that do
+  // not merge: checked as ReadRaw checks it, and valid until the
+  // instruction ends. `data` is null, and nothing is checked, when the
+  // operand is laid out otherwise (ReadRaw then). A context may always say
+  // so; the default does.
+  virtual absl::StatusOr<ConstBlock> ReadBlock(int /*i*/) {
+    return ConstBlock{};
+  }
+  // Operand `i` to overwrite in place, as a block of rows of `cols`
+  // elements (see ReshapeToCols), marked written now, for the caller to
+  // fill every element of before the instruction ends. Null (nothing
+  // marked) when it does not lie so, or when its write could fail part
+  // way (a dynamic offset, a shared tensor the race detector follows):
+  // WriteRaw then. The default always says so.
+  virtual MutableBlock WriteBlockInPlace(int /*i*/, int64_t /*cols*/) {
+    return MutableBlock{};
+  }
 
   // The float32 PSUM operand `i` of a matmul, in place: `rows` runs of
   // `cols` floats `stride` floats apart, for the caller to overwrite

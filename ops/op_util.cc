@@ -194,12 +194,43 @@ absl::Status FinishFloat(ExecContext& ctx, int dst, const FloatOut& out,
   return ctx.WriteFloat(dst, scratch);
 }
 
+namespace {
+
+// Operand `dst` = the (checked) block `from`, element for element, the
+// dtypes and element counts being the same.
+absl::Status CopyFromBlock(ExecContext& ctx, int dst, const ConstBlock& from) {
+  const int64_t esize = DTypeSize(ctx.view().operand(dst).dtype());
+  const MutableBlock to = ctx.WriteBlockInPlace(dst, from.cols);
+  if (to.data != nullptr) {
+    CopyBlock(to, from, esize);
+    return absl::OkStatus();
+  }
+  if (from.col_stride == esize) {
+    return ctx.WriteRawRows(
+        dst, ExecContext::Rows{
+                 from.data, from.rows, from.cols,
+                 from.rows == 1 ? from.cols * esize : from.row_stride});
+  }
+  // Gathered in element order, as ReadRaw would have.
+  absl::Span<uint8_t> bytes =
+      ScratchBytes(ctx, 0, from.rows * from.cols * esize);
+  CopyBlock({bytes.data(), from.rows, from.cols, from.cols * esize, esize},
+            from, esize);
+  return ctx.WriteRaw(dst, bytes);
+}
+
+}  // namespace
+
 absl::Status CopyOperand(ExecContext& ctx, int dst, int src) {
   const InstrView& view = ctx.view();
   if (view.operand(dst).dtype() == view.operand(src).dtype()) {
     // In place from the source where it lies in rows and the destination
-    // cannot overwrite it on the way.
+    // cannot overwrite it on the way: block to block where both lie so (a
+    // transposing DMA among them), else from the source's rows.
     if (!MayOverlap(view.operand(dst), view.operand(src))) {
+      absl::StatusOr<ConstBlock> from = ctx.ReadBlock(src);
+      if (!from.ok()) return from.status();
+      if (from->data != nullptr) return CopyFromBlock(ctx, dst, *from);
       absl::StatusOr<ExecContext::Rows> rows = ctx.ReadRows(src);
       if (!rows.ok()) return rows.status();
       if (rows->data != nullptr) return ctx.WriteRawRows(dst, *rows);
