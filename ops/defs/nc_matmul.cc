@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "ops/exec_context.h"
@@ -84,37 +83,56 @@ struct Matrix {
   int64_t ld;  // floats between rows
 };
 
-// Float32 rows are read in place, except the moving operand's when they
-// are a partition apart: those are first copied together, a row at a time.
-// BLAS packs that operand by walking down its columns, a cache line from
-// every row in turn, and a tiled kernel's moving tile (loaded once, used by
-// many matmuls) is rarely still cached: with rows tens of KiB apart each
-// of those lines is a miss the prefetcher does not foresee (packing took
-// half as long as the products themselves in a 2048^3 tiled matmul, and
-// float32 ran slower than bfloat16, whose widened copy is dense); a copy
-// row by row streams. The stationary tile, just loaded, is packed in place.
-absl::StatusOr<Matrix> ReadMatrix(ExecContext& ctx, int i, bool gather_rows) {
-  if (ctx.view().operand(i).dtype() == proto::FLOAT32) {
-    NKI_ASSIGN_OR_RETURN(const ExecContext::Rows rows, ctx.ReadRows(i));
-    if (rows.data != nullptr &&
-        reinterpret_cast<uintptr_t>(rows.data) % alignof(float) == 0 &&
-        rows.stride % 4 == 0) {
-      const int64_t row_bytes = rows.cols * 4;
-      if (rows.rows == 1 || rows.stride == row_bytes) {
-        return Matrix{reinterpret_cast<const float*>(rows.data), rows.cols};
+// `rows` (of `dtype` elements) as dense float32 rows in `dense`, widened
+// where they are narrower. The next rows are prefetched while one is
+// copied: rows a partition apart are tens of KiB apart, where the hardware
+// prefetcher starts afresh on every row, and the moving tile of a tiled
+// kernel (loaded once, used by many matmuls) is rarely still cached.
+void GatherRows(const ExecContext::Rows& rows, proto::DType dtype,
+                std::vector<float>& dense) {
+  constexpr int64_t kRowsAhead = 4;
+  constexpr int64_t kLine = 64;
+  const int64_t row_bytes = rows.cols * DTypeSize(dtype);
+  dense.resize(rows.rows * rows.cols);
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    if (r + kRowsAhead < rows.rows) {
+      const uint8_t* ahead = rows.data + (r + kRowsAhead) * rows.stride;
+      for (int64_t b = 0; b < row_bytes; b += kLine) {
+        __builtin_prefetch(ahead + b);
       }
-      if (!gather_rows) {
-        return Matrix{reinterpret_cast<const float*>(rows.data),
-                      rows.stride / 4};
-      }
-      std::vector<float>& dense = ctx.ScratchFloat(1);
-      dense.resize(rows.rows * rows.cols);
-      for (int64_t r = 0; r < rows.rows; ++r) {
-        std::memcpy(&dense[r * rows.cols], rows.data + r * rows.stride,
-                    row_bytes);
-      }
-      return Matrix{dense.data(), rows.cols};
     }
+    LoadRowAsFloat(dtype, rows.data + r * rows.stride, rows.cols,
+                   &dense[r * rows.cols]);
+  }
+}
+
+// Float32 rows are read in place, except the moving operand's when they
+// are a partition apart: those are first gathered into one dense buffer.
+// BLAS packs that operand by walking down its columns, a cache line from
+// every row in turn, and with rows tens of KiB apart each of those lines
+// is a miss the prefetcher does not foresee (packing took half as long as
+// the products themselves in a 2048^3 tiled matmul, and float32 ran slower
+// than bfloat16, whose widened copy is dense); a gather row by row
+// streams. The stationary tile, just loaded, is packed in place. Narrower
+// dtypes are widened the same way, from where they lie when they lie in
+// rows.
+absl::StatusOr<Matrix> ReadMatrix(ExecContext& ctx, int i, bool moving) {
+  const proto::DType dtype = ctx.view().operand(i).dtype();
+  NKI_ASSIGN_OR_RETURN(const ExecContext::Rows rows, ctx.ReadRows(i));
+  if (rows.data != nullptr && dtype == proto::FLOAT32 &&
+      reinterpret_cast<uintptr_t>(rows.data) % alignof(float) == 0 &&
+      rows.stride % 4 == 0) {
+    if (rows.rows == 1 || rows.stride == rows.cols * 4) {
+      return Matrix{reinterpret_cast<const float*>(rows.data), rows.cols};
+    }
+    if (!moving) {
+      return Matrix{reinterpret_cast<const float*>(rows.data), rows.stride / 4};
+    }
+  }
+  if (rows.data != nullptr) {
+    std::vector<float>& dense = ctx.ScratchFloat(moving ? 1 : 2);
+    GatherRows(rows, dtype, dense);
+    return Matrix{dense.data(), rows.cols};
   }
   NKI_ASSIGN_OR_RETURN(absl::Span<const float> values, ctx.ReadFloat(i));
   return Matrix{values.data(), ctx.view().operand(i).free_size()};
@@ -127,9 +145,9 @@ absl::Status Execute(ExecContext& ctx) {
   const int64_t n = v.operand(kMoving).free_size();
   const bool accumulate = v.Int(kAccumulate) != 0;
   NKI_ASSIGN_OR_RETURN(const Matrix st,
-                       ReadMatrix(ctx, kStationary, /*gather_rows=*/false));
+                       ReadMatrix(ctx, kStationary, /*moving=*/false));
   NKI_ASSIGN_OR_RETURN(const Matrix mv,
-                       ReadMatrix(ctx, kMoving, /*gather_rows=*/true));
+                       ReadMatrix(ctx, kMoving, /*moving=*/true));
   auto sgemm = [&](float beta, float* c, int64_t ldc) {
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(m),
                 static_cast<int>(n), static_cast<int>(k), 1.0f, st.data,
