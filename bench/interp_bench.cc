@@ -10,6 +10,12 @@
 // threads, the interpreter's RunOptions::threads, which its one program
 // lends to BLAS), so the ratio compares like with like.
 //
+// BM_TileSgemmCalls makes the nc_matmul instructions' 1,024 cblas_sgemm
+// calls alone (128 x 512 x 128 tiles, dense operands, beta 0 then 1 along
+// k, as the interpreter calls them) and reports them over one sgemm of the
+// same size: the floor of any interpreter that hands each instruction to
+// BLAS, which packs its operands again on every call.
+//
 // BM_InterpDispatch runs a stream of tiny tensor_tensor instructions
 // ([1, 1] operands) and reports Run()'s time per instruction, wall and
 // CPU (setting the interpreter up and tearing it down excluded).
@@ -120,6 +126,45 @@ BENCHMARK(BM_InterpTiledMatmul)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(2);
+
+void BM_TileSgemmCalls(benchmark::State& state) {
+  constexpr int64_t kSize = 2048, kK = 128, kM = 128, kN = 512;
+  const int threads = static_cast<int>(state.range(0));
+  openblas_set_num_threads(threads);
+  const std::vector<float> a = RandomMatrix(kSize * kSize, 1);
+  const std::vector<float> b = RandomMatrix(kSize * kSize, 2);
+  const bench::Elapsed sgemm = SgemmSeconds(kSize, a, b);
+  // The tiles as the kernel holds them: rhs tiles [k, n] (stationary) and
+  // lhs^T tiles [k, m] (moving), each dense.
+  const std::vector<float> stationary = RandomMatrix(kK * kM, 3);
+  const std::vector<float> moving = RandomMatrix(kSize / kK * kK * kN, 4);
+  std::vector<float> psum(kM * kN);
+  bench::Elapsed total;
+  for (auto _ : state) {
+    const bench::Stopwatch watch;
+    for (int64_t tile = 0; tile < (kSize / kN) * (kSize / kM); ++tile) {
+      for (int64_t kt = 0; kt < kSize / kK; ++kt) {
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, kM, kN, kK, 1.0f,
+                    stationary.data(), kM, &moving[kt * kK * kN], kN,
+                    kt == 0 ? 0.0f : 1.0f, psum.data(), kN);
+      }
+    }
+    total += watch.Read();
+    benchmark::DoNotOptimize(psum.data());
+  }
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["sgemm_ms"] = sgemm.wall * 1e3;
+  state.counters["tile_calls_ms"] = total.wall / runs * 1e3;
+  state.counters["ratio_vs_sgemm"] = total.wall / runs / sgemm.wall;
+  state.counters["cpu_ratio_vs_sgemm"] = total.cpu / runs / sgemm.cpu;
+}
+BENCHMARK(BM_TileSgemmCalls)
+    ->Arg(1)
+    ->Arg(2)
+    ->ArgNames({"threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 
 void BM_InterpDispatch(benchmark::State& state) {
   const int64_t count = state.range(0);
