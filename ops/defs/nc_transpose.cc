@@ -3,6 +3,7 @@
 // the vector engine up to 32 x 32 in SBUF or PSUM.
 #include <cstring>
 
+#include "ops/block_copy.h"
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
@@ -58,10 +59,34 @@ absl::Status Check(const InstrView& v) {
 }
 
 absl::Status Execute(ExecContext& ctx) {
-  const OperandInfo& data = ctx.view().operand(kData);
+  const InstrView& v = ctx.view();
+  const OperandInfo& data = v.operand(kData);
   const int64_t p = data.partitions();
   const int64_t f = data.free_size();
   const int64_t size = DTypeSize(data.dtype());
+  // dst[j, i] = data[i, j]: data as a p x f block, dst's f x p block seen
+  // with its strides swapped; tile by tile (ops::CopyBlock) rather than an
+  // element at a time through a buffer.
+  if (!MayOverlap(v.operand(kDst), data)) {
+    NKI_ASSIGN_OR_RETURN(ConstBlock in, ctx.ReadBlock(kData));
+    if (in.data != nullptr) {
+      absl::Span<uint8_t> dense;
+      if (!ReshapeToCols(in, f)) {  // gathered in element order first
+        dense = ScratchBytes(ctx, 0, p * f * size);
+        CopyBlock({dense.data(), in.rows, in.cols, in.cols * size, size}, in,
+                  size);
+        in = {dense.data(), p, f, f * size, size};
+      }
+      const MutableBlock out = ctx.WriteBlockInPlace(kDst, p);
+      if (out.data != nullptr) {
+        CopyBlock({out.data, p, f, out.col_stride, out.row_stride}, in, size);
+        return absl::OkStatus();
+      }
+      absl::Span<uint8_t> transposed = ScratchBytes(ctx, 1, p * f * size);
+      CopyBlock({transposed.data(), p, f, size, p * size}, in, size);
+      return ctx.WriteRaw(kDst, transposed);
+    }
+  }
   NKI_ASSIGN_OR_RETURN(absl::Span<const uint8_t> in, ctx.ReadRaw(kData));
   absl::Span<uint8_t> out = ScratchBytes(ctx, 0, p * f * size);
   for (int64_t i = 0; i < p; ++i) {
