@@ -837,12 +837,13 @@ std::vector<int64_t>& ProgramState::ScratchInt(int slot) {
 }
 
 absl::Status ProgramState::CheckReadable(int i) {
+  const int64_t esize = view_.operand(i).facts.esize;
   skip_init_checks_ = StridedAndInitialized(i);
   const absl::Status walked =
       Walk(i,
            [&](const proto::Tensor& t, Region& region,
                const Run& run) -> absl::Status {
-             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run));
+             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, esize));
              return CheckRace(t, run, /*write=*/false);
            });
   skip_init_checks_ = false;
