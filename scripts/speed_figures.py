@@ -114,7 +114,7 @@ def main():
                     table.add(f"cross_entropy_forward {dtype} ms", side, b["interpreter_ms"])
             if "trace" in only:
                 runs = google_bench(find(directory, "trace_bench"),
-                                    "BM_TraceInstructions|BM_ParseGraph$")
+                                    "BM_TraceInstructions|BM_ParseGraph/")
                 for name, b in runs.items():
                     if name.startswith("BM_TraceInstructions"):
                         table.add("trace M instr/s", side, b["items_per_second"] / 1e6)
