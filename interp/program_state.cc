@@ -390,11 +390,9 @@ void ProgramState::RecordReach(int i, int64_t lo, int64_t hi) {
   }
 }
 
-absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {
-  const ops::OperandInfo& op = view_.operand(i);
-  const int64_t esize = op.facts.esize;
-  std::vector<uint8_t>& out = raws_[i];
-  out.assign(op.elements() * esize, 0);
+template <typename RunFn>
+absl::Status ProgramState::ReadWalk(int i, RunFn&& fn) {
+  const int64_t esize = view_.operand(i).facts.esize;
   skip_init_checks_ = StridedAndInitialized(i);
   const absl::Status walked =
       Walk(i,
@@ -402,17 +400,30 @@ absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {
                const Run& run) -> absl::Status {
              NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, esize));
              NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
-             uint8_t* dst = &out[run.position * esize];
-             if (run.byte_stride == esize) {
-               std::memcpy(dst, &region.data[run.byte], run.count * esize);
-             } else {
-               CopyStrided(dst, esize, &region.data[run.byte], run.byte_stride,
-                           run.count, esize);
-             }
-             return absl::OkStatus();
+             return fn(t, region, run);
            });
   skip_init_checks_ = false;
-  NKI_RETURN_IF_ERROR(walked);
+  return walked;
+}
+
+absl::StatusOr<absl::Span<const uint8_t>> ProgramState::ReadRaw(int i) {
+  const ops::OperandInfo& op = view_.operand(i);
+  const int64_t esize = op.facts.esize;
+  std::vector<uint8_t>& out = raws_[i];
+  out.assign(op.elements() * esize, 0);
+  NKI_RETURN_IF_ERROR(
+      ReadWalk(i,
+               [&](const proto::Tensor&, Region& region,
+                   const Run& run) -> absl::Status {
+                 uint8_t* dst = &out[run.position * esize];
+                 if (run.byte_stride == esize) {
+                   std::memcpy(dst, &region.data[run.byte], run.count * esize);
+                 } else {
+                   CopyStrided(dst, esize, &region.data[run.byte],
+                               run.byte_stride, run.count, esize);
+                 }
+                 return absl::OkStatus();
+               }));
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) std::memset(&out[p * esize], 0, esize);
@@ -426,13 +437,10 @@ absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
   const int64_t esize = op.facts.esize;
   std::vector<float>& out = floats_[i];
   out.resize(op.elements());
-  skip_init_checks_ = StridedAndInitialized(i);
-  const absl::Status walked = Walk(
+  NKI_RETURN_IF_ERROR(ReadWalk(
       i,
       [&](const proto::Tensor& t, Region& region,
           const Run& run) -> absl::Status {
-        NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, esize));
-        NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
         float* dst = &out[run.position];
         if (run.byte_stride == esize) {
           LoadRowAsFloat(t.dtype(), &region.data[run.byte], run.count, dst);
@@ -443,9 +451,7 @@ absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
           }
         }
         return absl::OkStatus();
-      });
-  skip_init_checks_ = false;
-  NKI_RETURN_IF_ERROR(walked);
+      }));
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) out[p] = 0.0f;
@@ -456,24 +462,18 @@ absl::StatusOr<absl::Span<const float>> ProgramState::ReadFloat(int i) {
 
 absl::StatusOr<absl::Span<const int64_t>> ProgramState::ReadInt(int i) {
   const ops::OperandInfo& op = view_.operand(i);
-  const int64_t esize = op.facts.esize;
   std::vector<int64_t>& out = ints_[i];
   out.assign(op.elements(), 0);
-  skip_init_checks_ = StridedAndInitialized(i);
-  const absl::Status walked =
-      Walk(i,
-           [&](const proto::Tensor& t, Region& region,
-               const Run& run) -> absl::Status {
-             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, esize));
-             NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
-             for (int64_t k = 0; k < run.count; ++k) {
-               out[run.position + k] = LoadInt(
-                   t.dtype(), &region.data[run.byte + k * run.byte_stride]);
-             }
-             return absl::OkStatus();
-           });
-  skip_init_checks_ = false;
-  NKI_RETURN_IF_ERROR(walked);
+  NKI_RETURN_IF_ERROR(ReadWalk(
+      i,
+      [&](const proto::Tensor& t, Region& region,
+          const Run& run) -> absl::Status {
+        for (int64_t k = 0; k < run.count; ++k) {
+          out[run.position + k] =
+              LoadInt(t.dtype(), &region.data[run.byte + k * run.byte_stride]);
+        }
+        return absl::OkStatus();
+      }));
   if (any_skipped_) {
     for (int64_t p = 0; p < op.elements(); ++p) {
       if (Skipped(p)) out[p] = 0;
@@ -837,17 +837,9 @@ std::vector<int64_t>& ProgramState::ScratchInt(int slot) {
 }
 
 absl::Status ProgramState::CheckReadable(int i) {
-  const int64_t esize = view_.operand(i).facts.esize;
-  skip_init_checks_ = StridedAndInitialized(i);
-  const absl::Status walked =
-      Walk(i,
-           [&](const proto::Tensor& t, Region& region,
-               const Run& run) -> absl::Status {
-             NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, esize));
-             return CheckRace(t, run, /*write=*/false);
-           });
-  skip_init_checks_ = false;
-  return walked;
+  return ReadWalk(i, [](const proto::Tensor&, Region&, const Run&) {
+    return absl::OkStatus();
+  });
 }
 
 void ProgramState::MarkWritten(int i) {

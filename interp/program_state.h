@@ -132,6 +132,10 @@ class ProgramState : public ops::ExecContext {
 
   template <typename RunFn>
   absl::Status Walk(int i, RunFn&& fn);
+  // Walks operand `i` for a read: every run checked initialised and for
+  // races, then fn(tensor, region, run).
+  template <typename RunFn>
+  absl::Status ReadWalk(int i, RunFn&& fn);
   // Walks operand `i` for a write: store_run(dtype, dst, position, n) for
   // contiguous runs, store_one(dtype, dst, position) per element otherwise;
   // positions dropped by an OOB_SKIP offset are not written.

@@ -16,29 +16,21 @@ constexpr int64_t kTile = 32;
 template <typename T>
 void CopyTile(const MutableBlock& dst, const ConstBlock& src, int64_t r0,
               int64_t r1, int64_t c0, int64_t c1, bool rows_inner) {
-  auto at = [](auto* base, int64_t rs, int64_t cs, int64_t r, int64_t c) {
-    return base + r * rs + c * cs;
+  auto move = [&](int64_t r, int64_t c) {
+    T v;
+    std::memcpy(&v, src.data + r * src.row_stride + c * src.col_stride,
+                sizeof(T));
+    std::memcpy(dst.data + r * dst.row_stride + c * dst.col_stride, &v,
+                sizeof(T));
   };
   if (rows_inner) {
     for (int64_t c = c0; c < c1; ++c) {
-      for (int64_t r = r0; r < r1; ++r) {
-        T v;
-        std::memcpy(&v, at(src.data, src.row_stride, src.col_stride, r, c),
-                    sizeof(T));
-        std::memcpy(at(dst.data, dst.row_stride, dst.col_stride, r, c), &v,
-                    sizeof(T));
-      }
+      for (int64_t r = r0; r < r1; ++r) move(r, c);
     }
     return;
   }
   for (int64_t r = r0; r < r1; ++r) {
-    for (int64_t c = c0; c < c1; ++c) {
-      T v;
-      std::memcpy(&v, at(src.data, src.row_stride, src.col_stride, r, c),
-                  sizeof(T));
-      std::memcpy(at(dst.data, dst.row_stride, dst.col_stride, r, c), &v,
-                  sizeof(T));
-    }
+    for (int64_t c = c0; c < c1; ++c) move(r, c);
   }
 }
 
