@@ -16,6 +16,11 @@
 // same size: the floor of any interpreter that hands each instruction to
 // BLAS, which packs its operands again on every call.
 //
+// BM_TileKernelCalls makes the same 1,024 products with the interpreter's
+// own kernel (ops/matmul_kernel.h), which reads the tiles where they lie,
+// the moving tile in bfloat16 when `bf16`, against one sgemm of the same
+// size in the same run: the floor of the interpreter's matmuls.
+//
 // BM_InterpDispatch runs a stream of tiny tensor_tensor instructions
 // ([1, 1] operands) and reports Run()'s time per instruction, wall and
 // CPU (setting the interpreter up and tearing it down excluded).
@@ -35,6 +40,8 @@
 #include "builder/tracer.h"
 #include "interp/interpreter.h"
 #include "kernels/registry.h"
+#include "ops/matmul_kernel.h"
+#include "util/dtype.h"
 
 namespace nkigraph {
 namespace {
@@ -162,6 +169,55 @@ BENCHMARK(BM_TileSgemmCalls)
     ->Arg(1)
     ->Arg(2)
     ->ArgNames({"threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+
+void BM_TileKernelCalls(benchmark::State& state) {
+  constexpr int64_t kSize = 2048, kK = 128, kM = 128, kN = 512;
+  const int threads = static_cast<int>(state.range(0));
+  const bool bf16 = state.range(1) != 0;
+  openblas_set_num_threads(threads);
+  const std::vector<float> a = RandomMatrix(kSize * kSize, 1);
+  const std::vector<float> b = RandomMatrix(kSize * kSize, 2);
+  const bench::Elapsed sgemm = SgemmSeconds(kSize, a, b);
+  // The tiles as BM_TileSgemmCalls holds them, the moving ones in bfloat16
+  // when asked.
+  const std::vector<float> stationary = RandomMatrix(kK * kM, 3);
+  const std::vector<float> moving = RandomMatrix(kSize / kK * kK * kN, 4);
+  const proto::DType dtype = bf16 ? proto::BFLOAT16 : proto::FLOAT32;
+  const int64_t size = DTypeSize(dtype);
+  std::vector<uint8_t> moving_bytes(moving.size() * size);
+  StoreRowFromFloat(dtype, moving.data(), static_cast<int64_t>(moving.size()),
+                    moving_bytes.data(), 448.0f);
+  std::vector<float> psum(kM * kN);
+  bench::Elapsed total;
+  for (auto _ : state) {
+    const bench::Stopwatch watch;
+    for (int64_t tile = 0; tile < (kSize / kN) * (kSize / kM); ++tile) {
+      for (int64_t kt = 0; kt < kSize / kK; ++kt) {
+        ops::MatmulTile(kK, kM, kN,
+                        {reinterpret_cast<const uint8_t*>(stationary.data()),
+                         kM * 4, proto::FLOAT32},
+                        {&moving_bytes[kt * kK * kN * size], kN * size, dtype},
+                        {psum.data(), kN}, /*accumulate=*/kt != 0, threads);
+      }
+    }
+    total += watch.Read();
+    benchmark::DoNotOptimize(psum.data());
+  }
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["sgemm_ms"] = sgemm.wall * 1e3;
+  state.counters["tile_calls_ms"] = total.wall / runs * 1e3;
+  state.counters["ratio_vs_sgemm"] = total.wall / runs / sgemm.wall;
+  state.counters["cpu_ratio_vs_sgemm"] = total.cpu / runs / sgemm.cpu;
+}
+BENCHMARK(BM_TileKernelCalls)
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({2, 0})
+    ->Args({2, 1})
+    ->ArgNames({"threads", "bf16"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

@@ -1,0 +1,67 @@
+#ifndef NKIGRAPH_OPS_MATMUL_KERNEL_H_
+#define NKIGRAPH_OPS_MATMUL_KERNEL_H_
+
+// nc_matmul's product, on its operands where they lie:
+//   c[i][j] = acc            (accumulate = false)
+//   c[i][j] = c[i][j] + acc  (accumulate = true)
+// with, for each element on its own,
+//   acc = +0; for p = 0 .. k-1 in order: acc = fma(st[p][i], mv[p][j], acc)
+// (one rounding per step, then one onto the old value). That order is the
+// interpreter's definition of the tensor engine's fp32 accumulation, so a
+// result is the same bits on every machine, for every thread count and on
+// every code path below (AVX-512, AVX2+FMA, plain C++). It is also what
+// OpenBLAS's sgemm computed for these shapes on the development machine
+// (tests/matmul_kernel_test.cc checks it where the BLAS agrees).
+//
+// Row p of each operand is its partition p: the stationary operand's
+// st[p][0..m), the moving one's mv[p][0..n), each contiguous. Rows a
+// partition apart lie hundreds of KiB apart, at the same offset in the
+// cache's set index, so a register block cannot read them where they lie
+// (a 128-row panel maps to one L1 set and two L2 sets: four times slower
+// than dense rows). Each call therefore copies, widened to float32, the
+// stationary operand once into blocks of the register block's rows, and
+// the moving operand one panel of columns at a time into a buffer the
+// row blocks then read from the L1 cache; both copies together are about
+// 1% of the multiply-adds of a 128 x 128 x 512 product.
+
+#include <cstdint>
+
+#include "proto/nkigraph.pb.h"
+
+namespace nkigraph::ops {
+
+// An operand as it lies: element j of row p is at
+// data + p * stride + j * DTypeSize(dtype), of any floating dtype; the
+// rows need no alignment.
+struct MatmulOperand {
+  const uint8_t* data = nullptr;
+  int64_t stride = 0;  // bytes
+  proto::DType dtype = proto::FLOAT32;
+};
+
+// The destination: c[i][j] = data[i * ld + j].
+struct MatmulOut {
+  float* data = nullptr;
+  int64_t ld = 0;  // floats
+};
+
+// The code paths, best last.
+enum class MatmulPath { kScalar, kAvx2, kAvx512 };
+
+// Whether this processor runs `path` (kScalar always).
+bool MatmulPathAvailable(MatmulPath path);
+
+// The best path this processor runs.
+MatmulPath BestMatmulPath();
+
+// The product above for a [k, m] stationary and a [k, n] moving operand
+// into an [m, n] destination that overlaps neither. `threads` (at least 1)
+// may split the columns among threads: each element is still summed by
+// one thread in the order above.
+void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
+                const MatmulOperand& mv, const MatmulOut& c, bool accumulate,
+                int threads = 1, MatmulPath path = BestMatmulPath());
+
+}  // namespace nkigraph::ops
+
+#endif  // NKIGRAPH_OPS_MATMUL_KERNEL_H_
