@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -28,29 +30,32 @@ void PackStationary(int64_t k, int64_t m, int rows, const MatmulOperand& st,
     LoadRowAsFloat(st.dtype, st.data + p * st.stride, m, row.data());
     for (int64_t i0 = 0; i0 < m; i0 += rows) {
       const int64_t r_count = std::min<int64_t>(rows, m - i0);
-      float* block = out.data() + i0 * k + p * r_count;
-      for (int64_t r = 0; r < r_count; ++r) block[r] = row[i0 + r];
+      std::memcpy(out.data() + i0 * k + p * r_count, row.data() + i0,
+                  r_count * sizeof(float));
     }
   }
 }
 
-// Columns [j, j + w) of the moving operand widened to float32, `width`
-// floats per p (w <= width; the columns past w are zero).
-void PackPanel(int64_t k, int64_t j, int64_t w, int64_t width,
-               const MatmulOperand& mv, float* panel) {
-  // Rows a partition apart defeat the hardware prefetcher, which starts
-  // afresh on every row: ask for a few rows ahead.
-  constexpr int64_t kRowsAhead = 6;
+// Columns [j0, j1) of the moving operand widened to float32 in panels of
+// `width` columns: panel q holds, for each p in turn, `width` floats from
+// column j0 + q * width (zero past j1). Rows are read in order, each from
+// end to end, which the hardware prefetcher follows (read a panel at a
+// time, rows a partition apart, the packing took a quarter of the time of
+// the products); all of a 128 x 512 tile's panels (256 KiB) stay in L2.
+void PackPanels(int64_t k, int64_t j0, int64_t j1, int64_t width,
+                const MatmulOperand& mv, std::vector<float>& row,
+                float* panels) {
+  const int64_t w = j1 - j0;
+  const int64_t count = (w + width - 1) / width;
+  row.assign(count * width, 0.0f);
   const int64_t size = DTypeSize(mv.dtype);
-  const uint8_t* src = mv.data + j * size;
-  for (int64_t p = 0; p < k; ++p, src += mv.stride, panel += width) {
-    if (p + kRowsAhead < k) {
-      const uint8_t* ahead = src + kRowsAhead * mv.stride;
-      __builtin_prefetch(ahead);
-      __builtin_prefetch(ahead + w * size - 1);
+  for (int64_t p = 0; p < k; ++p) {
+    LoadRowAsFloat(mv.dtype, mv.data + p * mv.stride + j0 * size, w,
+                   row.data());
+    for (int64_t q = 0; q < count; ++q) {
+      std::memcpy(panels + (q * k + p) * width, row.data() + q * width,
+                  width * sizeof(float));
     }
-    LoadRowAsFloat(mv.dtype, src, w, panel);
-    std::fill(panel + w, panel + width, 0.0f);
   }
 }
 
@@ -59,7 +64,14 @@ void PackPanel(int64_t k, int64_t j, int64_t w, int64_t width,
 struct Scratch {
   std::vector<float> stationary;
   std::vector<float> row;
-  std::vector<float> panel;
+  std::vector<float> panels;
+  // `floats` of `panels` from a cache line's start, so that no vector load
+  // of a panel row straddles two lines.
+  float* Panels(int64_t floats) {
+    panels.resize(floats + 16);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(panels.data());
+    return panels.data() + ((64 - at % 64) % 64) / sizeof(float);
+  }
 };
 Scratch& ThreadScratch() {
   thread_local Scratch scratch;
@@ -74,17 +86,19 @@ void ScalarColumns(int64_t k, int64_t m, int64_t j0, int64_t j1,
                    const float* st, const MatmulOperand& mv, const MatmulOut& c,
                    bool accumulate) {
   constexpr int64_t kWidth = 64;
-  std::vector<float>& panel = ThreadScratch().panel;
-  panel.resize(k * kWidth);
+  Scratch& scratch = ThreadScratch();
+  float* const panels =
+      scratch.Panels(k * ((j1 - j0 + kWidth - 1) / kWidth) * kWidth);
+  PackPanels(k, j0, j1, kWidth, mv, scratch.row, panels);
   float acc[kWidth];
   for (int64_t j = j0; j < j1; j += kWidth) {
     const int64_t w = std::min(kWidth, j1 - j);
-    PackPanel(k, j, w, kWidth, mv, panel.data());
+    const float* panel = panels + (j - j0) * k;
     for (int64_t i = 0; i < m; ++i) {
       const float* s = st + i * k;
       std::fill(acc, acc + w, 0.0f);
       for (int64_t p = 0; p < k; ++p) {
-        const float* b = panel.data() + p * kWidth;
+        const float* b = panel + p * kWidth;
         for (int64_t q = 0; q < w; ++q) acc[q] = std::fma(s[p], b[q], acc[q]);
       }
       float* out = c.data + i * c.ld + j;
@@ -176,30 +190,115 @@ NKIGRAPH_AVX2 void Avx2Rows(int64_t k, int64_t m, const float* st,
 
 void Avx2Columns(int64_t k, int64_t m, int64_t j0, int64_t j1, const float* st,
                  const MatmulOperand& mv, const MatmulOut& c, bool accumulate) {
-  std::vector<float>& panel = ThreadScratch().panel;
-  panel.resize(k * kAvx2Width);
+  Scratch& scratch = ThreadScratch();
+  float* const panels = scratch.Panels(
+      k * ((j1 - j0 + kAvx2Width - 1) / kAvx2Width) * kAvx2Width);
+  PackPanels(k, j0, j1, kAvx2Width, mv, scratch.row, panels);
   for (int64_t j = j0; j < j1; j += kAvx2Width) {
     const int64_t w = std::min(kAvx2Width, j1 - j);
-    PackPanel(k, j, w, kAvx2Width, mv, panel.data());
+    const float* panel = panels + (j - j0) * k;
     if (w > 8) {
-      Avx2Rows<2>(k, m, st, panel.data(), c.data + j, c.ld, w, accumulate);
+      Avx2Rows<2>(k, m, st, panel, c.data + j, c.ld, w, accumulate);
     } else {
-      Avx2Rows<1>(k, m, st, panel.data(), c.data + j, c.ld, w, accumulate);
+      Avx2Rows<1>(k, m, st, panel, c.data + j, c.ld, w, accumulate);
     }
   }
 }
 
 // ---- AVX-512: blocks of up to 8 rows x 32 columns (16 accumulators) ----
 
-#define NKIGRAPH_AVX512 __attribute__((target("avx512f")))
+#define NKIGRAPH_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
 constexpr int kAvx512Rows = 8;
 constexpr int64_t kAvx512Width = 32;
 
+// The lanes below `bits` of a 16-lane vector.
+__mmask16 Mask16(int64_t bits) {
+  if (bits <= 0) return 0;
+  return static_cast<__mmask16>(bits >= 16 ? 0xffff : (1u << bits) - 1);
+}
+
+// Where a row block reads its 32 columns of row p of the moving operand.
+// The first row block of a panel reads them where they lie, widening them
+// and keeping them in the panel buffer as it goes, so that fetching them
+// (from L3, rows a partition apart) overlaps its multiply-adds; the other
+// row blocks read the buffer from the L1 cache.
+struct PanelRows {
+  const float* panel;
+  // The next panel's rows where they lie, fetched into L2 meanwhile (null:
+  // none), `bytes` of each: the first row block of the next panel then
+  // finds them there rather than in L3 or memory (where it waited on them
+  // for a quarter of a 128 x 128 x 512 product's time).
+  const uint8_t* next = nullptr;
+  int64_t stride = 0;
+  int64_t bytes = 0;
+  NKIGRAPH_AVX512 void Prefetch(int64_t p) const {
+    if (next == nullptr) return;
+    const char* row = reinterpret_cast<const char*>(next + p * stride);
+    _mm_prefetch(row, _MM_HINT_T0);
+    if (bytes > 64) _mm_prefetch(row + 64, _MM_HINT_T0);
+  }
+  NKIGRAPH_AVX512 __m512 Load(int64_t p, int v) const {
+    return _mm512_loadu_ps(panel + p * kAvx512Width + 16 * v);
+  }
+};
+
+// 16 columns from `src` widened to float32, of which `mask` says which are
+// there (zero in the others). float16 NaNs become the one quiet NaN
+// LoadRowAsFloat gives for them all (the conversion keeps their payloads).
+// The zero-masked conversions: GCC 12 warns of the unmasked ones' undefined
+// pass-through operand; with every lane kept they are the same
+// instructions.
+template <proto::DType kDType>
+NKIGRAPH_AVX512 __m512 Widen16(const uint8_t* src, __mmask16 mask) {
+  if constexpr (kDType == proto::FLOAT32) {
+    return _mm512_maskz_loadu_ps(mask, src);
+  } else if constexpr (kDType == proto::BFLOAT16) {
+    const __m512i wide = _mm512_maskz_cvtepu16_epi32(
+        0xffff, _mm256_maskz_loadu_epi16(mask, src));
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, wide, 16));
+  } else {
+    static_assert(kDType == proto::FLOAT16);
+    const __m512 x =
+        _mm512_maskz_cvtph_ps(0xffff, _mm256_maskz_loadu_epi16(mask, src));
+    const __mmask16 is_nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_mask_mov_ps(
+        x, is_nan, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+  }
+}
+
+template <proto::DType kDType>
+struct SourceRows {
+  static constexpr int kSize = kDType == proto::FLOAT32 ? 4 : 2;
+  // Rows a partition apart defeat the hardware prefetcher, which starts
+  // afresh on every row: ask for rows this far ahead (the first panel of a
+  // product; the others were fetched by PanelRows).
+  static constexpr int64_t kRowsAhead = 24;
+  const uint8_t* src;  // column j of row 0
+  int64_t stride;
+  int64_t k;
+  __mmask16 masks[2];
+  float* panel;
+  NKIGRAPH_AVX512 void Prefetch(int64_t p) const {
+    if (p + kRowsAhead < k) {
+      const char* ahead =
+          reinterpret_cast<const char*>(src + (p + kRowsAhead) * stride);
+      _mm_prefetch(ahead, _MM_HINT_T0);
+      if (kSize == 4) _mm_prefetch(ahead + 64, _MM_HINT_T0);
+    }
+  }
+  NKIGRAPH_AVX512 __m512 Load(int64_t p, int v) const {
+    const __m512 x =
+        Widen16<kDType>(src + p * stride + 16 * v * kSize, masks[v]);
+    _mm512_storeu_ps(panel + p * kAvx512Width + 16 * v, x);
+    return x;
+  }
+};
+
 // Rows [i0, i0 + R) and the columns of `masks` of c from the stationary
-// block `s` (R floats per p) and the panel (32 floats per p).
-template <int R, int V>
-NKIGRAPH_AVX512 void Avx512Block(int64_t k, const float* s, const float* panel,
+// block `s` (R floats per p) and the moving rows `b`.
+template <int R, int V, class B>
+NKIGRAPH_AVX512 void Avx512Block(int64_t k, const float* s, const B& b,
                                  float* out, int64_t ld,
                                  const __mmask16 (&masks)[2], bool accumulate) {
   __m512 acc[R][V];
@@ -208,16 +307,17 @@ NKIGRAPH_AVX512 void Avx512Block(int64_t k, const float* s, const float* panel,
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
   }
-  for (int64_t p = 0; p < k; ++p, s += R, panel += kAvx512Width) {
-    __m512 b[V];
+  for (int64_t p = 0; p < k; ++p, s += R) {
+    b.Prefetch(p);
+    __m512 row[V];
 #pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) b[v] = _mm512_loadu_ps(panel + 16 * v);
+    for (int v = 0; v < V; ++v) row[v] = b.Load(p, v);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512 a = _mm512_set1_ps(s[r]);
 #pragma GCC unroll 2
       for (int v = 0; v < V; ++v) {
-        acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+        acc[r][v] = _mm512_fmadd_ps(a, row[v], acc[r][v]);
       }
     }
   }
@@ -233,57 +333,109 @@ NKIGRAPH_AVX512 void Avx512Block(int64_t k, const float* s, const float* panel,
   }
 }
 
-template <int V>
-NKIGRAPH_AVX512 void Avx512Rows(int64_t k, int64_t m, const float* st,
-                                const float* panel, float* out, int64_t ld,
-                                const __mmask16 (&masks)[2], bool accumulate) {
-  int64_t i = 0;
-  for (; i + kAvx512Rows <= m; i += kAvx512Rows) {
-    Avx512Block<kAvx512Rows, V>(k, st + i * k, panel, out + i * ld, ld, masks,
-                                accumulate);
-  }
+// Rows [i, i + min(8, m - i)) of c.
+template <int V, class B>
+NKIGRAPH_AVX512 void Avx512RowBlock(int64_t k, int64_t m, int64_t i,
+                                    const float* st, const B& b, float* out,
+                                    int64_t ld, const __mmask16 (&masks)[2],
+                                    bool accumulate) {
   const float* s = st + i * k;
   out += i * ld;
-  switch (m - i) {
+  switch (std::min<int64_t>(kAvx512Rows, m - i)) {
+    case 8:
+      return Avx512Block<8, V>(k, s, b, out, ld, masks, accumulate);
     case 7:
-      return Avx512Block<7, V>(k, s, panel, out, ld, masks, accumulate);
+      return Avx512Block<7, V>(k, s, b, out, ld, masks, accumulate);
     case 6:
-      return Avx512Block<6, V>(k, s, panel, out, ld, masks, accumulate);
+      return Avx512Block<6, V>(k, s, b, out, ld, masks, accumulate);
     case 5:
-      return Avx512Block<5, V>(k, s, panel, out, ld, masks, accumulate);
+      return Avx512Block<5, V>(k, s, b, out, ld, masks, accumulate);
     case 4:
-      return Avx512Block<4, V>(k, s, panel, out, ld, masks, accumulate);
+      return Avx512Block<4, V>(k, s, b, out, ld, masks, accumulate);
     case 3:
-      return Avx512Block<3, V>(k, s, panel, out, ld, masks, accumulate);
+      return Avx512Block<3, V>(k, s, b, out, ld, masks, accumulate);
     case 2:
-      return Avx512Block<2, V>(k, s, panel, out, ld, masks, accumulate);
+      return Avx512Block<2, V>(k, s, b, out, ld, masks, accumulate);
     case 1:
-      return Avx512Block<1, V>(k, s, panel, out, ld, masks, accumulate);
+      return Avx512Block<1, V>(k, s, b, out, ld, masks, accumulate);
     default:
       return;
   }
 }
 
+// Every row block of one panel: the first reads the moving rows where
+// they lie (for the dtypes SourceRows widens; others are packed first),
+// the rest the panel it leaves.
+// Whether SourceRows reads `dtype` where it lies.
+bool SourceReadable(proto::DType dtype) {
+  return dtype == proto::FLOAT32 || dtype == proto::BFLOAT16 ||
+         dtype == proto::FLOAT16;
+}
+
+// `next_w`: the columns of the panel after this one (0: none).
+template <int V>
+NKIGRAPH_AVX512 void Avx512Panel(int64_t k, int64_t m, int64_t j, int64_t w,
+                                 int64_t next_w, const float* st,
+                                 const MatmulOperand& mv, float* panel,
+                                 float* out, int64_t ld,
+                                 const __mmask16 (&masks)[2], bool accumulate,
+                                 std::vector<float>& row) {
+  const int64_t size = DTypeSize(mv.dtype);
+  auto first = [&](auto source) NKIGRAPH_AVX512 {
+    source.src = mv.data + j * size;
+    source.stride = mv.stride;
+    source.k = k;
+    source.masks[0] = masks[0];
+    source.masks[1] = masks[1];
+    source.panel = panel;
+    Avx512RowBlock<V>(k, m, 0, st, source, out, ld, masks, accumulate);
+  };
+  int64_t i0 = kAvx512Rows;
+  switch (mv.dtype) {
+    case proto::FLOAT32:
+      first(SourceRows<proto::FLOAT32>{});
+      break;
+    case proto::BFLOAT16:
+      first(SourceRows<proto::BFLOAT16>{});
+      break;
+    case proto::FLOAT16:
+      first(SourceRows<proto::FLOAT16>{});
+      break;
+    default:
+      PackPanels(k, j, j + w, kAvx512Width, mv, row, panel);
+      i0 = 0;
+      break;
+  }
+  const PanelRows panel_rows{panel};
+  for (int64_t i = i0; i < m; i += kAvx512Rows) {
+    if (i == kAvx512Rows && next_w > 0 && SourceReadable(mv.dtype)) {
+      const PanelRows fetching{panel, mv.data + (j + kAvx512Width) * size,
+                               mv.stride, next_w * size};
+      Avx512RowBlock<V>(k, m, i, st, fetching, out, ld, masks, accumulate);
+      continue;
+    }
+    Avx512RowBlock<V>(k, m, i, st, panel_rows, out, ld, masks, accumulate);
+  }
+}
+
 // Columns [j0, j1), a 32-column panel at a time: the panel (16 KiB at
 // K 128) stays in the L1 cache while every row block reads it.
-void Avx512Columns(int64_t k, int64_t m, int64_t j0, int64_t j1,
-                   const float* st, const MatmulOperand& mv, const MatmulOut& c,
-                   bool accumulate) {
-  std::vector<float>& panel = ThreadScratch().panel;
-  panel.resize(k * kAvx512Width);
-  auto mask = [](int64_t bits) {
-    return static_cast<__mmask16>(bits >= 16 ? 0xffff : (1u << bits) - 1);
-  };
+NKIGRAPH_AVX512 void Avx512Columns(int64_t k, int64_t m, int64_t j0, int64_t j1,
+                                   const float* st, const MatmulOperand& mv,
+                                   const MatmulOut& c, bool accumulate) {
+  Scratch& scratch = ThreadScratch();
+  float* const panel = scratch.Panels(k * kAvx512Width);
   for (int64_t j = j0; j < j1; j += kAvx512Width) {
     const int64_t w = std::min(kAvx512Width, j1 - j);
-    PackPanel(k, j, w, kAvx512Width, mv, panel.data());
-    const __mmask16 masks[2] = {mask(w), mask(std::max<int64_t>(w - 16, 0))};
+    const int64_t next_w =
+        std::clamp<int64_t>(j1 - j - kAvx512Width, 0, kAvx512Width);
+    const __mmask16 masks[2] = {Mask16(w), Mask16(w - 16)};
     if (w > 16) {
-      Avx512Rows<2>(k, m, st, panel.data(), c.data + j, c.ld, masks,
-                    accumulate);
+      Avx512Panel<2>(k, m, j, w, next_w, st, mv, panel, c.data + j, c.ld, masks,
+                     accumulate, scratch.row);
     } else {
-      Avx512Rows<1>(k, m, st, panel.data(), c.data + j, c.ld, masks,
-                    accumulate);
+      Avx512Panel<1>(k, m, j, w, next_w, st, mv, panel, c.data + j, c.ld, masks,
+                     accumulate, scratch.row);
     }
   }
 }
@@ -291,7 +443,9 @@ void Avx512Columns(int64_t k, int64_t m, int64_t j0, int64_t j1,
 // ---- Dispatch ----
 
 bool HaveAvx512() {
-  static const bool have = __builtin_cpu_supports("avx512f");
+  static const bool have = __builtin_cpu_supports("avx512f") &&
+                           __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512vl");
   return have;
 }
 

@@ -16,13 +16,16 @@
 // Row p of each operand is its partition p: the stationary operand's
 // st[p][0..m), the moving one's mv[p][0..n), each contiguous. Rows a
 // partition apart lie hundreds of KiB apart, at the same offset in the
-// cache's set index, so a register block cannot read them where they lie
-// (a 128-row panel maps to one L1 set and two L2 sets: four times slower
-// than dense rows). Each call therefore copies, widened to float32, the
-// stationary operand once into blocks of the register block's rows, and
-// the moving operand one panel of columns at a time into a buffer the
-// row blocks then read from the L1 cache; both copies together are about
-// 1% of the multiply-adds of a 128 x 128 x 512 product.
+// caches' set index, so a register block cannot keep them cached between
+// row blocks where they lie (a 128-row panel maps to one L1 set and two L2
+// sets; a kernel reading them there took four times as long). So the
+// stationary operand is widened to float32 once per call into blocks of
+// the register block's rows (64 KiB at most), and the moving operand is
+// read a panel of columns at a time: the first row block of a panel reads
+// it where it lies (AVX-512: float32, bfloat16 and float16, widened in
+// registers; other dtypes are widened into the panel first) and leaves it
+// in a panel buffer, from which the other row blocks read it in the L1
+// cache, while one of them fetches the next panel's rows into the cache.
 
 #include <cstdint>
 
