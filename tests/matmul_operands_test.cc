@@ -1,9 +1,9 @@
 // nc_matmul's operands wherever they lie (dense, rows a partition apart, a
-// slice of a wider tile; float32 in place or gathered, bfloat16 widened):
-// the result must be bit for bit the same cblas_sgemm calls on dense host
-// copies of the same values.
-#include <cblas.h>
-
+// slice of a wider tile; float32, bfloat16 widened): the result must be bit
+// for bit the products of dense host copies of the same values in the order
+// ops/matmul_kernel.h defines (an fma chain per element from +0, then one
+// addition onto the accumulated value), written out here.
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -44,24 +44,31 @@ std::vector<float> Rounded(std::vector<float> v, proto::DType dtype) {
   return v;
 }
 
+// c (+)= st^T mv for [kK, kM] st and the [kK, kN] columns of mv from
+// column `col` of its `ld`.
+void Product(const std::vector<float>& st, const std::vector<float>& mv,
+             int64_t ld, int64_t col, bool accumulate, std::vector<float>& c) {
+  for (int64_t i = 0; i < kM; ++i) {
+    for (int64_t j = 0; j < kN; ++j) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < kK; ++p) {
+        acc = std::fma(st[p * kM + i], mv[p * ld + col + j], acc);
+      }
+      c[i * kN + j] = accumulate ? c[i * kN + j] + acc : acc;
+    }
+  }
+}
+
 // c = st0^T mv0, then c += st1^T mv1[:, 5:5+kN] (mv1 is [kK, kN + 9]).
 void Reference(const std::vector<float>& st0, const std::vector<float>& mv0,
                const std::vector<float>& st1, const std::vector<float>& mv1,
                std::vector<float>& c) {
   c.assign(kM * kN, 0.0f);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, kM, kN, kK, 1.0f,
-              st0.data(), kM, mv0.data(), kN, 0.0f, c.data(), kN);
-  std::vector<float> mv1_slice;
-  for (int64_t k = 0; k < kK; ++k) {
-    for (int64_t n = 0; n < kN; ++n) {
-      mv1_slice.push_back(mv1[k * (kN + 9) + 5 + n]);
-    }
-  }
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, kM, kN, kK, 1.0f,
-              st1.data(), kM, mv1_slice.data(), kN, 1.0f, c.data(), kN);
+  Product(st0, mv0, kN, 0, /*accumulate=*/false, c);
+  Product(st1, mv1, kN + 9, 5, /*accumulate=*/true, c);
 }
 
-TEST(MatmulOperandsTest, BitIdenticalToSgemmWhereverOperandsLie) {
+TEST(MatmulOperandsTest, BitIdenticalToTheDefinedOrderWhereverOperandsLie) {
   for (const proto::DType dtype : {proto::FLOAT32, proto::BFLOAT16}) {
     SCOPED_TRACE(DTypeName(dtype));
     absl::StatusOr<proto::Graph> graph = Trace1([&](Tracer& t) {
@@ -102,7 +109,7 @@ TEST(MatmulOperandsTest, BitIdenticalToSgemmWhereverOperandsLie) {
     const std::vector<float>& got = out->at("out").f32;
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
-      // Bit for bit: the same calls on the same values.
+      // Bit for bit: the same order on the same values.
       ASSERT_EQ(got[i], want[i]) << "element " << i;
     }
   }
