@@ -516,6 +516,9 @@ SplitPool& Splitter() {
 // it saves.
 constexpr int64_t kMinSplitWork = 1 << 20;
 
+// The most tasks a split product is cut into.
+constexpr int64_t kMaxTasks = 16;
+
 }  // namespace
 
 bool MatmulPathAvailable(MatmulPath path) {
@@ -551,19 +554,25 @@ void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
   Scratch& scratch = ThreadScratch();
   PackStationary(k, m, BlockRows(path), st, scratch.row, scratch.stationary);
   const float* packed = scratch.stationary.data();
-  // Whole 32-column panels per thread.
+  // Tasks of whole 32-column panels (up to kMaxTasks), which the threads
+  // take in turn: a helper that wakes late (the pool's threads sleep
+  // between products) finds fewer left rather than holding the caller up,
+  // which matters on a loaded machine. Which thread sums an element never
+  // changes its order.
   const int64_t panels = (n + 31) / 32;
-  const int parts = static_cast<int>(std::min<int64_t>(
-      std::max(1, threads), k * m * n >= kMinSplitWork ? panels : 1));
-  if (parts > 1) {
+  const int64_t work_threads = std::min<int64_t>(
+      std::max(1, threads), k * m * n >= kMinSplitWork ? panels : 1);
+  if (work_threads > 1) {
     SplitPool& splitter = Splitter();
     if (splitter.mu.TryLock()) {
-      if (splitter.pool == nullptr || splitter.pool->threads() < parts) {
-        splitter.pool = std::make_unique<WorkerPool>(parts);
+      if (splitter.pool == nullptr || splitter.pool->threads() < work_threads) {
+        splitter.pool =
+            std::make_unique<WorkerPool>(static_cast<int>(work_threads));
       }
-      splitter.pool->Run(parts, [&](int part) {
-        const int64_t j0 = std::min(n, panels * part / parts * 32);
-        const int64_t j1 = std::min(n, panels * (part + 1) / parts * 32);
+      const int tasks = static_cast<int>(std::min<int64_t>(panels, kMaxTasks));
+      splitter.pool->Run(tasks, [&](int task) {
+        const int64_t j0 = std::min(n, panels * task / tasks * 32);
+        const int64_t j1 = std::min(n, panels * (task + 1) / tasks * 32);
         Columns(path, k, m, j0, j1, packed, mv, c, accumulate);
       });
       splitter.mu.Unlock();
