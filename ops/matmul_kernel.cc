@@ -245,10 +245,10 @@ __mmask16 Mask16(int64_t bits) {
 // row blocks read the buffer from the L1 cache.
 struct PanelRows {
   const float* panel;
-  // The next panel's rows where they lie, fetched into L2 meanwhile (null:
-  // none), `bytes` of each: the first row block of the next panel then
-  // finds them there rather than in L3 or memory (where it waited on them
-  // for a quarter of a 128 x 128 x 512 product's time).
+  // The next panel's rows where they lie, fetched into the cache meanwhile
+  // (null: none), `bytes` of each: the first row block of the next panel
+  // then finds them there rather than in L3 or memory (where, unfetched, it
+  // waited on them for about a quarter of the kernel's time).
   const uint8_t* next = nullptr;
   int64_t stride = 0;
   int64_t bytes = 0;
