@@ -39,9 +39,9 @@ void PackStationary(int64_t k, int64_t m, int rows, const MatmulOperand& st,
     float* block = out.data() + p * rows;
     // Whole blocks, each `rows` floats per p: a fixed-size copy for the
     // AVX-512 path's 8 (the compiler moves it in one vector).
-    if (rows == 8) {
-      for (int64_t i0 = 0; i0 < full; i0 += 8, block += 8 * k) {
-        std::memcpy(block, row.data() + i0, 8 * sizeof(float));
+    if (rows == 6) {
+      for (int64_t i0 = 0; i0 < full; i0 += 6, block += 6 * k) {
+        std::memcpy(block, row.data() + i0, 6 * sizeof(float));
       }
     } else {
       for (int64_t i0 = 0; i0 < full; i0 += rows, block += rows * k) {
@@ -145,17 +145,17 @@ NKIGRAPH_AVX2 void Avx2Block(int64_t k, const float* s, const float* panel,
   __m256 acc[R][V];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_ps();
   }
   for (int64_t p = 0; p < k; ++p, s += R, panel += kAvx2Width) {
     __m256 b[V];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int v = 0; v < V; ++v) b[v] = _mm256_loadu_ps(panel + 8 * v);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m256 a = _mm256_broadcast_ss(s + r);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int v = 0; v < V; ++v) {
         acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
       }
@@ -163,7 +163,7 @@ NKIGRAPH_AVX2 void Avx2Block(int64_t k, const float* s, const float* panel,
   }
   // Lanes below `w` in each vector, as maskload and maskstore take them.
   __m256i masks[V];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int v = 0; v < V; ++v) {
     masks[v] =
         _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(w - 8 * v)),
@@ -171,7 +171,7 @@ NKIGRAPH_AVX2 void Avx2Block(int64_t k, const float* s, const float* panel,
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       float* o = out + r * ld + 8 * v;
       __m256 x = acc[r][v];
@@ -225,12 +225,13 @@ void Avx2Columns(int64_t k, int64_t m, int64_t j0, int64_t j1, const float* st,
   }
 }
 
-// ---- AVX-512: blocks of up to 8 rows x 32 columns (16 accumulators) ----
+// ---- AVX-512: blocks of up to 6 rows x 64 columns (24 accumulators) ----
 
 #define NKIGRAPH_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
-constexpr int kAvx512Rows = 8;
-constexpr int64_t kAvx512Width = 32;
+constexpr int kAvx512Rows = 6;
+constexpr int kAvx512Vectors = 4;
+constexpr int64_t kAvx512Width = 16 * kAvx512Vectors;
 
 // The lanes below `bits` of a 16-lane vector.
 __mmask16 Mask16(int64_t bits) {
@@ -238,7 +239,7 @@ __mmask16 Mask16(int64_t bits) {
   return static_cast<__mmask16>(bits >= 16 ? 0xffff : (1u << bits) - 1);
 }
 
-// Where a row block reads its 32 columns of row p of the moving operand.
+// Where a row block reads its 64 columns of row p of the moving operand.
 // The first row block of a panel reads them where they lie, widening them
 // and keeping them in the panel buffer as it goes, so that fetching them
 // (from L3, rows a partition apart) overlaps its multiply-adds; the other
@@ -255,8 +256,7 @@ struct PanelRows {
   NKIGRAPH_AVX512 void Prefetch(int64_t p) const {
     if (next == nullptr) return;
     const char* row = reinterpret_cast<const char*>(next + p * stride);
-    _mm_prefetch(row, _MM_HINT_T0);
-    if (bytes > 64) _mm_prefetch(row + 64, _MM_HINT_T0);
+    for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
   }
   NKIGRAPH_AVX512 __m512 Load(int64_t p, int v) const {
     return _mm512_loadu_ps(panel + p * kAvx512Width + 16 * v);
@@ -297,14 +297,15 @@ struct SourceRows {
   const uint8_t* src;  // column j of row 0
   int64_t stride;
   int64_t k;
-  __mmask16 masks[2];
+  __mmask16 masks[kAvx512Vectors];
   float* panel;
   NKIGRAPH_AVX512 void Prefetch(int64_t p) const {
     if (p + kRowsAhead < k) {
       const char* ahead =
           reinterpret_cast<const char*>(src + (p + kRowsAhead) * stride);
-      _mm_prefetch(ahead, _MM_HINT_T0);
-      if (kSize == 4) _mm_prefetch(ahead + 64, _MM_HINT_T0);
+      for (int b = 0; b < kAvx512Width * kSize; b += 64) {
+        _mm_prefetch(ahead + b, _MM_HINT_T0);
+      }
     }
   }
   NKIGRAPH_AVX512 __m512 Load(int64_t p, int v) const {
@@ -320,22 +321,23 @@ struct SourceRows {
 template <int R, int V, class B>
 NKIGRAPH_AVX512 void Avx512Block(int64_t k, const float* s, const B& b,
                                  float* out, int64_t ld,
-                                 const __mmask16 (&masks)[2], bool accumulate) {
+                                 const __mmask16 (&masks)[kAvx512Vectors],
+                                 bool accumulate) {
   __m512 acc[R][V];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
   }
   for (int64_t p = 0; p < k; ++p, s += R) {
     b.Prefetch(p);
     __m512 row[V];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int v = 0; v < V; ++v) row[v] = b.Load(p, v);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512 a = _mm512_set1_ps(s[r]);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int v = 0; v < V; ++v) {
         acc[r][v] = _mm512_fmadd_ps(a, row[v], acc[r][v]);
       }
@@ -343,7 +345,7 @@ NKIGRAPH_AVX512 void Avx512Block(int64_t k, const float* s, const B& b,
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       float* o = out + r * ld + 16 * v;
       __m512 x = acc[r][v];
@@ -357,15 +359,12 @@ NKIGRAPH_AVX512 void Avx512Block(int64_t k, const float* s, const B& b,
 template <int V, class B>
 NKIGRAPH_AVX512 void Avx512RowBlock(int64_t k, int64_t m, int64_t i,
                                     const float* st, const B& b, float* out,
-                                    int64_t ld, const __mmask16 (&masks)[2],
+                                    int64_t ld,
+                                    const __mmask16 (&masks)[kAvx512Vectors],
                                     bool accumulate) {
   const float* s = st + i * k;
   out += i * ld;
   switch (std::min<int64_t>(kAvx512Rows, m - i)) {
-    case 8:
-      return Avx512Block<8, V>(k, s, b, out, ld, masks, accumulate);
-    case 7:
-      return Avx512Block<7, V>(k, s, b, out, ld, masks, accumulate);
     case 6:
       return Avx512Block<6, V>(k, s, b, out, ld, masks, accumulate);
     case 5:
@@ -398,15 +397,14 @@ NKIGRAPH_AVX512 void Avx512Panel(int64_t k, int64_t m, int64_t j, int64_t w,
                                  int64_t next_w, const float* st,
                                  const MatmulOperand& mv, float* panel,
                                  float* out, int64_t ld,
-                                 const __mmask16 (&masks)[2], bool accumulate,
-                                 std::vector<float>& row) {
+                                 const __mmask16 (&masks)[kAvx512Vectors],
+                                 bool accumulate, std::vector<float>& row) {
   const int64_t size = DTypeSize(mv.dtype);
   auto first = [&](auto source) NKIGRAPH_AVX512 {
     source.src = mv.data + j * size;
     source.stride = mv.stride;
     source.k = k;
-    source.masks[0] = masks[0];
-    source.masks[1] = masks[1];
+    std::copy_n(masks, kAvx512Vectors, source.masks);
     source.panel = panel;
     Avx512RowBlock<V>(k, m, 0, st, source, out, ld, masks, accumulate);
   };
@@ -438,7 +436,7 @@ NKIGRAPH_AVX512 void Avx512Panel(int64_t k, int64_t m, int64_t j, int64_t w,
   }
 }
 
-// Columns [j0, j1), a 32-column panel at a time: the panel (16 KiB at
+// Columns [j0, j1), a 64-column panel at a time: the panel (32 KiB at
 // K 128) stays in the L1 cache while every row block reads it.
 NKIGRAPH_AVX512 void Avx512Columns(int64_t k, int64_t m, int64_t j0, int64_t j1,
                                    const float* st, const MatmulOperand& mv,
@@ -449,13 +447,25 @@ NKIGRAPH_AVX512 void Avx512Columns(int64_t k, int64_t m, int64_t j0, int64_t j1,
     const int64_t w = std::min(kAvx512Width, j1 - j);
     const int64_t next_w =
         std::clamp<int64_t>(j1 - j - kAvx512Width, 0, kAvx512Width);
-    const __mmask16 masks[2] = {Mask16(w), Mask16(w - 16)};
-    if (w > 16) {
-      Avx512Panel<2>(k, m, j, w, next_w, st, mv, panel, c.data + j, c.ld, masks,
-                     accumulate, scratch.row);
-    } else {
-      Avx512Panel<1>(k, m, j, w, next_w, st, mv, panel, c.data + j, c.ld, masks,
-                     accumulate, scratch.row);
+    __mmask16 masks[kAvx512Vectors];
+    for (int v = 0; v < kAvx512Vectors; ++v) masks[v] = Mask16(w - 16 * v);
+    switch ((w + 15) / 16) {
+      case 4:
+        Avx512Panel<4>(k, m, j, w, next_w, st, mv, panel, c.data + j, c.ld,
+                       masks, accumulate, scratch.row);
+        break;
+      case 3:
+        Avx512Panel<3>(k, m, j, w, next_w, st, mv, panel, c.data + j, c.ld,
+                       masks, accumulate, scratch.row);
+        break;
+      case 2:
+        Avx512Panel<2>(k, m, j, w, next_w, st, mv, panel, c.data + j, c.ld,
+                       masks, accumulate, scratch.row);
+        break;
+      default:
+        Avx512Panel<1>(k, m, j, w, next_w, st, mv, panel, c.data + j, c.ld,
+                       masks, accumulate, scratch.row);
+        break;
     }
   }
 }
@@ -545,7 +555,8 @@ void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
   if (m <= 0 || n <= 0) return;
   // The first panel's moving rows are fetched while the stationary operand
   // is packed (the later panels' are fetched during the products).
-  const int64_t first_bytes = std::min<int64_t>(n, 32) * DTypeSize(mv.dtype);
+  const int64_t first_bytes =
+      std::min<int64_t>(n, kAvx512Width) * DTypeSize(mv.dtype);
   for (int64_t p = 0; p < k; ++p) {
     for (int64_t b = 0; b < first_bytes; b += 64) {
       __builtin_prefetch(mv.data + p * mv.stride + b);
@@ -554,12 +565,12 @@ void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
   Scratch& scratch = ThreadScratch();
   PackStationary(k, m, BlockRows(path), st, scratch.row, scratch.stationary);
   const float* packed = scratch.stationary.data();
-  // Tasks of whole 32-column panels (up to kMaxTasks), which the threads
+  // Tasks of whole 64-column panels (up to kMaxTasks), which the threads
   // take in turn: a helper that wakes late (the pool's threads sleep
   // between products) finds fewer left rather than holding the caller up,
   // which matters on a loaded machine. Which thread sums an element never
   // changes its order.
-  const int64_t panels = (n + 31) / 32;
+  const int64_t panels = (n + kAvx512Width - 1) / kAvx512Width;
   const int64_t work_threads = std::min<int64_t>(
       std::max(1, threads), k * m * n >= kMinSplitWork ? panels : 1);
   if (work_threads > 1) {
@@ -571,8 +582,9 @@ void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
       }
       const int tasks = static_cast<int>(std::min<int64_t>(panels, kMaxTasks));
       splitter.pool->Run(tasks, [&](int task) {
-        const int64_t j0 = std::min(n, panels * task / tasks * 32);
-        const int64_t j1 = std::min(n, panels * (task + 1) / tasks * 32);
+        const int64_t j0 = std::min(n, panels * task / tasks * kAvx512Width);
+        const int64_t j1 =
+            std::min(n, panels * (task + 1) / tasks * kAvx512Width);
         Columns(path, k, m, j0, j1, packed, mv, c, accumulate);
       });
       splitter.mu.Unlock();

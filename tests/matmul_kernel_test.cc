@@ -24,7 +24,7 @@ struct Shape {
 };
 
 // Shapes covering K, M and N pairwise around the register blocks' edges
-// (AVX-512 8 x 32, AVX2 6 x 16 and 8-column vectors) and at the hardware's
+// (AVX-512 6 x 64, AVX2 6 x 16 and 8-column vectors) and at the hardware's
 // limits (K 128, M 128, N 512).
 constexpr Shape kShapes[] = {
     {1, 1, 1},      {1, 8, 32},      {2, 7, 33},    {3, 9, 17},
@@ -32,6 +32,7 @@ constexpr Shape kShapes[] = {
     {31, 5, 8},     {33, 12, 31},    {64, 17, 100}, {100, 3, 47},
     {127, 64, 511}, {128, 128, 512}, {128, 127, 9}, {128, 11, 64},
     {17, 128, 65},  {64, 1, 7},      {1, 127, 129}, {128, 2, 250},
+    {9, 6, 48},     {4, 19, 63},
 };
 
 float RandomValue(std::mt19937& rng) {
