@@ -69,11 +69,19 @@ void ElementLoop(uint8_t* dst, int64_t dst_row, int64_t dst_col,
 
 TEST(CopyBlockTest, MatchesAnElementLoopForEveryLayout) {
   std::vector<Case> cases;
-  // Odd sizes around the 32-element tile; row-major, padded, transposed
-  // (either side), both strided, negative strides; every element size.
+  // Odd sizes around the 32-element tile and the 8- and 16-element blocks
+  // transposed in registers (with strips past them on both sides);
+  // row-major, padded, transposed (either side), both strided, negative
+  // strides; every element size.
   for (const int64_t esize : {1, 2, 3, 4, 8}) {
-    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
-             {1, 1}, {1, 37}, {37, 1}, {33, 65}, {70, 129}}) {
+    for (const auto& [rows, cols] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 1},
+                                                  {1, 37},
+                                                  {37, 1},
+                                                  {16, 16},
+                                                  {8, 24},
+                                                  {33, 65},
+                                                  {70, 129}}) {
       cases.push_back({rows, cols, esize, cols, 1, cols, 1});
       cases.push_back({rows, cols, esize, cols + 3, 1, cols + 5, 1});
       cases.push_back({rows, cols, esize, 1, rows + 1, cols + 2, 1});
@@ -93,18 +101,26 @@ TEST(CopyBlockTest, MatchesAnElementLoopForEveryLayout) {
     const int64_t e = c.esize;
     const Arena src =
         MakeArena(c.rows, c.cols, c.src_row * e, c.src_col * e, e, seed++);
-    Arena dst =
+    const Arena before =
         MakeArena(c.rows, c.cols, c.dst_row * e, c.dst_col * e, e, seed++);
-    Arena want = dst;
+    Arena want = before;
     ElementLoop(&want.bytes[want.origin], c.dst_row * e, c.dst_col * e,
                 &src.bytes[src.origin], c.src_row * e, c.src_col * e, c.rows,
                 c.cols, e);
-    ops::CopyBlock(
-        {&dst.bytes[dst.origin], c.rows, c.cols, c.dst_row * e, c.dst_col * e},
-        {&src.bytes[src.origin], c.rows, c.cols, c.src_row * e, c.src_col * e},
-        e);
-    // Elements outside the block are left alone too.
-    EXPECT_EQ(dst.bytes, want.bytes);
+    for (const ops::BlockCopyPath path :
+         {ops::BlockCopyPath::kScalar, ops::BlockCopyPath::kAvx2,
+          ops::BlockCopyPath::kAvx512}) {
+      if (!ops::BlockCopyPathAvailable(path)) continue;
+      SCOPED_TRACE(::testing::Message() << "path " << static_cast<int>(path));
+      Arena dst = before;
+      ops::CopyBlock({&dst.bytes[dst.origin], c.rows, c.cols, c.dst_row * e,
+                      c.dst_col * e},
+                     {&src.bytes[src.origin], c.rows, c.cols, c.src_row * e,
+                      c.src_col * e},
+                     e, path);
+      // Elements outside the block are left alone too.
+      EXPECT_EQ(dst.bytes, want.bytes);
+    }
   }
 }
 
