@@ -627,6 +627,70 @@ TEST(OpDmaTransposeTest, Bf16TwoDim) {
   EXPECT_THAT(out->at("out").f32, ElementsAre(1, -4, 2, 0.5f, 3, 6));
 }
 
+// x[i] = i in row-major order, for a dtype that holds these integers.
+std::vector<float> Counting(int64_t n) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(i);
+  return v;
+}
+
+// Past the 8 x 8 blocks a vector transpose moves at once, with strips of
+// 3 rows and 5 columns: every element lands where the index says.
+TEST(OpDmaTransposeTest, Fp16TwoDimPastWholeBlocks) {
+  constexpr int64_t kRows = 19, kCols = 21;
+  absl::StatusOr<Outputs> out = TraceAndRun(
+      [](Tracer& t) {
+        Tensor x = t.Input("x", {kRows, kCols}, proto::FLOAT16);
+        Tensor y = builder::ndarray({kCols, kRows}, proto::FLOAT16,
+                                    Buffer::kSbuf, "y");
+        isa::dma_transpose(y, x);
+        Store(t, "out", y, proto::FLOAT16);
+      },
+      {Floats("x", {kRows, kCols}, Counting(kRows * kCols))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<float> want;
+  for (int64_t c = 0; c < kCols; ++c) {
+    for (int64_t r = 0; r < kRows; ++r) want.push_back(r * kCols + c);
+  }
+  EXPECT_THAT(out->at("out").f32, ElementsAreArray(want));
+}
+
+// y[c][b][a] = x[a][b][c] for axes (2, 1, 0), and
+// y[d][b][c][a] = x[a][b][c][d] for (3, 1, 2, 0).
+TEST(OpDmaTransposeTest, Bf16ThreeAndFourDims) {
+  absl::StatusOr<Outputs> out = TraceAndRun(
+      [](Tracer& t) {
+        Tensor x3 = t.Input("x3", {2, 3, 4}, proto::BFLOAT16);
+        Tensor y3 =
+            builder::ndarray({4, 3, 2}, proto::BFLOAT16, Buffer::kSbuf, "y3");
+        isa::dma_transpose(y3, x3, {2, 1, 0});
+        Store(t, "out3", y3, proto::BFLOAT16);
+        Tensor x4 = t.Input("x4", {2, 3, 2, 4}, proto::BFLOAT16);
+        Tensor y4 = builder::ndarray({4, 3, 2, 2}, proto::BFLOAT16,
+                                     Buffer::kSbuf, "y4");
+        isa::dma_transpose(y4, x4, {3, 1, 2, 0});
+        Store(t, "out4", y4, proto::BFLOAT16);
+      },
+      {Floats("x3", {2, 3, 4}, Counting(24)),
+       Floats("x4", {2, 3, 2, 4}, Counting(48))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<float> want3, want4;
+  for (int c = 0; c < 4; ++c) {
+    for (int b = 0; b < 3; ++b) {
+      for (int a = 0; a < 2; ++a) want3.push_back(a * 12 + b * 4 + c);
+    }
+  }
+  for (int d = 0; d < 4; ++d) {
+    for (int b = 0; b < 3; ++b) {
+      for (int c = 0; c < 2; ++c) {
+        for (int a = 0; a < 2; ++a) want4.push_back(a * 24 + b * 8 + c * 4 + d);
+      }
+    }
+  }
+  EXPECT_THAT(out->at("out3").f32, ElementsAreArray(want3));
+  EXPECT_THAT(out->at("out4").f32, ElementsAreArray(want4));
+}
+
 TEST(OpDmaComputeTest, AccumulatesIntoTheHbmRowSelectedByAScalarOffset) {
   absl::StatusOr<Outputs> out = TraceAndRun(
       [](Tracer& t) {

@@ -1,9 +1,8 @@
 // dma_transpose: dst = src with its access-pattern dims permuted by `axes`
 // ((1, 0), (2, 1, 0) or (3, 1, 2, 0)), moved bit-exactly by the DMA engines
 // into SBUF. 2-byte dtypes only.
-#include <cstring>
-
 #include "absl/strings/str_join.h"
+#include "ops/block_copy.h"
 #include "ops/exec_context.h"
 #include "ops/op_def.h"
 #include "ops/op_util.h"
@@ -82,25 +81,43 @@ absl::Status Execute(ExecContext& ctx) {
     src_stride[d] = stride;
     stride *= src.count(d);
   }
-  int64_t count[kMaxRank], step[kMaxRank], index[kMaxRank];
+  // dst's dims in order: count[k] elements, src_stride[axes[k]] apart in
+  // src and out_stride[k] apart in dst.
+  int64_t count[kMaxRank], step[kMaxRank], out_stride[kMaxRank];
   for (int k = 0; k < rank; ++k) {
     count[k] = src.count(static_cast<int>(axes[k]));
     step[k] = src_stride[axes[k]];
-    index[k] = 0;
+  }
+  stride = 1;
+  for (int k = rank - 1; k >= 0; --k) {
+    out_stride[k] = stride;
+    stride *= count[k];
   }
   NKI_ASSIGN_OR_RETURN(absl::Span<const uint8_t> in, ctx.ReadRaw(kSrc));
   absl::Span<uint8_t> out = ScratchBytes(ctx, 0, n * size);
-  int64_t from = 0;  // src element of the current dst element
-  for (int64_t o = 0; o < n; ++o) {
-    std::memcpy(&out[o * size], &in[from * size], size);
-    for (int k = rank - 1; k >= 0; --k) {
-      if (++index[k] < count[k]) {
+  // One block copy (a transposition of dst's first and last dims) for each
+  // index of the dims between them.
+  const int64_t last = rank - 1;
+  int64_t middle[kMaxRank] = {};
+  int64_t from = 0, to = 0;  // elements of the block's origin
+  for (;;) {
+    CopyBlock({out.data() + to * size, count[0], count[last],
+               out_stride[0] * size, out_stride[last] * size},
+              {in.data() + from * size, count[0], count[last], step[0] * size,
+               step[last] * size},
+              size);
+    int k = last - 1;
+    for (; k >= 1; --k) {
+      if (++middle[k] < count[k]) {
         from += step[k];
+        to += out_stride[k];
         break;
       }
       from -= step[k] * (count[k] - 1);
-      index[k] = 0;
+      to -= out_stride[k] * (count[k] - 1);
+      middle[k] = 0;
     }
+    if (k < 1) break;
   }
   return ctx.WriteRaw(kDst, out);
 }
