@@ -21,6 +21,9 @@
 // the moving tile in bfloat16 when `bf16`, against one sgemm of the same
 // size in the same run: the floor of the interpreter's matmuls.
 //
+// BM_TransposingCopies makes the run's transposing DMA copies alone, on
+// each code path of ops::CopyBlock in turn.
+//
 // BM_InterpDispatch runs a stream of tiny tensor_tensor instructions
 // ([1, 1] operands) and reports Run()'s time per instruction, wall and
 // CPU (setting the interpreter up and tearing it down excluded).
@@ -40,6 +43,7 @@
 #include "builder/tracer.h"
 #include "interp/interpreter.h"
 #include "kernels/registry.h"
+#include "ops/block_copy.h"
 #include "ops/matmul_kernel.h"
 #include "util/dtype.h"
 
@@ -221,6 +225,63 @@ BENCHMARK(BM_TileKernelCalls)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);
+
+// The transposing copies of one tiled_matmul 2048^3 run, as ops::CopyBlock
+// makes them: per m tile of 512 rows and k tile of 128, lhs^T into rows a
+// partition apart (kPartitionBytes, as on chip), and per m and n tile the
+// [128, 512] output tile back through out's transposed view; each code
+// path in turn in every round (`<path>_ms`: the best round), so that they
+// meet the same load. `bf16`: 2-byte elements.
+void BM_TransposingCopies(benchmark::State& state) {
+  constexpr int64_t kSize = 2048, kK = 128, kM = 512, kN = 128;
+  constexpr int64_t kPartitionBytes = 192 * 1024;
+  const int64_t esize = state.range(0) != 0 ? 2 : 4;
+  std::vector<uint8_t> lhs(kSize * kSize * esize, 1);
+  std::vector<uint8_t> out(kSize * kSize * esize, 0);
+  std::vector<uint8_t> sbuf(kK * kPartitionBytes, 2);
+  const int64_t ld = kSize * esize;
+  auto one_run = [&](ops::BlockCopyPath path) {
+    for (int64_t m0 = 0; m0 < kSize; m0 += kM) {
+      for (int64_t k0 = 0; k0 < kSize; k0 += kK) {
+        // lhs[m tile, k tile]^T into [k partitions, m].
+        ops::CopyBlock({sbuf.data() + k0 / kK * kM * esize, kK, kM,
+                        kPartitionBytes, esize},
+                       {lhs.data() + m0 * ld + k0 * esize, kK, kM, esize, ld},
+                       esize, path);
+      }
+      for (int64_t n0 = 0; n0 < kSize; n0 += kN) {
+        // out_t [n partitions, m] into out[m tile, n tile]^T.
+        ops::CopyBlock({out.data() + m0 * ld + n0 * esize, kN, kM, esize, ld},
+                       {sbuf.data(), kN, kM, kPartitionBytes, esize}, esize,
+                       path);
+      }
+    }
+  };
+  constexpr ops::BlockCopyPath kPaths[] = {ops::BlockCopyPath::kScalar,
+                                           ops::BlockCopyPath::kAvx2,
+                                           ops::BlockCopyPath::kAvx512};
+  constexpr const char* kNames[] = {"scalar_ms", "avx2_ms", "avx512_ms"};
+  double best[3] = {1e30, 1e30, 1e30};
+  for (auto _ : state) {
+    for (int i = 0; i < 3; ++i) {
+      if (!ops::BlockCopyPathAvailable(kPaths[i])) continue;
+      const bench::Stopwatch watch;
+      one_run(kPaths[i]);
+      best[i] = std::min(best[i], watch.Read().wall);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (best[i] < 1e30) state.counters[kNames[i]] = best[i] * 1e3;
+  }
+}
+BENCHMARK(BM_TransposingCopies)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgNames({"bf16"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(5);
 
 void BM_InterpDispatch(benchmark::State& state) {
   const int64_t count = state.range(0);
