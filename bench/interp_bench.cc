@@ -34,6 +34,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <vector>
@@ -222,6 +223,52 @@ BENCHMARK(BM_TileKernelCalls)
     ->Args({2, 0})
     ->Args({2, 1})
     ->ArgNames({"threads", "bf16"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+
+// The tile products of BM_TileKernelCalls with both operands lying as on
+// chip: partition p of every tile kPartitionBytes (192 KiB) apart, plus
+// `pad` bytes (0: as the interpreter lays SBUF out, where every row of a
+// tile falls in the same L1 and L2 cache sets), the moving tiles of one
+// m tile side by side in each partition as tiled_matmul holds lhs^T.
+void BM_TileKernelCallsOnChip(benchmark::State& state) {
+  constexpr int64_t kSize = 2048, kK = 128, kM = 128, kN = 512;
+  constexpr int64_t kPartitionBytes = 192 * 1024;
+  const int64_t stride = kPartitionBytes + state.range(0);
+  openblas_set_num_threads(1);
+  const std::vector<float> a = RandomMatrix(kSize * kSize, 1);
+  const std::vector<float> b = RandomMatrix(kSize * kSize, 2);
+  const bench::Elapsed sgemm = SgemmSeconds(kSize, a, b);
+  // Partition p: the stationary tile's row at 0, then the 16 moving tiles'.
+  std::vector<uint8_t> sbuf(kK * stride);
+  const std::vector<float> values = RandomMatrix(kK * stride / 4, 3);
+  std::memcpy(sbuf.data(), values.data(), sbuf.size());
+  const int64_t moving_at = kM * 4;
+  std::vector<float> psum(kM * kN);
+  bench::Elapsed total;
+  for (auto _ : state) {
+    const bench::Stopwatch watch;
+    for (int64_t tile = 0; tile < (kSize / kN) * (kSize / kM); ++tile) {
+      for (int64_t kt = 0; kt < kSize / kK; ++kt) {
+        ops::MatmulTile(
+            kK, kM, kN, {sbuf.data(), stride, proto::FLOAT32},
+            {sbuf.data() + moving_at + kt * kN * 4, stride, proto::FLOAT32},
+            {psum.data(), kN}, /*accumulate=*/kt != 0);
+      }
+    }
+    total += watch.Read();
+    benchmark::DoNotOptimize(psum.data());
+  }
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["tile_calls_ms"] = total.wall / runs * 1e3;
+  state.counters["ratio_vs_sgemm"] = total.wall / runs / sgemm.wall;
+  state.counters["cpu_ratio_vs_sgemm"] = total.cpu / runs / sgemm.cpu;
+}
+BENCHMARK(BM_TileKernelCallsOnChip)
+    ->Arg(0)
+    ->Arg(256)
+    ->ArgNames({"pad"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

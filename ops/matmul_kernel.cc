@@ -246,15 +246,19 @@ __mmask16 Mask16(int64_t bits) {
 // row blocks read the buffer from the L1 cache.
 struct PanelRows {
   const float* panel;
-  // The next panel's rows where they lie, fetched into the cache meanwhile
-  // (null: none), `bytes` of each: the first row block of the next panel
+  // Rows of the next panel where they lie, fetched into the cache meanwhile
+  // (`rows` of them from `next`, `bytes` of each; none when 0), one in each
+  // of this block's first steps: the first row block of the next panel
   // then finds them there rather than in L3 or memory (where, unfetched, it
-  // waited on them for about a quarter of the kernel's time).
+  // waited on them for about a quarter of the kernel's time). Each row
+  // block after the first fetches its share of the rows: fetched all by
+  // one row block, they were asked for faster than the memory gave them.
   const uint8_t* next = nullptr;
   int64_t stride = 0;
   int64_t bytes = 0;
+  int64_t rows = 0;
   NKIGRAPH_AVX512 void Prefetch(int64_t p) const {
-    if (next == nullptr) return;
+    if (p >= rows) return;
     const char* row = reinterpret_cast<const char*>(next + p * stride);
     for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
   }
@@ -424,15 +428,20 @@ NKIGRAPH_AVX512 void Avx512Panel(int64_t k, int64_t m, int64_t j, int64_t w,
       i0 = 0;
       break;
   }
-  const PanelRows panel_rows{panel};
+  // The row blocks after the first share the next panel's rows out.
+  const int64_t blocks = (m + kAvx512Rows - 1) / kAvx512Rows;
+  const bool fetch = next_w > 0 && SourceReadable(mv.dtype) && blocks > 1;
+  const int64_t share = fetch ? (k + blocks - 2) / (blocks - 1) : 0;
   for (int64_t i = i0; i < m; i += kAvx512Rows) {
-    if (i == kAvx512Rows && next_w > 0 && SourceReadable(mv.dtype)) {
-      const PanelRows fetching{panel, mv.data + (j + kAvx512Width) * size,
-                               mv.stride, next_w * size};
-      Avx512RowBlock<V>(k, m, i, st, fetching, out, ld, masks, accumulate);
-      continue;
+    PanelRows rows{panel};
+    const int64_t first = (i / kAvx512Rows - 1) * share;
+    if (fetch && i > 0 && first < k) {
+      rows.next = mv.data + first * mv.stride + (j + kAvx512Width) * size;
+      rows.stride = mv.stride;
+      rows.bytes = next_w * size;
+      rows.rows = std::min(share, k - first);
     }
-    Avx512RowBlock<V>(k, m, i, st, panel_rows, out, ld, masks, accumulate);
+    Avx512RowBlock<V>(k, m, i, st, rows, out, ld, masks, accumulate);
   }
 }
 
