@@ -25,7 +25,7 @@
 // it where it lies (AVX-512: float32, bfloat16 and float16, widened in
 // registers; other dtypes are widened into the panel first) and leaves it
 // in a panel buffer, from which the other row blocks read it in the L1
-// cache, while one of them fetches the next panel's rows into the cache.
+// cache, while each of them fetches a share of the next panel's rows.
 
 #include <cstdint>
 
