@@ -22,12 +22,19 @@ namespace {
 // columns (the register block's rows of c): block b holds, for each p in
 // turn, st[p][b * rows + r] for its r, so a block's broadcasts read one
 // stream. With rows 1 that is st transposed.
+//
+// Meanwhile the first `fetch_bytes` of each row of `fetch` (the moving
+// operand's first panel) are fetched into the cache, a row with each row
+// of st: asked for all at once, before the packing, the prefetches queued
+// behind each other and held the thread up.
 void PackStationary(int64_t k, int64_t m, int rows, const MatmulOperand& st,
+                    const MatmulOperand& fetch, int64_t fetch_bytes,
                     std::vector<float>& row, std::vector<float>& out) {
   // Rows a partition apart: fetch a few ahead (see PackPanels).
   constexpr int64_t kRowsAhead = 8;
+  constexpr int64_t kFloat = sizeof(float);
   const int64_t row_bytes = m * DTypeSize(st.dtype);
-  row.resize(m);
+  if (st.dtype != proto::FLOAT32) row.resize(m);
   out.resize(k * m);
   const int64_t full = m - m % rows;  // columns in whole blocks
   for (int64_t p = 0; p < k; ++p) {
@@ -35,23 +42,32 @@ void PackStationary(int64_t k, int64_t m, int rows, const MatmulOperand& st,
       const uint8_t* ahead = st.data + (p + kRowsAhead) * st.stride;
       for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(ahead + b);
     }
-    LoadRowAsFloat(st.dtype, st.data + p * st.stride, m, row.data());
+    const uint8_t* moving = fetch.data + p * fetch.stride;
+    for (int64_t b = 0; b < fetch_bytes; b += 64) {
+      __builtin_prefetch(moving + b);
+    }
+    // float32 rows are read where they lie; others widened first.
+    const uint8_t* from = st.data + p * st.stride;
+    if (st.dtype != proto::FLOAT32) {
+      LoadRowAsFloat(st.dtype, from, m, row.data());
+      from = reinterpret_cast<const uint8_t*>(row.data());
+    }
     float* block = out.data() + p * rows;
     // Whole blocks, each `rows` floats per p: a fixed-size copy for the
-    // AVX-512 path's 8 (the compiler moves it in one vector).
+    // AVX-512 path's 6 (the compiler moves it in two).
     if (rows == 6) {
       for (int64_t i0 = 0; i0 < full; i0 += 6, block += 6 * k) {
-        std::memcpy(block, row.data() + i0, 6 * sizeof(float));
+        std::memcpy(block, from + i0 * kFloat, 6 * kFloat);
       }
     } else {
       for (int64_t i0 = 0; i0 < full; i0 += rows, block += rows * k) {
-        std::copy_n(row.data() + i0, rows, block);
+        std::memcpy(block, from + i0 * kFloat, rows * kFloat);
       }
     }
     // The last, narrower block.
     if (full < m) {
-      std::copy_n(row.data() + full, m - full,
-                  out.data() + full * k + p * (m - full));
+      std::memcpy(out.data() + full * k + p * (m - full), from + full * kFloat,
+                  (m - full) * kFloat);
     }
   }
 }
@@ -566,13 +582,9 @@ void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
   // is packed (the later panels' are fetched during the products).
   const int64_t first_bytes =
       std::min<int64_t>(n, kAvx512Width) * DTypeSize(mv.dtype);
-  for (int64_t p = 0; p < k; ++p) {
-    for (int64_t b = 0; b < first_bytes; b += 64) {
-      __builtin_prefetch(mv.data + p * mv.stride + b);
-    }
-  }
   Scratch& scratch = ThreadScratch();
-  PackStationary(k, m, BlockRows(path), st, scratch.row, scratch.stationary);
+  PackStationary(k, m, BlockRows(path), st, mv, first_bytes, scratch.row,
+                 scratch.stationary);
   const float* packed = scratch.stationary.data();
   // Tasks of whole 64-column panels (up to kMaxTasks), which the threads
   // take in turn: a helper that wakes late (the pool's threads sleep
