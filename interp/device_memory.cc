@@ -99,18 +99,6 @@ absl::Status DeviceMemory::AllocateRegion(int64_t bytes,
   return absl::OkStatus();
 }
 
-Region& DeviceMemory::RegionFor(const proto::Tensor& tensor, int rank,
-                                int core) {
-  switch (tensor.space()) {
-    case proto::SBUF:
-      return sbuf_[rank * num_cores_ + core];
-    case proto::PSUM:
-      return psum_[rank * num_cores_ + core];
-    default:
-      return hbm_[rank];
-  }
-}
-
 int64_t DeviceMemory::ByteOffset(const proto::Tensor& tensor, int64_t e,
                                  int64_t partition_bytes) {
   const int64_t esize = DTypeSize(tensor.dtype());

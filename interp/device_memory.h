@@ -46,7 +46,17 @@ class DeviceMemory {
                                              int end_rank = -1);
 
   int64_t hbm_bytes() const { return hbm_bytes_; }
-  Region& RegionFor(const proto::Tensor& tensor, int rank, int core);
+  // Inline: every operand access asks it.
+  Region& RegionFor(const proto::Tensor& tensor, int rank, int core) {
+    switch (tensor.space()) {
+      case proto::SBUF:
+        return sbuf_[rank * num_cores_ + core];
+      case proto::PSUM:
+        return psum_[rank * num_cores_ + core];
+      default:
+        return hbm_[rank];
+    }
+  }
   // Byte offset, inside its region, of flat element `e` of `tensor`.
   static int64_t ByteOffset(const proto::Tensor& tensor, int64_t e,
                             int64_t partition_bytes);

@@ -140,12 +140,7 @@ ProgramState::ProgramState(const proto::Graph& graph,
       core_(core),
       fp8_max_(ops::ProfileFor(graph.world().target()).fp8_e4m3_max) {}
 
-absl::Status ProgramState::Bind(const proto::Instruction& instr) {
-  any_skipped_ = false;
-  if (&instr == &current()) {
-    decoded_.Bind(pc_, &view_);
-    return absl::OkStatus();
-  }
+absl::Status ProgramState::BindOther(const proto::Instruction& instr) {
   return ops::BindInstrView(instr, graph_.tensors(), graph_.world(), &view_);
 }
 
@@ -211,9 +206,7 @@ absl::Status ProgramState::CheckInitialized(const proto::Tensor& t,
 
 absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
                                      bool write) {
-  if (!race_.enabled() || t.space() != proto::SHARED_HBM) {
-    return absl::OkStatus();
-  }
+  if (!RaceChecked(t)) return absl::OkStatus();
   switch (race_scopes_[t.id() - 1]) {
     case RaceScope::kTracked:
       break;
@@ -582,23 +575,29 @@ bool ProgramState::LayoutAsRows(int i, RowLayout* layout) const {
 }
 
 absl::StatusOr<ops::ExecContext::Rows> ProgramState::ReadRows(int i) {
-  RowLayout layout;
-  if (!LayoutAsRows(i, &layout)) return Rows{};
-  const proto::Tensor& t = *view_.operand(i).tensor;
+  const ops::OperandInfo& op = view_.operand(i);
+  // Bound from a decoded stream or by BindInstrView: the facts are known.
+  const ops::OperandFacts& f = op.facts;
+  if (any_skipped_ || !f.as_rows) return Rows{};
+  const proto::Tensor& t = *op.tensor;
   Region& region = memory_.RegionFor(t, rank_, core_);
-  const int64_t esize = view_.operand(i).facts.esize;
-  for (int64_t r = 0; r < layout.rows; ++r) {
-    const Run run{r * layout.cols,
-                  layout.cols,
-                  layout.flat + r * layout.flat_stride,
-                  1,
-                  layout.byte + r * layout.stride,
-                  esize};
-    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, esize));
+  const int64_t first = f.FirstByte(region.partition_bytes);
+  const int64_t stride = f.RowStride(region.partition_bytes);
+  const int64_t bytes = f.cols * f.esize;
+  const bool race_checked = RaceChecked(t);
+  for (int64_t r = 0; r < f.rows; ++r) {
+    const int64_t byte = first + r * stride;
+    // A row initialised in full passes CheckInitialized's first test;
+    // only a row that does not is walked for the element to name.
+    if (region.shadow.All(byte, bytes, kInitialized) && !race_checked) {
+      continue;
+    }
+    const Run run{r * f.cols, f.cols, f.flat + r * f.flat_stride,
+                  1,          byte,   f.esize};
+    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, f.esize));
     NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
   }
-  return Rows{&region.data[layout.byte], layout.rows, layout.cols,
-              layout.stride};
+  return Rows{&region.data[first], f.rows, f.cols, stride};
 }
 
 ops::ExecContext::MatmulRows ProgramState::MatmulInPlace(int i,
@@ -628,20 +627,21 @@ ops::ExecContext::MatmulRows ProgramState::MatmulInPlace(int i,
 }
 
 ops::ExecContext::MutableRows ProgramState::WriteFloatInPlace(int i) {
-  RowLayout layout;
-  const proto::Tensor& t = *view_.operand(i).tensor;
-  if (t.dtype() != proto::FLOAT32 || !ops::IsOnChip(t.space()) ||
-      !LayoutAsRows(i, &layout) || layout.byte % 4 != 0 ||
-      layout.stride % 4 != 0) {
+  const ops::OperandInfo& op = view_.operand(i);
+  const ops::OperandFacts& f = op.facts;
+  if (any_skipped_ || !f.as_rows || !f.on_chip ||
+      op.tensor->dtype() != proto::FLOAT32) {
     return {};
   }
-  Region& region = memory_.RegionFor(t, rank_, core_);
-  for (int64_t r = 0; r < layout.rows; ++r) {
-    region.shadow.Set(layout.byte + r * layout.stride, layout.cols * 4,
-                      kInitialized);
+  Region& region = memory_.RegionFor(*op.tensor, rank_, core_);
+  const int64_t first = f.FirstByte(region.partition_bytes);
+  const int64_t stride = f.RowStride(region.partition_bytes);
+  if (first % 4 != 0 || stride % 4 != 0) return {};
+  for (int64_t r = 0; r < f.rows; ++r) {
+    region.shadow.Set(first + r * stride, f.cols * 4, kInitialized);
   }
-  return {reinterpret_cast<float*>(&region.data[layout.byte]), layout.rows,
-          layout.cols, layout.stride / 4};
+  return {reinterpret_cast<float*>(&region.data[first]), f.rows, f.cols,
+          stride / 4};
 }
 
 template <typename StoreRun, typename StoreOne>

@@ -58,7 +58,14 @@ class ProgramState : public ops::ExecContext {
   // Prepares to execute `instr` (resolves its operands, clears
   // per-instruction state); the current instruction binds from the
   // decoded stream.
-  absl::Status Bind(const proto::Instruction& instr);
+  absl::Status Bind(const proto::Instruction& instr) {
+    any_skipped_ = false;
+    if (&instr == &current()) {
+      decoded_.Bind(pc_, &view_);
+      return absl::OkStatus();
+    }
+    return BindOther(instr);
+  }
 
   // ops::ExecContext
   const ops::InstrView& view() const override { return view_; }
@@ -105,6 +112,8 @@ class ProgramState : public ops::ExecContext {
     int64_t flat_stride;  // flat elements from one row to the next
   };
   bool LayoutAsRows(int i, RowLayout* layout) const;
+  // Bind for an instruction other than the current one (from its message).
+  absl::Status BindOther(const proto::Instruction& instr);
   // Operand `i` as a block (ExecContext::ReadBlock): its shape and
   // strides, and the byte offset of its first element in its region
   // (block->data unset); false when it is not one. In
@@ -146,6 +155,11 @@ class ProgramState : public ops::ExecContext {
   absl::Status CheckInitialized(const proto::Tensor& t, const Region& region,
                                 const Run& run, int64_t esize);
   absl::Status CheckRace(const proto::Tensor& t, const Run& run, bool write);
+  // Whether CheckRace looks at accesses of `t` at all (only shared HBM,
+  // when the detector runs): inline, so on-chip operands skip the call.
+  bool RaceChecked(const proto::Tensor& t) const {
+    return race_.enabled() && t.space() == proto::SHARED_HBM;
+  }
   void MarkSkipped(int64_t position, int64_t count);
   // Widens the recorded reach of operand `i` to the flat elements [lo, hi].
   void RecordReach(int i, int64_t lo, int64_t hi);

@@ -26,6 +26,12 @@ void Shadow::SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state) {
   if (summary != kMixed) {
     std::memset(&bytes_[first], summary, kBlock);
     summary = kMixed;
+  } else {
+    // Rewriting the same few bytes of a block that stays mixed (a tile of
+    // a few elements written again) changes nothing.
+    uint8_t differ = 0;
+    for (int64_t i = lo; i < hi; ++i) differ |= bytes_[i] ^ state;
+    if (differ == 0) return;
   }
   std::memset(&bytes_[lo], state, hi - lo);
   // Collapse a block whose bytes agree again, so later runs over it stay
@@ -38,7 +44,7 @@ void Shadow::SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state) {
   if (differ == 0) summary = state;
 }
 
-void Shadow::Set(int64_t begin, int64_t length, uint8_t state) {
+void Shadow::SetRange(int64_t begin, int64_t length, uint8_t state) {
   if (length <= 0) return;
   const int64_t end = begin + length;
   int64_t first = begin >> kBlockShift;
@@ -67,7 +73,7 @@ bool Shadow::AllInBlock(int64_t block, int64_t lo, int64_t hi,
   return (all & bits) == bits;
 }
 
-bool Shadow::All(int64_t begin, int64_t length, uint8_t bits) const {
+bool Shadow::AllRange(int64_t begin, int64_t length, uint8_t bits) const {
   if (length <= 0) return true;
   const int64_t end = begin + length;
   const int64_t first = begin >> kBlockShift;

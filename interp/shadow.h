@@ -31,10 +31,25 @@ class Shadow {
     return BlocksFor(bytes) + bytes;
   }
 
-  // Every byte of [begin, begin + length) takes `state`.
-  void Set(int64_t begin, int64_t length, uint8_t state);
+  // Every byte of [begin, begin + length) takes `state`. Inline for the
+  // run inside one block that already holds it (an instruction rewriting
+  // a tile of a few elements), where nothing changes.
+  void Set(int64_t begin, int64_t length, uint8_t state) {
+    if (length > 0 && InOneBlock(begin, length) &&
+        blocks_[begin >> kBlockShift] == state) {
+      return;
+    }
+    SetRange(begin, length, state);
+  }
   // Whether every byte of [begin, begin + length) has all of `bits`.
-  bool All(int64_t begin, int64_t length, uint8_t bits) const;
+  // Inline for a run inside one block whose bytes share a state.
+  bool All(int64_t begin, int64_t length, uint8_t bits) const {
+    if (length > 0 && InOneBlock(begin, length)) {
+      const uint8_t block = blocks_[begin >> kBlockShift];
+      if (block != kMixed) return (block & bits) == bits;
+    }
+    return AllRange(begin, length, bits);
+  }
   // The state of one byte.
   uint8_t Get(int64_t byte) const {
     const uint8_t block = blocks_[byte >> kBlockShift];
@@ -50,6 +65,11 @@ class Shadow {
     return (bytes + kBlock - 1) >> kBlockShift;
   }
 
+  static bool InOneBlock(int64_t begin, int64_t length) {
+    return (begin >> kBlockShift) == ((begin + length - 1) >> kBlockShift);
+  }
+  void SetRange(int64_t begin, int64_t length, uint8_t state);
+  bool AllRange(int64_t begin, int64_t length, uint8_t bits) const;
   // Part of one block, [lo, hi) inside block `block`.
   void SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state);
   bool AllInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t bits) const;

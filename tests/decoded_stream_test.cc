@@ -69,7 +69,9 @@ TEST(DecodedStreamTest, BindsWhatMakeInstrViewResolves) {
       const ops::OperandInfo& b = bound.operand(i);
       ASSERT_EQ(b.present(), m.present());
       if (!m.present()) continue;
-      EXPECT_EQ(b.ap, m.ap);
+      // The same pattern (a record shared by instructions with the same
+      // operands points at the first one's).
+      EXPECT_EQ(b.ap->SerializeAsString(), m.ap->SerializeAsString());
       EXPECT_EQ(b.elements(), ops::ApElements(*m.ap));
       EXPECT_EQ(b.tensor->id(), m.tensor->id());
       EXPECT_EQ(b.dtype(), m.dtype());
@@ -146,6 +148,74 @@ TEST(DecodedStreamTest, BitcastViewsSurviveMovingTheStream) {
   ASSERT_EQ(src.tensor->shape_size(), 2);
   EXPECT_EQ(src.tensor->shape(0), 4);
   EXPECT_EQ(src.tensor->shape(1), 4);
+}
+
+// Instructions with the same static operands share one run of decoded
+// records; an instruction differing in any operand's tensor, offset or
+// pattern, or with a bitcast view, has its own.
+TEST(DecodedStreamTest, RepeatedOperandListsShareRecords) {
+  absl::StatusOr<proto::Graph> graph = Trace1([](Tracer& t) {
+    Tensor x = t.Input("x", {4, 8}, proto::FLOAT32);
+    Tensor a = builder::ndarray({4, 8}, proto::FLOAT32, Buffer::kSbuf, "a");
+    Tensor b = builder::ndarray({4, 8}, proto::FLOAT32, Buffer::kSbuf, "b");
+    isa::dma_copy(a, x);  // 0: own (2 records)
+    for (int k = 0; k < 3; ++k) {
+      isa::tensor_tensor(b, a, a, isa::Alu::kAdd);  // 1-3: one run (3)
+    }
+    isa::tensor_tensor(b, a, b, isa::Alu::kAdd);  // 4: data2 differs (3)
+    isa::tensor_tensor(b.Slice(0, 0, 2), a.Slice(0, 0, 2), a.Slice(0, 0, 2),
+                       isa::Alu::kAdd);                // 5: patterns (3)
+    isa::tensor_tensor(b, a, a, isa::Alu::kMultiply);  // 6: as 1-3
+    Tensor out = t.Allocate({4, 8}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    isa::dma_copy(out, b);  // 7: own (2)
+    isa::dma_copy(out, b);  // 8: as 7
+    t.Output("out", out);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const proto::Graph& g = *graph;
+  const proto::Stream& stream = g.streams(0);
+  ASSERT_EQ(stream.instructions_size(), 9);
+  absl::StatusOr<ops::DecodedStream> decoded =
+      ops::DecodedStream::Decode(stream, g.tensors(), g.world());
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->operand_records(), 2 + 3 + 3 + 3 + 2);
+  std::vector<ops::InstrView> views(stream.instructions_size());
+  for (int pc = 0; pc < stream.instructions_size(); ++pc) {
+    decoded->Bind(pc, &views[pc]);
+  }
+  auto shares = [&](int x, int y) {
+    return &views[x].operand(0) == &views[y].operand(0);
+  };
+  EXPECT_TRUE(shares(1, 2));
+  EXPECT_TRUE(shares(1, 3));
+  EXPECT_TRUE(shares(1, 6));
+  EXPECT_TRUE(shares(7, 8));
+  EXPECT_FALSE(shares(1, 4));
+  EXPECT_FALSE(shares(1, 5));
+  EXPECT_FALSE(shares(0, 7));
+  // A shared record still binds each instruction's own message and
+  // attributes.
+  EXPECT_EQ(&views[6].instr(), &stream.instructions(6));
+  EXPECT_EQ(ops::AluOf(views[6], views[6].def().attrs[0]), ops::Alu::kMultiply);
+  EXPECT_EQ(ops::AluOf(views[1], views[1].def().attrs[0]), ops::Alu::kAdd);
+}
+
+// Bitcast operands keep records of their own (each its own viewed tensor).
+TEST(DecodedStreamTest, BitcastOperandsAreNotShared) {
+  absl::StatusOr<proto::Graph> graph = Trace1([](Tracer& t) {
+    Tensor y = t.Input("y", {4, 8}, proto::BFLOAT16);
+    Tensor ints = builder::ndarray({4, 4}, proto::INT32, Buffer::kSbuf, "i");
+    isa::dma_copy(ints, y.Bitcast(proto::INT32));
+    isa::dma_copy(ints, y.Bitcast(proto::INT32));
+    Tensor out = t.Allocate({4, 4}, proto::INT32, Buffer::kSharedHbm, "o");
+    isa::dma_copy(out, ints);
+    t.Output("out", out);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<ops::DecodedStream> decoded = ops::DecodedStream::Decode(
+      graph->streams(0), graph->tensors(), graph->world());
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->operand_records(), 2 + 2 + 2);
 }
 
 }  // namespace
