@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ops/access_pattern.h"
+#include "ops/op_util.h"
 #include "util/diagnostic.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
@@ -574,15 +575,11 @@ bool ProgramState::LayoutAsRows(int i, RowLayout* layout) const {
   return true;
 }
 
-absl::StatusOr<ops::ExecContext::Rows> ProgramState::ReadRows(int i) {
-  const ops::OperandInfo& op = view_.operand(i);
-  // Bound from a decoded stream or by BindInstrView: the facts are known.
+absl::Status ProgramState::CheckRowsReadable(const ops::OperandInfo& op,
+                                             const Region& region,
+                                             int64_t first, int64_t stride) {
   const ops::OperandFacts& f = op.facts;
-  if (any_skipped_ || !f.as_rows) return Rows{};
   const proto::Tensor& t = *op.tensor;
-  Region& region = memory_.RegionFor(t, rank_, core_);
-  const int64_t first = f.FirstByte(region.partition_bytes);
-  const int64_t stride = f.RowStride(region.partition_bytes);
   const int64_t bytes = f.cols * f.esize;
   const bool race_checked = RaceChecked(t);
   for (int64_t r = 0; r < f.rows; ++r) {
@@ -597,7 +594,76 @@ absl::StatusOr<ops::ExecContext::Rows> ProgramState::ReadRows(int i) {
     NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, f.esize));
     NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ops::ExecContext::Rows> ProgramState::ReadRows(int i) {
+  const ops::OperandInfo& op = view_.operand(i);
+  // Bound from a decoded stream or by BindInstrView: the facts are known.
+  const ops::OperandFacts& f = op.facts;
+  if (any_skipped_ || !f.as_rows) return Rows{};
+  Region& region = memory_.RegionFor(*op.tensor, rank_, core_);
+  const int64_t first = f.FirstByte(region.partition_bytes);
+  const int64_t stride = f.RowStride(region.partition_bytes);
+  NKI_RETURN_IF_ERROR(CheckRowsReadable(op, region, first, stride));
   return Rows{&region.data[first], f.rows, f.cols, stride};
+}
+
+absl::Status ProgramState::ElementwiseInPlace(int dst,
+                                              std::initializer_list<int> srcs,
+                                              ElementwiseRows* rows) {
+  *rows = {};
+  if (any_skipped_ || static_cast<int>(srcs.size()) > kMaxElementwiseSources) {
+    return absl::OkStatus();
+  }
+  // Where each operand's first float lies and its row stride in floats,
+  // when it lies in float32 rows aligned to floats; decided for every
+  // operand before anything is checked or marked.
+  struct Placed {
+    Region* region;
+    int64_t first;
+    int64_t stride;
+  };
+  auto place = [&](const ops::OperandInfo& op, Placed* p) {
+    const ops::OperandFacts& f = op.facts;
+    if (!f.as_rows || op.tensor->dtype() != proto::FLOAT32) return false;
+    p->region = &memory_.RegionFor(*op.tensor, rank_, core_);
+    p->first = f.FirstByte(p->region->partition_bytes);
+    p->stride = f.RowStride(p->region->partition_bytes);
+    return p->first % 4 == 0 && p->stride % 4 == 0;
+  };
+  const ops::OperandInfo& d = view_.operand(dst);
+  Placed to;
+  if (!d.facts.on_chip || !place(d, &to)) return absl::OkStatus();
+  Placed from[kMaxElementwiseSources];
+  int n = 0;
+  for (const int s : srcs) {
+    const ops::OperandInfo& op = view_.operand(s);
+    if (op.facts.rows != d.facts.rows || op.facts.cols != d.facts.cols ||
+        !place(op, &from[n]) || !ops::InPlaceSafe(d, op)) {
+      return absl::OkStatus();
+    }
+    ++n;
+  }
+  // Checked in order, as the op's reads would be, then marked written.
+  n = 0;
+  for (const int s : srcs) {
+    const Placed& p = from[n++];
+    NKI_RETURN_IF_ERROR(
+        CheckRowsReadable(view_.operand(s), *p.region, p.first, p.stride));
+  }
+  for (int64_t r = 0; r < d.facts.rows; ++r) {
+    to.region->shadow.Set(to.first + r * to.stride, d.facts.cols * 4,
+                          kInitialized);
+  }
+  for (int k = 0; k < n; ++k) {
+    rows->src[k] =
+        reinterpret_cast<const float*>(&from[k].region->data[from[k].first]);
+    rows->src_stride[k] = from[k].stride / 4;
+  }
+  rows->dst = {reinterpret_cast<float*>(&to.region->data[to.first]),
+               d.facts.rows, d.facts.cols, to.stride / 4};
+  return absl::OkStatus();
 }
 
 ops::ExecContext::MatmulRows ProgramState::MatmulInPlace(int i,

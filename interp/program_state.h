@@ -79,6 +79,8 @@ class ProgramState : public ops::ExecContext {
   ops::MutableBlock WriteBlockInPlace(int i, int64_t cols) override;
   MatmulRows MatmulInPlace(int i, bool accumulate) override;
   MutableRows WriteFloatInPlace(int i) override;
+  absl::Status ElementwiseInPlace(int dst, std::initializer_list<int> srcs,
+                                  ElementwiseRows* rows) override;
   absl::Status WriteFloat(int i, absl::Span<const float> values) override;
   absl::Status WriteInt(int i, absl::Span<const int64_t> values) override;
   absl::Status WriteRaw(int i, absl::Span<const uint8_t> bytes) override;
@@ -119,6 +121,11 @@ class ProgramState : public ops::ExecContext {
   // (block->data unset); false when it is not one. In
   // program_state_blocks.cc, with ReadBlock and WriteBlockInPlace.
   bool LayoutAsBlock(int i, int64_t* byte, ops::ConstBlock* block) const;
+  // The checks ReadRows makes of `op`, which lies in rows from byte
+  // `first` of `region`, `stride` bytes apart.
+  absl::Status CheckRowsReadable(const ops::OperandInfo& op,
+                                 const Region& region, int64_t first,
+                                 int64_t stride);
   // The checks ReadRaw makes of operand `i`, without reading it.
   absl::Status CheckReadable(int i);
   // Marks every byte static operand `i` covers written, as WriteRaw would.

@@ -458,7 +458,9 @@ void ReduceWith(Fn fn, float init, const float* data, int64_t rows,
 }  // namespace
 
 bool RowHasNan(const float* x, int64_t n) {
-  if (HaveAvx2()) return AnyNanAvx2(x, n);
+  // Rows shorter than a vector (a tile of a few elements) are scanned
+  // here, without the dispatch to the AVX2 loop.
+  if (n >= 8 && HaveAvx2()) return AnyNanAvx2(x, n);
   bool nan = false;
   for (int64_t j = 0; j < n; ++j) nan |= x[j] != x[j];
   return nan;

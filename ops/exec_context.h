@@ -2,6 +2,7 @@
 #define NKIGRAPH_OPS_EXEC_CONTEXT_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -102,6 +103,32 @@ class ExecContext {
     float* row(int64_t r) const { return data + r * stride; }
   };
   virtual MutableRows WriteFloatInPlace(int i) = 0;
+
+  // An element-wise op's float32 operands all in place, in one call: the
+  // sources `srcs` read as ReadRows reads them (checked, in order) and
+  // operand `dst` written as WriteFloatInPlace writes it (marked written,
+  // after the checks), when every one of them lies in rows of the same
+  // rows and columns, `dst` on chip, and each source is apart from `dst`
+  // or the same elements (ops::InPlaceSafe). Otherwise `dst.data` is null
+  // and nothing is checked or marked: the op reads and writes the general
+  // way (ReadFloatRows, FloatDestination). The default always says so.
+  // For ops on tiles of a few elements, where the separate calls would
+  // cost more than the arithmetic.
+  static constexpr int kMaxElementwiseSources = 3;
+  struct ElementwiseRows {
+    MutableRows dst;
+    const float* src[kMaxElementwiseSources] = {};
+    int64_t src_stride[kMaxElementwiseSources] = {};  // floats
+    const float* src_row(int s, int64_t r) const {
+      return src[s] + r * src_stride[s];
+    }
+  };
+  virtual absl::Status ElementwiseInPlace(int /*dst*/,
+                                          std::initializer_list<int> /*srcs*/,
+                                          ElementwiseRows* rows) {
+    *rows = {};
+    return absl::OkStatus();
+  }
 
   // Writes fp32 values to operand `i`, rounded to its dtype.
   virtual absl::Status WriteFloat(int i, absl::Span<const float> values) = 0;

@@ -82,12 +82,7 @@ absl::Status CheckPartitions(const InstrView& view, int operand) {
   return absl::OkStatus();
 }
 
-Alu AluOf(const InstrView& view, const AttrSpec& spec) {
-  // Decoded once per instruction where the spec allows every ALU name.
-  if (const int k = view.Choice(spec);
-      k >= 0 && spec.one_of.data() == kAluNames.data()) {
-    return kAlus[k].value;
-  }
+Alu AluOfNamed(const InstrView& view, const AttrSpec& spec) {
   absl::StatusOr<Alu> op = ParseAlu(view.Str(spec));
   return op.ok() ? *op : Alu::kBypass;  // unreachable on a checked instruction
 }
@@ -163,6 +158,10 @@ bool SameAccess(const OperandInfo& x, const OperandInfo& y) {
 
 }  // namespace
 
+bool InPlaceSafe(const OperandInfo& dst, const OperandInfo& src) {
+  return !MayOverlap(dst, src) || SameAccess(dst, src);
+}
+
 FloatOut FloatDestination(
     ExecContext& ctx, int dst,
     std::initializer_list<std::pair<int, FloatRows>> sources,
@@ -173,7 +172,7 @@ FloatOut FloatDestination(
                 (d.facts.known ? d.facts.on_chip : IsOnChip(d.space()));
   for (const auto& [i, rows] : sources) {
     if (!usable) break;
-    usable = !MayOverlap(d, view.operand(i)) || SameAccess(d, view.operand(i));
+    usable = InPlaceSafe(d, view.operand(i));
   }
   FloatOut out;
   if (usable) {

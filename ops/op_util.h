@@ -54,7 +54,16 @@ inline std::string AccumulateLabel(const proto::Instruction& instr,
 
 // The ALU op a string attribute names; its spec allows only kAluNames (or
 // a subset), so a checked instruction always names one.
-Alu AluOf(const InstrView& view, const AttrSpec& spec);
+// Inline where the instruction was decoded (the choice is known), as every
+// element-wise instruction asks it.
+Alu AluOfNamed(const InstrView& view, const AttrSpec& spec);
+inline Alu AluOf(const InstrView& view, const AttrSpec& spec) {
+  if (const int k = view.Choice(spec);
+      k >= 0 && spec.one_of.data() == kAluNames.data()) {
+    return kAlus[k].value;
+  }
+  return AluOfNamed(view, spec);
+}
 
 // Copies operand `src` to operand `dst` of the same element count:
 // bit-exact when the dtypes match, through fp32 otherwise.
@@ -94,6 +103,10 @@ absl::Status FinishFloat(ExecContext& ctx, int dst, const FloatOut& out,
 // overlapping addresses): a copy that reads its source in place must not
 // write over it as it goes.
 bool MayOverlap(const OperandInfo& a, const OperandInfo& b);
+// Whether an element-wise op may write operand `dst` in place while it
+// reads `src` in place: apart from it, or the same elements in the same
+// order.
+bool InPlaceSafe(const OperandInfo& dst, const OperandInfo& src);
 
 // A byte buffer of `size` bytes for raw-element ops, carved from the
 // context's integer scratch slot `slot` so hot paths do not allocate. Valid

@@ -50,6 +50,18 @@ absl::Status Execute(ExecContext& ctx) {
     for (int64_t i = 0; i < n; ++i) out[i] = ApplyAluInt(op, a[i], b[i]);
     return ctx.WriteInt(kDst, out);
   }
+  // Tiles of a few elements cost their calls more than their arithmetic:
+  // every operand in place in one call where they all lie in rows.
+  ExecContext::ElementwiseRows in_place;
+  NKI_RETURN_IF_ERROR(
+      ctx.ElementwiseInPlace(kDst, {kData1, kData2}, &in_place));
+  if (in_place.dst.data != nullptr) {
+    for (int64_t r = 0; r < in_place.dst.rows; ++r) {
+      ApplyAluRow(op, in_place.src_row(0, r), in_place.src_row(1, r),
+                  in_place.dst.row(r), in_place.dst.cols);
+    }
+    return absl::OkStatus();
+  }
   NKI_ASSIGN_OR_RETURN(const FloatRows a, ReadFloatRows(ctx, kData1));
   NKI_ASSIGN_OR_RETURN(const FloatRows b, ReadFloatRows(ctx, kData2));
   std::vector<float>& scratch = ctx.ScratchFloat(0);
