@@ -26,12 +26,10 @@ void Shadow::SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state) {
   if (summary != kMixed) {
     std::memset(&bytes_[first], summary, kBlock);
     summary = kMixed;
-  } else {
-    // Rewriting the same few bytes of a block that stays mixed (a tile of
-    // a few elements written again) changes nothing.
-    uint8_t differ = 0;
-    for (int64_t i = lo; i < hi; ++i) differ |= bytes_[i] ^ state;
-    if (differ == 0) return;
+  } else if (BytesAll(lo, hi - lo, state)) {
+    // Rewriting bytes of a block that stays mixed (a tile of a few
+    // elements written again) changes nothing.
+    return;
   }
   std::memset(&bytes_[lo], state, hi - lo);
   // Collapse a block whose bytes agree again, so later runs over it stay

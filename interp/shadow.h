@@ -31,22 +31,28 @@ class Shadow {
     return BlocksFor(bytes) + bytes;
   }
 
-  // Every byte of [begin, begin + length) takes `state`. Inline for the
-  // run inside one block that already holds it (an instruction rewriting
-  // a tile of a few elements), where nothing changes.
+  // Every byte of [begin, begin + length) takes `state`. Inline for a run
+  // inside one block that already holds it (an instruction rewriting a
+  // tile of a few elements), where nothing changes.
   void Set(int64_t begin, int64_t length, uint8_t state) {
-    if (length > 0 && InOneBlock(begin, length) &&
-        blocks_[begin >> kBlockShift] == state) {
-      return;
+    if (length > 0 && InOneBlock(begin, length)) {
+      const uint8_t block = blocks_[begin >> kBlockShift];
+      if (block == state ||
+          (block == kMixed && BytesAll(begin, length, state))) {
+        return;
+      }
     }
     SetRange(begin, length, state);
   }
   // Whether every byte of [begin, begin + length) has all of `bits`.
-  // Inline for a run inside one block whose bytes share a state.
+  // Inline for a run inside one block.
   bool All(int64_t begin, int64_t length, uint8_t bits) const {
     if (length > 0 && InOneBlock(begin, length)) {
       const uint8_t block = blocks_[begin >> kBlockShift];
       if (block != kMixed) return (block & bits) == bits;
+      uint8_t all = 0xFF;
+      for (int64_t i = begin; i < begin + length; ++i) all &= bytes_[i];
+      return (all & bits) == bits;
     }
     return AllRange(begin, length, bits);
   }
@@ -67,6 +73,14 @@ class Shadow {
 
   static bool InOneBlock(int64_t begin, int64_t length) {
     return (begin >> kBlockShift) == ((begin + length - 1) >> kBlockShift);
+  }
+  // Whether the per-byte states of [begin, begin + length) are all `state`
+  // (meaningful in a mixed block).
+  bool BytesAll(int64_t begin, int64_t length, uint8_t state) const {
+    uint8_t differ = 0;
+    for (int64_t i = begin; i < begin + length; ++i)
+      differ |= bytes_[i] ^ state;
+    return differ == 0;
   }
   void SetRange(int64_t begin, int64_t length, uint8_t state);
   bool AllRange(int64_t begin, int64_t length, uint8_t bits) const;
