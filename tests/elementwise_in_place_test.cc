@@ -1,6 +1,6 @@
-// Element-wise ops reading and writing every operand in place in one call
-// (ExecContext::ElementwiseInPlace) compute what ApplyAlu gives element by
-// element, for every layout of their tiles, whether the call applies
+// Element-wise ops (tensor_tensor, tensor_scalar) reading and writing every
+// operand in place in one call (ExecContext::ElementwiseInPlace) compute
+// what ApplyAlu gives element by element, for every layout of their tiles, whether the call applies
 // (float32 rows of one shape, the destination apart from its sources or
 // the same elements) or the op goes the general way; and they refuse a
 // never-written source with the error the separate reads give, the first
@@ -192,6 +192,98 @@ TEST(ElementwiseInPlaceTest, ResultsAreApplyAluElementByElement) {
         EXPECT_EQ(std::signbit(got[k]), std::signbit(expected[k])) << k;
         EXPECT_EQ(got[k], expected[k]) << k;
       }
+    }
+  }
+}
+
+// tensor_scalar: dst = max(0.25 - data, 0), reverse0 and a second op, on
+// layouts that take the one call (separate tiles, dst the data, column
+// blocks) and one that does not (dst shifted over its data).
+TEST(ElementwiseInPlaceTest, TensorScalarIsApplyAluElementByElement) {
+  auto at = [](int64_t p, int64_t f) { return p * kF + f; };
+  auto fn = [](float x) {
+    return ops::ApplyAlu(ops::Alu::kMaximum,
+                         ops::ApplyAlu(ops::Alu::kSubtract, 0.25f, x), 0.0f);
+  };
+  struct ScalarCase {
+    const char* name;
+    std::function<Tensor(Tensor a, Tensor c)> trace;
+    std::function<std::vector<float>(const std::vector<float>&)> expect;
+  };
+  auto op = [](const Tensor& dst, const Tensor& data) {
+    isa::tensor_scalar(
+        dst, data, isa::Alu::kSubtract, 0.25f,
+        {.reverse0 = true, .op1 = isa::Alu::kMaximum, .operand1 = 0.0f});
+  };
+  auto whole = [&](const std::vector<float>& x) {
+    std::vector<float> out(x.size());
+    for (size_t k = 0; k < x.size(); ++k) out[k] = fn(x[k]);
+    return out;
+  };
+  const std::vector<ScalarCase> cases = {
+      {"separate tiles",
+       [&](Tensor a, Tensor c) {
+         op(c, a);
+         return c;
+       },
+       whole},
+      {"dst is data",
+       [&](Tensor a, Tensor) {
+         op(a, a);
+         return a;
+       },
+       whole},
+      {"column blocks",
+       [&](Tensor a, Tensor c) {
+         op(c.Slice(1, 4, 4), a.Slice(1, 1, 4));
+         return c;
+       },
+       [&](const std::vector<float>& x) {
+         std::vector<float> out = Zeros();
+         for (int64_t p = 0; p < kP; ++p) {
+           for (int64_t j = 0; j < 4; ++j)
+             out[at(p, 4 + j)] = fn(x[at(p, 1 + j)]);
+         }
+         return out;
+       }},
+      {"dst shifted over data",
+       [&](Tensor a, Tensor) {
+         op(a.Slice(1, 1, 7), a.Slice(1, 0, 7));
+         return a;
+       },
+       [&](const std::vector<float>& x) {
+         std::vector<float> out = x;
+         for (int64_t p = 0; p < kP; ++p) {
+           for (int64_t j = 0; j < 7; ++j) out[at(p, j + 1)] = fn(x[at(p, j)]);
+         }
+         return out;
+       }},
+  };
+  const std::vector<float> x = Values(0.5f, 0.25f);
+  for (const ScalarCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<proto::Graph> graph = Trace1([&](Tracer& t) {
+      Tensor in = t.Input("x", {kP, kF}, proto::FLOAT32);
+      Tensor a = builder::ndarray({kP, kF}, proto::FLOAT32, Buffer::kSbuf, "a");
+      Tensor d = builder::ndarray({kP, kF}, proto::FLOAT32, Buffer::kSbuf, "c");
+      isa::dma_copy(a, in);
+      isa::memset(d, 0.0f);
+      const Tensor result = c.trace(a, d);
+      Tensor out =
+          t.Allocate({kP, kF}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+      isa::dma_copy(out, result);
+      t.Output("out", out);
+    });
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    absl::StatusOr<std::map<std::string, HostArray>> out =
+        RunGraph(*graph, {Floats("x", {kP, kF}, x)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const std::vector<float> expected = c.expect(x);
+    const std::vector<float>& got = out->at("out").f32;
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      EXPECT_EQ(std::signbit(got[k]), std::signbit(expected[k])) << k;
+      EXPECT_EQ(got[k], expected[k]) << k;
     }
   }
 }

@@ -176,6 +176,16 @@ absl::Status Execute(ExecContext& ctx) {
   if (column1) {
     NKI_ASSIGN_OR_RETURN(s1.column, ctx.ReadFloat(kOperand1));
   }
+  // The data and destination in place in one call where they lie in rows
+  // (the columns above are copies, so they cannot alias the destination).
+  ExecContext::ElementwiseRows in_place;
+  NKI_RETURN_IF_ERROR(ctx.ElementwiseInPlace(kDst, {kData}, &in_place));
+  if (in_place.dst.data != nullptr) {
+    ComputeRows({in_place.src[0], in_place.dst.rows, in_place.dst.cols,
+                 in_place.src_stride[0]},
+                s0, has_op1 ? &s1 : nullptr, in_place.dst);
+    return absl::OkStatus();
+  }
   NKI_ASSIGN_OR_RETURN(const FloatRows data, ReadFloatRows(ctx, kData));
   std::vector<float>& scratch = ctx.ScratchFloat(0);
   const FloatOut out = FloatDestination(ctx, kDst, {{kData, data}}, scratch);
