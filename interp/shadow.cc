@@ -26,9 +26,11 @@ void Shadow::SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state) {
   if (summary != kMixed) {
     std::memset(&bytes_[first], summary, kBlock);
     summary = kMixed;
-  } else if (BytesAll(lo, hi - lo, state)) {
-    // Rewriting bytes of a block that stays mixed (a tile of a few
-    // elements written again) changes nothing.
+  } else if (lo != first && hi != first + kBlock &&
+             BytesAll(lo, hi - lo, state)) {
+    // Rewriting bytes inside a mixed block that already hold the state
+    // changes nothing (a run reaching the block's end still looks below
+    // whether the block collapses).
     return;
   }
   std::memset(&bytes_[lo], state, hi - lo);

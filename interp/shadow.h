@@ -33,12 +33,15 @@ class Shadow {
 
   // Every byte of [begin, begin + length) takes `state`. Inline for a run
   // inside one block that already holds it (an instruction rewriting a
-  // tile of a few elements), where nothing changes.
+  // tile of a few elements), where nothing changes; a run reaching a
+  // mixed block's first or last byte goes on to SetInBlock, which looks
+  // there whether the block can collapse.
   void Set(int64_t begin, int64_t length, uint8_t state) {
     if (length > 0 && InOneBlock(begin, length)) {
       const uint8_t block = blocks_[begin >> kBlockShift];
       if (block == state ||
-          (block == kMixed && BytesAll(begin, length, state))) {
+          (block == kMixed && !ReachesBlockEnd(begin, length) &&
+           BytesAll(begin, length, state))) {
         return;
       }
     }
@@ -73,6 +76,12 @@ class Shadow {
 
   static bool InOneBlock(int64_t begin, int64_t length) {
     return (begin >> kBlockShift) == ((begin + length - 1) >> kBlockShift);
+  }
+  // Whether [begin, begin + length), inside one block, holds its first or
+  // last byte.
+  static bool ReachesBlockEnd(int64_t begin, int64_t length) {
+    return (begin & (kBlock - 1)) == 0 ||
+           ((begin + length) & (kBlock - 1)) == 0;
   }
   // Whether the per-byte states of [begin, begin + length) are all `state`
   // (meaningful in a mixed block).
