@@ -27,9 +27,6 @@ class Emitter {
       fixed_ = n > 0 && def_->roles[n - 1].variadic ? n - 1 : n;
       if (fixed_ > slots_.size()) def_ = nullptr;  // no op has that many
     }
-    if (instr_ != nullptr && def_ != nullptr) {
-      instr_->mutable_operands()->Reserve(static_cast<int>(fixed_));
-    }
   }
 
   // `t` for the role named `role`; a variadic role takes one per call.

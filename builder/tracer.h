@@ -132,9 +132,10 @@ class Tracer {
   // --- Instruction emission (used by builder/isa) ------------------------
   // The instruction to fill in, one at a time; nullptr once the trace has
   // failed. Each opcode has one message, reused for every instruction of
-  // it and overwritten in place (its operands, attribute names and string
-  // values keep their memory): an instruction is filled through
-  // AddOperand and AddAttr only.
+  // it and overwritten in place (its attribute names and string values
+  // keep their memory): an instruction is filled through AddOperand and
+  // AddAttr only. The message never holds operands: AddOperand keeps them
+  // in the tracer, where they are checked and written from.
   proto::Instruction* BeginInstr(proto::Opcode opcode, Loc loc);
   // Appends `tensor` (an invalid tensor: an absent optional operand).
   void AddOperand(proto::Instruction* instr, const Tensor& tensor, Loc loc);
@@ -179,8 +180,15 @@ class Tracer {
   // operands and attributes the one being built has so far, and each
   // core's stream so far as the bytes of its serialized `instructions`
   // entries.
+  // The message holds the instruction's header and attributes; its
+  // operands are kept in the builder's own form instead (no message per
+  // operand): the first kMaxOperands in operands_, their patterns in
+  // patterns_, num_operands_ counting them all (more is an error the check
+  // reports).
   std::array<std::unique_ptr<proto::Instruction>, proto::Opcode_ARRAYSIZE>
       instrs_;
+  std::array<ops::PatternRef, ops::kMaxOperands> operands_;
+  std::array<absl::InlinedVector<int64_t, 16>, ops::kMaxOperands> patterns_;
   int num_operands_ = 0;
   int num_attrs_ = 0;
   std::vector<StreamBuffer> stream_bytes_;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "ops/access_pattern.h"
 #include "ops/attr_spec.h"
 #include "ops/device_profile.h"
 #include "ops/op_def.h"
@@ -22,13 +23,25 @@ using TensorTable = google::protobuf::RepeatedPtrField<proto::Tensor>;
 
 // One operand as the checks see it.
 struct OperandInfo {
+  // The operand's message when it was read from a graph's instruction
+  // (MakeInstrView of a proto::Instruction, a decoded stream, BindInstrView);
+  // nullptr in a view the builder made from its own form, which holds no
+  // message: checks read the accessors below, which hold in both.
   const proto::AccessPattern* ap = nullptr;
   // The tensor as the operand sees it: the declaration, or for a bitcast
   // view the viewed tensor (ops::ViewedTensor). nullptr: absent optional
   // operand.
   const proto::Tensor* tensor = nullptr;
-  // ApElements(*ap), counted once when the view is made or decoded.
+  // ApElements of the pattern, counted once when the view is made or
+  // decoded.
   int64_t num_elements = 0;
+  // The pattern's [stride, count] pairs (2 * num_dims() values; the
+  // message's, or the builder's while it checks the instruction) and its
+  // static offset.
+  const int64_t* pattern = nullptr;
+  int32_t pattern_size = 0;
+  bool dynamic = false;  // has a dynamic offset (a kind other than unset)
+  int64_t static_offset = 0;
   // Where its elements lie, worked out when it is bound for execution (a
   // decoded stream, BindInstrView); unknown in a view made for checking.
   OperandFacts facts;
@@ -36,16 +49,17 @@ struct OperandInfo {
   bool present() const { return tensor != nullptr; }
   proto::MemorySpace space() const { return tensor->space(); }
   proto::DType dtype() const { return tensor->dtype(); }
-  int num_dims() const { return ap->pattern_size() / 2; }
-  int64_t count(int d) const { return ap->pattern().data()[2 * d + 1]; }
+  int num_dims() const { return pattern_size / 2; }
+  int64_t stride(int d) const { return pattern[2 * d]; }
+  int64_t count(int d) const { return pattern[2 * d + 1]; }
+  // The static offset, in elements of the (viewed) tensor.
+  int64_t offset() const { return static_offset; }
   int64_t elements() const { return num_elements; }
   // Partition count (dim 0) and elements per partition (the rest), the
   // 2-D view the engines work on.
   int64_t partitions() const { return count(0); }
   int64_t free_size() const { return elements() / count(0); }
-  bool has_dynamic() const {
-    return ap->dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
-  }
+  bool has_dynamic() const { return dynamic; }
 };
 
 inline constexpr int kMaxOperands = 20;
@@ -105,6 +119,16 @@ class InstrView {
   friend absl::Status MakeInstrView(const proto::Instruction&,
                                     const TensorTable&, const proto::World&,
                                     InstrView*);
+  friend absl::Status MakeInstrView(const proto::Instruction&, int,
+                                    const PatternRef*, const TensorTable&,
+                                    const proto::World&, InstrView*);
+  // MakeInstrView's work, for both of its forms; `messages`, when given,
+  // holds the operands' messages, which the view's operands then point at.
+  static absl::Status Make(const proto::Instruction& instr, int n,
+                           const PatternRef* operands,
+                           const proto::Instruction* messages,
+                           const TensorTable& tensors,
+                           const proto::World& world, InstrView* view);
   friend absl::Status BindInstrView(const proto::Instruction&,
                                     const TensorTable&, const proto::World&,
                                     InstrView*);
@@ -141,6 +165,17 @@ class InstrView {
 // The tensors themselves must already be valid (the builder makes them so;
 // the interpreter's loader checks them first).
 absl::Status MakeInstrView(const proto::Instruction& instr,
+                           const TensorTable& tensors,
+                           const proto::World& world, InstrView* view);
+
+// The same for an instruction whose operands are held apart from `instr`
+// (whose own operands are not read): `num_operands` of them, the first
+// min(num_operands, kMaxOperands) at `operands`, which must outlive the
+// view. The tracer checks each instruction so, from its own form, without
+// making an AccessPattern message per operand; the view's operands then
+// have no `ap`.
+absl::Status MakeInstrView(const proto::Instruction& instr, int num_operands,
+                           const PatternRef* operands,
                            const TensorTable& tensors,
                            const proto::World& world, InstrView* view);
 
