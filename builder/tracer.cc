@@ -454,11 +454,14 @@ void Tracer::AddOperand(proto::Instruction* instr, const Tensor& tensor,
   tensor.ToPattern(&patterns_[slot], &ref);
 }
 
-proto::Attr* Tracer::AddAttr(proto::Instruction* instr,
-                             absl::string_view name) {
+proto::Attr* Tracer::AddAttr(proto::Instruction* instr, absl::string_view name,
+                             int spec) {
   proto::Attr* attr = num_attrs_ < instr->attrs_size()
                           ? instr->mutable_attrs(num_attrs_)
                           : instr->add_attrs();
+  if (num_attrs_ < ops::kMaxResolvedAttrs) {
+    attr_specs_[num_attrs_] = static_cast<uint8_t>(spec);
+  }
   ++num_attrs_;
   // The previous instruction of this opcode usually named it the same.
   if (attr->name() != name) attr->set_name(name.data(), name.size());
@@ -470,9 +473,10 @@ Instr Tracer::FinishInstr(proto::Instruction* instr, Loc loc) {
   // What the previous instruction of this opcode had beyond this one's.
   while (instr->attrs_size() > num_attrs_) instr->mutable_attrs()->RemoveLast();
   if (!failed()) {
-    absl::Status status =
-        ops::MakeInstrView(*instr, num_operands_, operands_.data(),
-                           graph_->tensors(), graph_->world(), &check_view_);
+    absl::Status status = ops::MakeInstrView(
+        *instr, num_operands_, operands_.data(),
+        num_attrs_ <= ops::kMaxResolvedAttrs ? attr_specs_.data() : nullptr,
+        graph_->tensors(), graph_->world(), &check_view_);
     if (status.ok()) {
       AppendInstruction(*instr, num_operands_, operands_.data(),
                         &stream_bytes_[core_]);

@@ -140,7 +140,9 @@ class Tracer {
   // Appends `tensor` (an invalid tensor: an absent optional operand).
   void AddOperand(proto::Instruction* instr, const Tensor& tensor, Loc loc);
   // Appends an attribute named `name`, its value for the caller to set.
-  proto::Attr* AddAttr(proto::Instruction* instr, absl::string_view name);
+  // `spec` is its index in the op's attribute specs (whose name it has).
+  proto::Attr* AddAttr(proto::Instruction* instr, absl::string_view name,
+                       int spec);
   // Runs the op's checks, then appends the instruction to its core's
   // stream; on failure drops it and records the error.
   Instr FinishInstr(proto::Instruction* instr, Loc loc);
@@ -191,6 +193,9 @@ class Tracer {
   std::array<absl::InlinedVector<int64_t, 16>, ops::kMaxOperands> patterns_;
   int num_operands_ = 0;
   int num_attrs_ = 0;
+  // The spec index of each attribute so far (the first
+  // kMaxResolvedAttrs; with more, the check looks them up by name).
+  std::array<uint8_t, ops::kMaxResolvedAttrs> attr_specs_;
   std::vector<StreamBuffer> stream_bytes_;
   std::vector<int64_t> stream_sizes_;
   SourceInterner interner_;

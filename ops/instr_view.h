@@ -63,6 +63,10 @@ struct OperandInfo {
 };
 
 inline constexpr int kMaxOperands = 20;
+// The most attribute specs an op may have for a view to resolve its
+// attributes by spec as it checks them (the builder's form; more are
+// looked up by name). Ops declare at most 6 today.
+inline constexpr int kMaxResolvedAttrs = 16;
 
 // An instruction with its op definition, operands resolved to tensors, and
 // attribute accessors. Built only through MakeInstrView, which runs the
@@ -105,7 +109,8 @@ class InstrView {
                                attr->ints().values_size());
   }
   // The index in spec.one_of of a string attribute's value, known when the
-  // view was bound from a decoded stream; -1 otherwise, or when the
+  // view was bound from a decoded stream or made from the builder's form
+  // with its attributes' specs; -1 otherwise, or when the
   // attribute is absent (its default) or the spec allows any value.
   int Choice(const AttrSpec& spec) const { return Resolved(spec).choice; }
 
@@ -120,13 +125,17 @@ class InstrView {
                                     const TensorTable&, const proto::World&,
                                     InstrView*);
   friend absl::Status MakeInstrView(const proto::Instruction&, int,
-                                    const PatternRef*, const TensorTable&,
-                                    const proto::World&, InstrView*);
+                                    const PatternRef*, const uint8_t*,
+                                    const TensorTable&, const proto::World&,
+                                    InstrView*);
   // MakeInstrView's work, for both of its forms; `messages`, when given,
   // holds the operands' messages, which the view's operands then point at.
+  // `attr_specs`, when given, names each attribute's spec (then resolved_
+  // receives them, by spec, as the view's table).
   static absl::Status Make(const proto::Instruction& instr, int n,
                            const PatternRef* operands,
                            const proto::Instruction* messages,
+                           const uint8_t* attr_specs,
                            const TensorTable& tensors,
                            const proto::World& world, InstrView* view);
   friend absl::Status BindInstrView(const proto::Instruction&,
@@ -153,6 +162,8 @@ class InstrView {
   // Indexed like def_->attrs (a decoded stream's); nullptr: by name.
   const ResolvedAttr* attrs_ = nullptr;
   std::array<OperandInfo, kMaxOperands> operands_;
+  // The attributes by spec of a view the builder made (attrs_ points here).
+  std::array<ResolvedAttr, kMaxResolvedAttrs> resolved_;
   // The viewed tensors of bitcast operands, which operands_ point at; a
   // view is rebound (never copied) for each instruction.
   std::array<proto::Tensor, kMaxOperands> viewed_;
@@ -171,11 +182,16 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
 // The same for an instruction whose operands are held apart from `instr`
 // (whose own operands are not read): `num_operands` of them, the first
 // min(num_operands, kMaxOperands) at `operands`, which must outlive the
-// view. The tracer checks each instruction so, from its own form, without
-// making an AccessPattern message per operand; the view's operands then
-// have no `ap`.
+// view. `attr_specs`, when not null, gives the index in the op's specs of
+// each of instr's attributes (named as the spec is): they are then checked
+// without looking names up and the view reads them by spec, with the
+// choice of a string's value known (InstrView::Choice), as a decoded
+// stream's. The tracer checks each instruction so, from its own form,
+// without making an AccessPattern message per operand; the view's
+// operands then have no `ap`. The same checks and messages as above.
 absl::Status MakeInstrView(const proto::Instruction& instr, int num_operands,
                            const PatternRef* operands,
+                           const uint8_t* attr_specs,
                            const TensorTable& tensors,
                            const proto::World& world, InstrView* view);
 

@@ -9,6 +9,8 @@
 
 #include "gtest/gtest.h"
 #include "ops/access_pattern.h"
+#include "ops/attr_spec.h"
+#include "ops/op_def.h"
 #include "tests/test_util.h"
 
 namespace nkigraph {
@@ -69,9 +71,10 @@ TEST(InstrViewTest, OperandsHeldApartResolveAsTheMessages) {
     ops::InstrView from_message, from_parts;
     ASSERT_TRUE(
         ops::MakeInstrView(instr, g.tensors(), g.world(), &from_message).ok());
-    ASSERT_TRUE(ops::MakeInstrView(
-                    apart.header, static_cast<int>(apart.operands.size()),
-                    apart.operands.data(), g.tensors(), g.world(), &from_parts)
+    ASSERT_TRUE(ops::MakeInstrView(apart.header,
+                                   static_cast<int>(apart.operands.size()),
+                                   apart.operands.data(), nullptr, g.tensors(),
+                                   g.world(), &from_parts)
                     .ok());
     ASSERT_EQ(from_parts.num_operands(), from_message.num_operands());
     for (int i = 0; i < from_message.num_operands(); ++i) {
@@ -121,10 +124,10 @@ TEST(InstrViewTest, StridedSliceAccessors) {
   ASSERT_EQ(add.opcode(), proto::TENSOR_TENSOR);
   const Apart apart = Split(add);
   ops::InstrView view;
-  ASSERT_TRUE(
-      ops::MakeInstrView(apart.header, static_cast<int>(apart.operands.size()),
-                         apart.operands.data(), g.tensors(), g.world(), &view)
-          .ok());
+  ASSERT_TRUE(ops::MakeInstrView(
+                  apart.header, static_cast<int>(apart.operands.size()),
+                  apart.operands.data(), nullptr, g.tensors(), g.world(), &view)
+                  .ok());
   const ops::OperandInfo& data1 = view.operand(1);
   EXPECT_EQ(data1.num_dims(), 2);
   EXPECT_EQ(data1.stride(0), 8);
@@ -179,11 +182,100 @@ TEST(InstrViewTest, OperandsHeldApartFailAsTheMessages) {
         ops::MakeInstrView(spoiled, g.tensors(), g.world(), &a);
     const absl::Status from_parts = ops::MakeInstrView(
         apart.header, static_cast<int>(apart.operands.size()),
-        apart.operands.data(), g.tensors(), g.world(), &b);
+        apart.operands.data(), nullptr, g.tensors(), g.world(), &b);
     EXPECT_FALSE(from_message.ok());
     EXPECT_EQ(from_parts, from_message);
     EXPECT_NE(from_message.message().find(c.message), absl::string_view::npos)
         << from_message;
+  }
+}
+
+// Each attribute's index in the op's specs, as the builder knows it.
+std::vector<uint8_t> SpecsOf(const proto::Instruction& instr) {
+  const ops::OpDef& def = *ops::FindOp(instr.opcode());
+  std::vector<uint8_t> specs;
+  for (const proto::Attr& attr : instr.attrs()) {
+    size_t k = 0;
+    while (k < def.attrs.size() && def.attrs[k].name != attr.name()) ++k;
+    EXPECT_LT(k, def.attrs.size()) << attr.name();
+    specs.push_back(static_cast<uint8_t>(k));
+  }
+  return specs;
+}
+
+// Attributes given with their specs read as the message's do, and a
+// string's choice is its index in the allowed values (ResolveAttr's).
+TEST(InstrViewTest, AttributesBySpecReadAsByName) {
+  const proto::Graph g = MixedGraph();
+  int choices = 0;
+  for (const proto::Instruction& instr : g.streams(0).instructions()) {
+    SCOPED_TRACE(instr.id());
+    const Apart apart = Split(instr);
+    const std::vector<uint8_t> specs = SpecsOf(instr);
+    ops::InstrView by_name, by_spec;
+    ASSERT_TRUE(
+        ops::MakeInstrView(instr, g.tensors(), g.world(), &by_name).ok());
+    ASSERT_TRUE(ops::MakeInstrView(apart.header,
+                                   static_cast<int>(apart.operands.size()),
+                                   apart.operands.data(), specs.data(),
+                                   g.tensors(), g.world(), &by_spec)
+                    .ok());
+    for (const ops::AttrSpec& spec : by_name.def().attrs) {
+      EXPECT_EQ(by_spec.Has(spec), by_name.Has(spec)) << spec.name;
+      EXPECT_EQ(by_spec.Int(spec), by_name.Int(spec)) << spec.name;
+      EXPECT_EQ(by_spec.Float(spec), by_name.Float(spec)) << spec.name;
+      EXPECT_EQ(by_spec.Str(spec), by_name.Str(spec)) << spec.name;
+      EXPECT_EQ(by_spec.Ints(spec).size(), by_name.Ints(spec).size());
+      EXPECT_EQ(by_spec.Choice(spec), ops::ResolveAttr(instr, spec).choice)
+          << spec.name;
+      choices += by_spec.Choice(spec) >= 0;
+    }
+  }
+  EXPECT_GE(choices, 2);  // the tensor_tensor's op, the activation's func
+}
+
+// The attribute checks give the same messages by spec as by name.
+TEST(InstrViewTest, AttributesBySpecFailAsByName) {
+  const proto::Graph g = MixedGraph();
+  const proto::Instruction& add = g.streams(0).instructions(3);
+  ASSERT_EQ(add.opcode(), proto::TENSOR_TENSOR);
+  ASSERT_EQ(add.attrs_size(), 1);
+  struct Case {
+    const char* what;
+    void (*spoil)(proto::Instruction*);
+    const char* message;
+  };
+  const Case cases[] = {
+      {"not allowed",
+       [](proto::Instruction* i) { i->mutable_attrs(0)->set_s("addd"); },
+       "attribute 'op' is 'addd'; one of"},
+      {"wrong type",
+       [](proto::Instruction* i) { i->mutable_attrs(0)->set_i(1); },
+       "attribute 'op' is an int; it must be a string"},
+      {"no value",
+       [](proto::Instruction* i) { i->mutable_attrs(0)->clear_value(); },
+       "attribute 'op' has no value"},
+      {"twice", [](proto::Instruction* i) { *i->add_attrs() = i->attrs(0); },
+       "attribute 'op' is given twice"},
+      {"missing", [](proto::Instruction* i) { i->clear_attrs(); },
+       "attribute 'op' is missing"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    proto::Instruction spoiled = add;
+    c.spoil(&spoiled);
+    const Apart apart = Split(spoiled);
+    const std::vector<uint8_t> specs = SpecsOf(spoiled);
+    ops::InstrView a, b;
+    const absl::Status by_name =
+        ops::MakeInstrView(spoiled, g.tensors(), g.world(), &a);
+    const absl::Status by_spec = ops::MakeInstrView(
+        apart.header, static_cast<int>(apart.operands.size()),
+        apart.operands.data(), specs.data(), g.tensors(), g.world(), &b);
+    EXPECT_FALSE(by_name.ok());
+    EXPECT_EQ(by_spec, by_name);
+    EXPECT_NE(by_name.message().find(c.message), absl::string_view::npos)
+        << by_name;
   }
 }
 
