@@ -113,23 +113,10 @@ namespace {
 // fact of an operand whose facts are unknown.
 void ClearForChecking(OperandInfo* info) {
   info->ap = nullptr;
+  info->ref = nullptr;
   info->tensor = nullptr;
   info->num_elements = 0;
-  info->pattern = nullptr;
-  info->pattern_size = 0;
-  info->dynamic = false;
-  info->static_offset = 0;
   info->facts.known = false;
-}
-
-// Sets what OperandInfo holds of the pattern `ap`.
-void SetPattern(const PatternRef& ap, OperandInfo* info) {
-  info->pattern = ap.pattern;
-  info->pattern_size = ap.pattern_size;
-  info->dynamic = ap.has_dynamic &&
-                  ap.dynamic.kind != proto::DynamicOffset::KIND_UNSPECIFIED;
-  info->static_offset = ap.offset;
-  info->num_elements = ApElements(ap.pattern, ap.pattern_size);
 }
 
 }  // namespace
@@ -195,9 +182,13 @@ absl::Status InstrView::Make(const proto::Instruction& instr, int n,
     if (absl::Status s = CheckDynamicOffset(ap, tensor, tensors); !s.ok()) {
       return view->Error("operand '", role.name, "': ", s.message());
     }
-    if (messages != nullptr) info.ap = &messages->operands(i);
+    if (messages != nullptr) {
+      info.ap = &messages->operands(i);
+    } else {
+      info.ref = &ap;
+    }
     info.tensor = &tensor;
-    SetPattern(ap, &info);
+    info.num_elements = ApElements(ap.pattern, ap.pattern_size);
   }
   if (attr_specs != nullptr && def->attrs.size() <= kMaxResolvedAttrs) {
     if (absl::Status s = CheckAttrsOfSpecs(instr, attr_specs, def->attrs,
@@ -267,10 +258,6 @@ absl::Status BindOperand(const proto::Instruction& instr, int i,
   }
   info->ap = &ap;
   info->tensor = &tensors.Get(ap.tensor_id() - 1);
-  info->pattern = ap.pattern().data();
-  info->pattern_size = ap.pattern_size();
-  info->dynamic = ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
-  info->static_offset = ap.offset();
   info->num_elements = ApElements(ap);
   if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
     proto::Tensor* viewed = view_storage();

@@ -26,8 +26,14 @@ struct OperandInfo {
   // The operand's message when it was read from a graph's instruction
   // (MakeInstrView of a proto::Instruction, a decoded stream, BindInstrView);
   // nullptr in a view the builder made from its own form, which holds no
-  // message: checks read the accessors below, which hold in both.
+  // message and sets `ref` instead: checks read the accessors below, which
+  // hold in both.
   const proto::AccessPattern* ap = nullptr;
+  // The builder's form of the operand while it is checked (the tracer's,
+  // which outlives the check); nullptr when `ap` is set. (One pointer, not
+  // the pattern's fields: decoded streams keep an OperandInfo per operand,
+  // and a bigger one showed in dispatch.)
+  const PatternRef* ref = nullptr;
   // The tensor as the operand sees it: the declaration, or for a bitcast
   // view the viewed tensor (ops::ViewedTensor). nullptr: absent optional
   // operand.
@@ -35,13 +41,6 @@ struct OperandInfo {
   // ApElements of the pattern, counted once when the view is made or
   // decoded.
   int64_t num_elements = 0;
-  // The pattern's [stride, count] pairs (2 * num_dims() values; the
-  // message's, or the builder's while it checks the instruction) and its
-  // static offset.
-  const int64_t* pattern = nullptr;
-  int32_t pattern_size = 0;
-  bool dynamic = false;  // has a dynamic offset (a kind other than unset)
-  int64_t static_offset = 0;
   // Where its elements lie, worked out when it is bound for execution (a
   // decoded stream, BindInstrView); unknown in a view made for checking.
   OperandFacts facts;
@@ -49,17 +48,31 @@ struct OperandInfo {
   bool present() const { return tensor != nullptr; }
   proto::MemorySpace space() const { return tensor->space(); }
   proto::DType dtype() const { return tensor->dtype(); }
-  int num_dims() const { return pattern_size / 2; }
-  int64_t stride(int d) const { return pattern[2 * d]; }
-  int64_t count(int d) const { return pattern[2 * d + 1]; }
+  // The pattern's [stride, count] pairs, 2 * num_dims() values.
+  // (Through data(): RepeatedField<int64_t>::Get is not inlined across
+  // the protobuf library boundary.)
+  const int64_t* pattern() const {
+    return ap != nullptr ? ap->pattern().data() : ref->pattern;
+  }
+  int num_dims() const {
+    return (ap != nullptr ? ap->pattern_size() : ref->pattern_size) / 2;
+  }
+  int64_t stride(int d) const { return pattern()[2 * d]; }
+  int64_t count(int d) const { return pattern()[2 * d + 1]; }
   // The static offset, in elements of the (viewed) tensor.
-  int64_t offset() const { return static_offset; }
+  int64_t offset() const { return ap != nullptr ? ap->offset() : ref->offset; }
   int64_t elements() const { return num_elements; }
   // Partition count (dim 0) and elements per partition (the rest), the
   // 2-D view the engines work on.
   int64_t partitions() const { return count(0); }
   int64_t free_size() const { return elements() / count(0); }
-  bool has_dynamic() const { return dynamic; }
+  bool has_dynamic() const {
+    if (ap != nullptr) {
+      return ap->dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
+    }
+    return ref->has_dynamic &&
+           ref->dynamic.kind != proto::DynamicOffset::KIND_UNSPECIFIED;
+  }
 };
 
 inline constexpr int kMaxOperands = 20;
