@@ -68,34 +68,39 @@ inline uint8_t* WriteBytes(uint32_t field, const std::string& s, uint8_t* p) {
 }
 
 // A packed repeated int64: left out when empty.
-inline uint8_t* WritePacked(
-    uint32_t field, const google::protobuf::RepeatedField<int64_t>& values,
-    uint8_t* p) {
-  if (values.empty()) return p;
+inline uint8_t* WritePacked(uint32_t field, const int64_t* values, int n,
+                            uint8_t* p) {
+  if (n == 0) return p;
   uint8_t* body = BeginMessage(field, p);
   p = body;
-  for (int64_t v : values) p = WriteVarint(Signed(v), p);
+  for (int i = 0; i < n; ++i) p = WriteVarint(Signed(values[i]), p);
   return EndMessage(body, p);
 }
 
-uint8_t* WriteDynamic(const proto::DynamicOffset& d, uint8_t* p) {
-  p = WriteScalar(1, Signed(d.kind()), p);
-  p = WriteScalar(2, d.tensor_id(), p);
-  p = WriteScalar(3, Signed(d.offset_element()), p);
-  p = WriteScalar(4, Signed(d.offset_stride()), p);
-  p = WriteScalar(5, d.indirect_dim(), p);
-  return WriteScalar(6, Signed(d.oob_mode()), p);
+inline uint8_t* WritePacked(
+    uint32_t field, const google::protobuf::RepeatedField<int64_t>& values,
+    uint8_t* p) {
+  return WritePacked(field, values.data(), values.size(), p);
 }
 
-uint8_t* WriteOperand(const proto::AccessPattern& ap, uint8_t* p) {
-  p = WriteScalar(1, ap.tensor_id(), p);
-  p = WriteScalar(2, Signed(ap.offset()), p);
-  p = WritePacked(3, ap.pattern(), p);
-  if (ap.has_dynamic()) {
+uint8_t* WriteDynamic(const ops::DynamicRef& d, uint8_t* p) {
+  p = WriteScalar(1, Signed(d.kind), p);
+  p = WriteScalar(2, d.tensor_id, p);
+  p = WriteScalar(3, Signed(d.offset_element), p);
+  p = WriteScalar(4, Signed(d.offset_stride), p);
+  p = WriteScalar(5, d.indirect_dim, p);
+  return WriteScalar(6, Signed(d.oob_mode), p);
+}
+
+uint8_t* WriteOperand(const ops::PatternRef& ap, uint8_t* p) {
+  p = WriteScalar(1, ap.tensor_id, p);
+  p = WriteScalar(2, Signed(ap.offset), p);
+  p = WritePacked(3, ap.pattern, ap.pattern_size, p);
+  if (ap.has_dynamic) {
     uint8_t* body = BeginMessage(4, p);
-    p = EndMessage(body, WriteDynamic(ap.dynamic(), body));
+    p = EndMessage(body, WriteDynamic(ap.dynamic, body));
   }
-  return WriteScalar(5, Signed(ap.view_dtype()), p);
+  return WriteScalar(5, Signed(ap.view_dtype), p);
 }
 
 uint8_t* WriteAttr(const proto::Attr& attr, uint8_t* p) {
@@ -124,9 +129,10 @@ uint8_t* WriteAttr(const proto::Attr& attr, uint8_t* p) {
 
 // At most the bytes WriteOperand and WriteAttr take, slack included.
 constexpr size_t kMaxVarint = 10;
-size_t OperandBound(const proto::AccessPattern& ap) {
+size_t OperandBound(const ops::PatternRef& ap) {
   return 3 * (1 + kLengthSlack) + 4 * (1 + kMaxVarint) +
-         kMaxVarint * ap.pattern_size() + 6 * (1 + kMaxVarint);
+         kMaxVarint * static_cast<size_t>(ap.pattern_size) +
+         6 * (1 + kMaxVarint);
 }
 size_t AttrBound(const proto::Attr& attr) {
   size_t size = 2 * (1 + kLengthSlack) + attr.name().size() + 1 + kMaxVarint;
@@ -137,24 +143,28 @@ size_t AttrBound(const proto::Attr& attr) {
   return size;
 }
 
-size_t InstructionBound(const proto::Instruction& instr) {
+// `operand(i)` gives operand i's pattern, for i < n; the instruction's own
+// operands are not read.
+template <typename Operand>
+size_t InstructionBound(const proto::Instruction& instr, int n,
+                        const Operand& operand) {
   size_t bound = 1 + kLengthSlack + 7 * (1 + kMaxVarint);
-  for (const proto::AccessPattern& ap : instr.operands()) {
-    bound += OperandBound(ap);
-  }
+  for (int i = 0; i < n; ++i) bound += OperandBound(operand(i));
   for (const proto::Attr& attr : instr.attrs()) bound += AttrBound(attr);
   return bound;
 }
 
-uint8_t* WriteInstruction(const proto::Instruction& instr, uint8_t* out) {
+template <typename Operand>
+uint8_t* WriteInstruction(const proto::Instruction& instr, int n,
+                          const Operand& operand, uint8_t* out) {
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
   uint8_t* body = BeginMessage(2, out);  // Stream.instructions
   uint8_t* p = body;
   p = WriteScalar(1, instr.id(), p);
   p = WriteScalar(2, Signed(instr.opcode()), p);
-  for (const proto::AccessPattern& ap : instr.operands()) {
-    uint8_t* operand = BeginMessage(3, p);
-    p = EndMessage(operand, WriteOperand(ap, operand));
+  for (int i = 0; i < n; ++i) {
+    uint8_t* o = BeginMessage(3, p);
+    p = EndMessage(o, WriteOperand(operand(i), o));
   }
   for (const proto::Attr& attr : instr.attrs()) {
     uint8_t* a = BeginMessage(4, p);
@@ -169,16 +179,24 @@ uint8_t* WriteInstruction(const proto::Instruction& instr, uint8_t* out) {
 }  // namespace
 
 void AppendInstruction(const proto::Instruction& instr, std::string* out) {
+  const auto operand = [&](int i) { return ops::PatternOf(instr.operands(i)); };
+  const int n = instr.operands_size();
   const size_t start = out->size();
-  out->resize(start + InstructionBound(instr));
+  out->resize(start + InstructionBound(instr, n, operand));
   uint8_t* const first = reinterpret_cast<uint8_t*>(out->data() + start);
-  const uint8_t* end = WriteInstruction(instr, first);
+  const uint8_t* end = WriteInstruction(instr, n, operand, first);
   out->resize(start + static_cast<size_t>(end - first));
 }
 
-void AppendInstruction(const proto::Instruction& instr, StreamBuffer* out) {
-  uint8_t* const first = out->Room(InstructionBound(instr));
-  out->Commit(static_cast<size_t>(WriteInstruction(instr, first) - first));
+void AppendInstruction(const proto::Instruction& instr, int num_operands,
+                       const ops::PatternRef* operands, StreamBuffer* out) {
+  const auto operand = [&](int i) -> const ops::PatternRef& {
+    return operands[i];
+  };
+  uint8_t* const first =
+      out->Room(InstructionBound(instr, num_operands, operand));
+  out->Commit(static_cast<size_t>(
+      WriteInstruction(instr, num_operands, operand, first) - first));
 }
 
 }  // namespace nkigraph::builder

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "builder/stream_buffer.h"
+#include "ops/access_pattern.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::builder {
@@ -16,8 +17,13 @@ namespace nkigraph::builder {
 // protobuf's bytes, and fails when the schema gains a field this does not
 // write.
 void AppendInstruction(const proto::Instruction& instr, std::string* out);
-// The same at the end of a traced stream (the tracer's hot path).
-void AppendInstruction(const proto::Instruction& instr, StreamBuffer* out);
+// The same at the end of a traced stream (the tracer's hot path), with the
+// operands held apart from `instr` (whose own operands are not read):
+// `num_operands` patterns at `operands`, written as AccessPattern
+// messages; an operand with tensor_id 0 and nothing else set is an empty
+// one.
+void AppendInstruction(const proto::Instruction& instr, int num_operands,
+                       const ops::PatternRef* operands, StreamBuffer* out);
 
 }  // namespace nkigraph::builder
 

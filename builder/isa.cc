@@ -27,9 +27,6 @@ class Emitter {
       fixed_ = n > 0 && def_->roles[n - 1].variadic ? n - 1 : n;
       if (fixed_ > slots_.size()) def_ = nullptr;  // no op has that many
     }
-    if (instr_ != nullptr && def_ != nullptr) {
-      instr_->mutable_operands()->Reserve(static_cast<int>(fixed_));
-    }
   }
 
   // `t` for the role named `role`; a variadic role takes one per call.
@@ -50,28 +47,28 @@ class Emitter {
   Emitter& Int(absl::string_view name, int64_t value) {
     const ops::AttrSpec* spec = Spec(name, ops::AttrType::kInt);
     if (spec != nullptr && (Keep(*spec) || value != spec->int_default)) {
-      NewAttr(name)->set_i(value);
+      NewAttr(*spec)->set_i(value);
     }
     return *this;
   }
   Emitter& Float(absl::string_view name, double value) {
     const ops::AttrSpec* spec = Spec(name, ops::AttrType::kFloat);
     if (spec != nullptr && (Keep(*spec) || value != spec->float_default)) {
-      NewAttr(name)->set_f(value);
+      NewAttr(*spec)->set_f(value);
     }
     return *this;
   }
   Emitter& Str(absl::string_view name, absl::string_view value) {
     const ops::AttrSpec* spec = Spec(name, ops::AttrType::kString);
     if (spec != nullptr && (Keep(*spec) || value != spec->string_default)) {
-      NewAttr(name)->set_s(value.data(), value.size());
+      NewAttr(*spec)->set_s(value.data(), value.size());
     }
     return *this;
   }
   Emitter& Ints(absl::string_view name, const std::vector<int64_t>& values) {
     const ops::AttrSpec* spec = Spec(name, ops::AttrType::kInts);
     if (spec != nullptr && (Keep(*spec) || !values.empty())) {
-      auto* list = NewAttr(name)->mutable_ints()->mutable_values();
+      auto* list = NewAttr(*spec)->mutable_ints()->mutable_values();
       list->Clear();  // a reused attribute's earlier list
       list->Add(values.begin(), values.end());
     }
@@ -113,8 +110,11 @@ class Emitter {
          ops::AttrTypeName(type));
     return nullptr;
   }
-  proto::Attr* NewAttr(absl::string_view name) {
-    return tracer_->AddAttr(instr_, name);
+  // (By its spec: the tracer checks the attribute against the spec
+  // without looking its name up again.)
+  proto::Attr* NewAttr(const ops::AttrSpec& spec) {
+    return tracer_->AddAttr(instr_, spec.name,
+                            static_cast<int>(&spec - def_->attrs.data()));
   }
   // Out of line: builder bugs are rare, the hot paths stay small.
   [[gnu::noinline, gnu::cold]] void Fail(absl::string_view a,

@@ -355,4 +355,33 @@ void Tensor::ToAccessPattern(proto::AccessPattern* ap) const {
   }
 }
 
+void Tensor::ToPattern(absl::InlinedVector<int64_t, 16>* pattern,
+                       ops::PatternRef* ref) const {
+  ref->tensor_id = id_;
+  ref->offset = offset_;
+  ref->view_dtype = view_dtype_;
+  if (view_dtype_ != proto::DTYPE_UNSPECIFIED) {
+    tracer_->RequireSchemaVersion(proto::SCHEMA_VERSION_VIEW_DTYPE);
+  }
+  pattern->resize(2 * dims_.size());
+  int64_t* out = pattern->data();
+  for (const Dim& dim : dims_) {
+    *out++ = dim.stride;
+    *out++ = dim.count;
+  }
+  ref->pattern = pattern->data();
+  ref->pattern_size = static_cast<int>(pattern->size());
+  ref->has_dynamic = dynamic_.kind != proto::DynamicOffset::KIND_UNSPECIFIED;
+  ref->dynamic = ref->has_dynamic
+                     ? ops::DynamicRef{dynamic_.kind,
+                                       dynamic_.tensor_id,
+                                       dynamic_.offset_element,
+                                       dynamic_.offset_stride,
+                                       dynamic_.indirect_dim,
+                                       dynamic_.oob == OobMode::kSkip
+                                           ? proto::DynamicOffset::OOB_SKIP
+                                           : proto::DynamicOffset::OOB_ERROR}
+                     : ops::DynamicRef{};
+}
+
 }  // namespace nkigraph::builder

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "ops/access_pattern.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::builder {
@@ -111,8 +112,12 @@ class Tensor {
   // (AccessPattern.view_dtype).
   Tensor Bitcast(DType dtype, Loc loc = Loc::current()) const;
 
-  // The operand form of this view.
+  // The operand form of this view, as a message.
   void ToAccessPattern(proto::AccessPattern* ap) const;
+  // The same without a message (what the tracer checks and writes):
+  // `*ref` points at `*pattern`, which receives the [stride, count] pairs.
+  void ToPattern(absl::InlinedVector<int64_t, 16>* pattern,
+                 ops::PatternRef* ref) const;
 
  private:
   friend class Tracer;

@@ -427,12 +427,12 @@ proto::Instruction* Tracer::BeginInstr(proto::Opcode opcode, Loc loc) {
 void Tracer::AddOperand(proto::Instruction* instr, const Tensor& tensor,
                         Loc loc) {
   if (instr == nullptr) return;
-  proto::AccessPattern* ap = num_operands_ < instr->operands_size()
-                                 ? instr->mutable_operands(num_operands_)
-                                 : instr->add_operands();
-  ++num_operands_;
+  const int slot = num_operands_++;
+  // Past kMaxOperands only counted: the check refuses the instruction.
+  if (slot >= ops::kMaxOperands) return;
+  ops::PatternRef& ref = operands_[slot];
   if (!tensor.valid()) {
-    ap->Clear();
+    ref = ops::PatternRef{};
     return;
   }
   if (tensor.tracer() != this) {
@@ -451,14 +451,17 @@ void Tracer::AddOperand(proto::Instruction* instr, const Tensor& tensor,
         loc);
     return;
   }
-  tensor.ToAccessPattern(ap);
+  tensor.ToPattern(&patterns_[slot], &ref);
 }
 
-proto::Attr* Tracer::AddAttr(proto::Instruction* instr,
-                             absl::string_view name) {
+proto::Attr* Tracer::AddAttr(proto::Instruction* instr, absl::string_view name,
+                             int spec) {
   proto::Attr* attr = num_attrs_ < instr->attrs_size()
                           ? instr->mutable_attrs(num_attrs_)
                           : instr->add_attrs();
+  if (num_attrs_ < ops::kMaxResolvedAttrs) {
+    attr_specs_[num_attrs_] = static_cast<uint8_t>(spec);
+  }
   ++num_attrs_;
   // The previous instruction of this opcode usually named it the same.
   if (attr->name() != name) attr->set_name(name.data(), name.size());
@@ -468,15 +471,15 @@ proto::Attr* Tracer::AddAttr(proto::Instruction* instr,
 Instr Tracer::FinishInstr(proto::Instruction* instr, Loc loc) {
   if (instr == nullptr) return Instr{};
   // What the previous instruction of this opcode had beyond this one's.
-  while (instr->operands_size() > num_operands_) {
-    instr->mutable_operands()->RemoveLast();
-  }
   while (instr->attrs_size() > num_attrs_) instr->mutable_attrs()->RemoveLast();
   if (!failed()) {
-    absl::Status status = ops::MakeInstrView(*instr, graph_->tensors(),
-                                             graph_->world(), &check_view_);
+    absl::Status status = ops::MakeInstrView(
+        *instr, num_operands_, operands_.data(),
+        num_attrs_ <= ops::kMaxResolvedAttrs ? attr_specs_.data() : nullptr,
+        graph_->tensors(), graph_->world(), &check_view_);
     if (status.ok()) {
-      AppendInstruction(*instr, &stream_bytes_[core_]);
+      AppendInstruction(*instr, num_operands_, operands_.data(),
+                        &stream_bytes_[core_]);
       ++stream_sizes_[core_];
       return Instr{instr->id()};
     }

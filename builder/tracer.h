@@ -132,14 +132,17 @@ class Tracer {
   // --- Instruction emission (used by builder/isa) ------------------------
   // The instruction to fill in, one at a time; nullptr once the trace has
   // failed. Each opcode has one message, reused for every instruction of
-  // it and overwritten in place (its operands, attribute names and string
-  // values keep their memory): an instruction is filled through
-  // AddOperand and AddAttr only.
+  // it and overwritten in place (its attribute names and string values
+  // keep their memory): an instruction is filled through AddOperand and
+  // AddAttr only. The message never holds operands: AddOperand keeps them
+  // in the tracer, where they are checked and written from.
   proto::Instruction* BeginInstr(proto::Opcode opcode, Loc loc);
   // Appends `tensor` (an invalid tensor: an absent optional operand).
   void AddOperand(proto::Instruction* instr, const Tensor& tensor, Loc loc);
   // Appends an attribute named `name`, its value for the caller to set.
-  proto::Attr* AddAttr(proto::Instruction* instr, absl::string_view name);
+  // `spec` is its index in the op's attribute specs (whose name it has).
+  proto::Attr* AddAttr(proto::Instruction* instr, absl::string_view name,
+                       int spec);
   // Runs the op's checks, then appends the instruction to its core's
   // stream; on failure drops it and records the error.
   Instr FinishInstr(proto::Instruction* instr, Loc loc);
@@ -179,10 +182,20 @@ class Tracer {
   // operands and attributes the one being built has so far, and each
   // core's stream so far as the bytes of its serialized `instructions`
   // entries.
+  // The message holds the instruction's header and attributes; its
+  // operands are kept in the builder's own form instead (no message per
+  // operand): the first kMaxOperands in operands_, their patterns in
+  // patterns_, num_operands_ counting them all (more is an error the check
+  // reports).
   std::array<std::unique_ptr<proto::Instruction>, proto::Opcode_ARRAYSIZE>
       instrs_;
+  std::array<ops::PatternRef, ops::kMaxOperands> operands_;
+  std::array<absl::InlinedVector<int64_t, 16>, ops::kMaxOperands> patterns_;
   int num_operands_ = 0;
   int num_attrs_ = 0;
+  // The spec index of each attribute so far (the first
+  // kMaxResolvedAttrs; with more, the check looks them up by name).
+  std::array<uint8_t, ops::kMaxResolvedAttrs> attr_specs_;
   std::vector<StreamBuffer> stream_bytes_;
   std::vector<int64_t> stream_sizes_;
   SourceInterner interner_;

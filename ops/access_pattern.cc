@@ -78,11 +78,25 @@ int64_t DimStride(const proto::Tensor& tensor, int d) {
   return stride;
 }
 
+PatternRef PatternOf(const proto::AccessPattern& ap) {
+  PatternRef ref;
+  ref.tensor_id = ap.tensor_id();
+  ref.view_dtype = ap.view_dtype();
+  ref.pattern_size = ap.pattern_size();
+  ref.offset = ap.offset();
+  ref.pattern = ap.pattern().data();
+  ref.has_dynamic = ap.has_dynamic();
+  if (ref.has_dynamic) {
+    const proto::DynamicOffset& d = ap.dynamic();
+    ref.dynamic =
+        DynamicRef{d.kind(),          d.tensor_id(),    d.offset_element(),
+                   d.offset_stride(), d.indirect_dim(), d.oob_mode()};
+  }
+  return ref;
+}
+
 int64_t ApElements(const proto::AccessPattern& ap) {
-  const int64_t* pattern = ap.pattern().data();
-  int64_t elements = 1;
-  for (int i = 1; i < ap.pattern_size(); i += 2) elements *= pattern[i];
-  return elements;
+  return ApElements(ap.pattern().data(), ap.pattern_size());
 }
 
 namespace {
@@ -108,17 +122,17 @@ enum class Fault {
 
 // StaticExtent's checks and result without a Status; `*dim` names the dim
 // at fault.
-Fault ComputeExtent(const proto::AccessPattern& ap, int first_dim,
-                    FlatExtent* extent, int* dim) {
-  const int size = ap.pattern_size();
+Fault ComputeExtent(const PatternRef& ap, int first_dim, FlatExtent* extent,
+                    int* dim) {
+  const int size = ap.pattern_size;
   if (size % 2 != 0) return Fault::kOddPattern;
   const int dims = size / 2;
   if (dims < 1 || dims > kMaxDims) return Fault::kDimCount;
-  const int64_t offset = ap.offset();
+  const int64_t offset = ap.offset;
   if (offset < -kMaxElements || offset > kMaxElements) return Fault::kOffset;
   *extent = FlatExtent{offset, offset};
   int64_t elements = 1;
-  const int64_t* pattern = ap.pattern().data();
+  const int64_t* pattern = ap.pattern;
   for (int d = 0; d < dims; ++d) {
     *dim = d;
     const int64_t stride = pattern[2 * d];
@@ -141,10 +155,10 @@ Fault ComputeExtent(const proto::AccessPattern& ap, int first_dim,
   return Fault::kNone;
 }
 
-// CheckAccessPattern's checks without a Status. (The repeated fields are
-// read through one data() call each: RepeatedField's accessors are not
-// inlined across the protobuf library boundary.)
-Fault ComputeBounds(const proto::AccessPattern& ap, const proto::Tensor& tensor,
+// CheckAccessPattern's checks without a Status. (The tensor's shape is
+// read through one data() call: RepeatedField's accessors are not inlined
+// across the protobuf library boundary.)
+Fault ComputeBounds(const PatternRef& ap, const proto::Tensor& tensor,
                     int* dim) {
   FlatExtent extent;
   if (Fault f = ComputeExtent(ap, 0, &extent, dim); f != Fault::kNone) {
@@ -159,12 +173,12 @@ Fault ComputeBounds(const proto::AccessPattern& ap, const proto::Tensor& tensor,
   if (!IsOnChip(tensor.space())) return Fault::kNone;
 
   // On chip: dim 0 walks partitions, the other dims stay in one row.
-  const int64_t* pattern = ap.pattern().data();
-  const int dims = ap.pattern_size() / 2;
+  const int64_t* pattern = ap.pattern;
+  const int dims = ap.pattern_size / 2;
   const int64_t pcount = pattern[1];
   if (pcount > 1 && pattern[0] != row) return Fault::kPartitionStride;
-  if (ap.offset() / row + pcount > shape[0]) return Fault::kPartitionBounds;
-  int64_t free_lo = ap.offset() % row;
+  if (ap.offset / row + pcount > shape[0]) return Fault::kPartitionBounds;
+  int64_t free_lo = ap.offset % row;
   int64_t free_hi = free_lo;
   for (int d = 1; d < dims; ++d) {
     const int64_t reach = pattern[2 * d] * (pattern[2 * d + 1] - 1);
@@ -185,8 +199,11 @@ absl::Status OutOfBounds(const proto::Tensor& tensor, int64_t lo, int64_t hi,
 // The message for `fault`, recomputing what it needs. `tensor` is null for
 // the extent checks, which do not look at a tensor.
 ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(Fault fault, int dim,
-                                                 const proto::AccessPattern& ap,
+                                                 const PatternRef& ap,
                                                  const proto::Tensor* tensor) {
+  const auto num_dims = [&] { return ap.pattern_size / 2; };
+  const auto stride = [&](int d) { return ap.pattern[2 * d]; };
+  const auto count = [&](int d) { return ap.pattern[2 * d + 1]; };
   switch (fault) {
     case Fault::kNone:
       return absl::OkStatus();
@@ -194,24 +211,24 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(Fault fault, int dim,
       return absl::InvalidArgumentError(
           "access pattern is not a list of [stride, count] pairs");
     case Fault::kDimCount:
-      return absl::InvalidArgumentError(
-          absl::StrCat("access pattern has ", NumDims(ap), " dims (1 to ",
-                       kMaxDims, " allowed)"));
+      return absl::InvalidArgumentError(absl::StrCat("access pattern has ",
+                                                     num_dims(), " dims (1 to ",
+                                                     kMaxDims, " allowed)"));
     case Fault::kOffset:
       return absl::InvalidArgumentError(
-          absl::StrCat("access pattern offset ", ap.offset(), " is absurd"));
+          absl::StrCat("access pattern offset ", ap.offset, " is absurd"));
     case Fault::kCount:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "access pattern dim ", dim, " has count ", Count(ap, dim)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("access pattern dim ", dim, " has count ", count(dim)));
     case Fault::kStride:
       return absl::InvalidArgumentError(absl::StrCat(
-          "access pattern dim ", dim, " has stride ", Stride(ap, dim)));
+          "access pattern dim ", dim, " has stride ", stride(dim)));
     case Fault::kTooManyElements:
       return absl::InvalidArgumentError("access pattern has too many elements");
     case Fault::kReach:
       return absl::InvalidArgumentError(absl::StrCat(
-          "access pattern dim ", dim, " (stride ", Stride(ap, dim), ", count ",
-          Count(ap, dim), ") reaches beyond the int64 range"));
+          "access pattern dim ", dim, " (stride ", stride(dim), ", count ",
+          count(dim), ") reaches beyond the int64 range"));
     default:
       break;
   }
@@ -233,19 +250,19 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(Fault fault, int dim,
       return absl::InvalidArgumentError(
           absl::StrCat("on-chip access pattern of '", tensor->name(),
                        "' must walk partitions in its first dim (stride ",
-                       RowElements(*tensor), "), not ", Stride(ap, 0)));
+                       RowElements(*tensor), "), not ", stride(0)));
     case Fault::kPartitionBounds: {
-      const int64_t first_partition = ap.offset() / RowElements(*tensor);
+      const int64_t first_partition = ap.offset / RowElements(*tensor);
       return OutOfBounds(*tensor, first_partition,
-                         first_partition + Count(ap, 0) - 1, shape[0],
+                         first_partition + count(0) - 1, shape[0],
                          "partitions");
     }
     case Fault::kRowBounds: {
       const int64_t row = RowElements(*tensor);
-      int64_t free_lo = ap.offset() % row;
+      int64_t free_lo = ap.offset % row;
       int64_t free_hi = free_lo;
-      for (int d = 1; d < NumDims(ap); ++d) {
-        const int64_t reach = Stride(ap, d) * (Count(ap, d) - 1);
+      for (int d = 1; d < num_dims(); ++d) {
+        const int64_t reach = stride(d) * (count(d) - 1);
         (reach < 0 ? free_lo : free_hi) += reach;
       }
       return OutOfBounds(*tensor, free_lo, free_hi, row,
@@ -254,7 +271,7 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(Fault fault, int dim,
     case Fault::kFreeDims:
       return absl::InvalidArgumentError(
           absl::StrCat("on-chip access pattern of '", tensor->name(), "' has ",
-                       NumDims(ap) - 1, " free dims (the hardware allows 4)"));
+                       num_dims() - 1, " free dims (the hardware allows 4)"));
     default:
       return absl::InternalError("unknown access pattern fault");
   }
@@ -262,8 +279,9 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status FaultStatus(Fault fault, int dim,
 
 }  // namespace
 
-absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
+absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& message,
                                         int first_dim) {
+  const PatternRef ap = PatternOf(message);
   FlatExtent extent;
   int dim = 0;
   const Fault fault = ComputeExtent(ap, first_dim, &extent, &dim);
@@ -272,6 +290,11 @@ absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
 }
 
 absl::Status CheckAccessPattern(const proto::AccessPattern& ap,
+                                const proto::Tensor& tensor) {
+  return CheckAccessPattern(PatternOf(ap), tensor);
+}
+
+absl::Status CheckAccessPattern(const PatternRef& ap,
                                 const proto::Tensor& tensor) {
   int dim = 0;
   const Fault fault = ComputeBounds(ap, tensor, &dim);

@@ -34,7 +34,42 @@ inline int64_t Count(const proto::AccessPattern& ap, int d) {
   return ap.pattern().data()[2 * d + 1];
 }
 
+// A dynamic offset's fields (proto::DynamicOffset's), as plain values.
+struct DynamicRef {
+  proto::DynamicOffset::Kind kind = proto::DynamicOffset::KIND_UNSPECIFIED;
+  uint32_t tensor_id = 0;
+  int64_t offset_element = 0;
+  int64_t offset_stride = 0;
+  uint32_t indirect_dim = 0;
+  proto::DynamicOffset::OobMode oob_mode = proto::DynamicOffset::OOB_ERROR;
+};
+
+// An operand's access pattern wherever it is held: read from a graph's
+// proto::AccessPattern (PatternOf), or filled by the builder from its own
+// views, which then never makes a message per operand. `pattern` points
+// at pattern_size values, [stride, count] pairs outermost first, owned by
+// whoever filled it. tensor_id 0: an absent operand.
+struct PatternRef {
+  uint32_t tensor_id = 0;
+  proto::DType view_dtype = proto::DTYPE_UNSPECIFIED;
+  int pattern_size = 0;
+  int64_t offset = 0;
+  const int64_t* pattern = nullptr;
+  // Whether the operand carries a DynamicOffset message (an all-zero one
+  // still counts: it is written).
+  bool has_dynamic = false;
+  DynamicRef dynamic;
+};
+
+// The view of `ap`; it points into `ap`, which must outlive it.
+PatternRef PatternOf(const proto::AccessPattern& ap);
+
 // Product of the access pattern's counts.
+inline int64_t ApElements(const int64_t* pattern, int pattern_size) {
+  int64_t elements = 1;
+  for (int i = 1; i < pattern_size; i += 2) elements *= pattern[i];
+  return elements;
+}
 int64_t ApElements(const proto::AccessPattern& ap);
 
 // Lowest and highest flat element the static part of `ap` reaches.
@@ -51,6 +86,8 @@ absl::StatusOr<FlatExtent> StaticExtent(const proto::AccessPattern& ap,
 // tensors, dim 0 walks whole partitions and the rest stays inside one
 // partition row. Dynamic offsets are bounded at run time.
 absl::Status CheckAccessPattern(const proto::AccessPattern& ap,
+                                const proto::Tensor& tensor);
+absl::Status CheckAccessPattern(const PatternRef& ap,
                                 const proto::Tensor& tensor);
 
 // The tensor as an operand with a bitcast view (`ap.view_dtype`) sees it:

@@ -45,7 +45,11 @@ bool Allowed(const AttrSpec& spec, absl::string_view value) {
   return false;
 }
 
-absl::Status CheckValue(const AttrSpec& spec, const proto::Attr& attr) {
+// `choice`, when given, receives a string's index in spec.one_of (-1 when
+// the spec allows any value), found by scanning the list instead of
+// asking Allowed.
+absl::Status CheckValue(const AttrSpec& spec, const proto::Attr& attr,
+                        int* choice = nullptr) {
   if (attr.value_case() == proto::Attr::VALUE_NOT_SET) {
     return absl::InvalidArgumentError(
         absl::StrCat("attribute '", spec.name, "' has no value; it must be ",
@@ -61,6 +65,19 @@ absl::Status CheckValue(const AttrSpec& spec, const proto::Attr& attr) {
     return absl::InvalidArgumentError(
         absl::StrCat("attribute '", spec.name, "' is ", attr.i(), "; ",
                      spec.min, " to ", spec.max, " allowed"));
+  }
+  if (spec.type == AttrType::kString && choice != nullptr) {
+    *choice = -1;
+    // (Read once: the loop would read the message's string again at each
+    // step, as the compiler cannot tell the list does not alias it.)
+    const absl::string_view value = attr.s();
+    for (size_t k = 0; k < spec.one_of.size(); ++k) {
+      if (SameName(spec.one_of[k], value)) {
+        *choice = static_cast<int>(k);
+        break;
+      }
+    }
+    if (*choice >= 0 || spec.one_of.empty()) return absl::OkStatus();
   }
   if (spec.type == AttrType::kString && !Allowed(spec, attr.s())) {
     return absl::InvalidArgumentError(
@@ -110,6 +127,36 @@ absl::Status CheckAttrs(const proto::Instruction& instr,
     }
     seen |= bit;
     if (absl::Status s = CheckValue(specs[k], attr); !s.ok()) return s;
+  }
+  for (size_t k = 0; k < specs.size(); ++k) {
+    if (specs[k].required && !(seen & (uint64_t{1} << (k & 63)))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute '", specs[k].name, "' is missing"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAttrsOfSpecs(const proto::Instruction& instr,
+                               const uint8_t* spec_of,
+                               absl::Span<const AttrSpec> specs,
+                               ResolvedAttr* table) {
+  for (size_t k = 0; k < specs.size(); ++k) table[k] = ResolvedAttr{};
+  uint64_t seen = 0;
+  for (int j = 0; j < instr.attrs_size(); ++j) {
+    const proto::Attr& attr = instr.attrs(j);
+    const size_t k = spec_of[j];
+    const uint64_t bit = uint64_t{1} << (k & 63);
+    if (seen & bit) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute '", attr.name(), "' is given twice"));
+    }
+    seen |= bit;
+    int choice = -1;
+    if (absl::Status s = CheckValue(specs[k], attr, &choice); !s.ok()) {
+      return s;
+    }
+    table[k] = ResolvedAttr{&attr, choice};
   }
   for (size_t k = 0; k < specs.size(); ++k) {
     if (specs[k].required && !(seen & (uint64_t{1} << (k & 63)))) {

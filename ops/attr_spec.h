@@ -194,6 +194,16 @@ struct ResolvedAttr {
 };
 ResolvedAttr ResolveAttr(const proto::Instruction& instr, const AttrSpec& spec);
 
+// CheckAttrs for attributes whose specs are already known: attribute j of
+// `instr` is specs[spec_of[j]] (the builder names each through its op's
+// spec, so its name is the spec's). The same checks in the same order,
+// with the same messages, without looking names up; fills
+// table[0, specs.size()) with what ResolveAttr answers for each spec.
+absl::Status CheckAttrsOfSpecs(const proto::Instruction& instr,
+                               const uint8_t* spec_of,
+                               absl::Span<const AttrSpec> specs,
+                               ResolvedAttr* table);
+
 }  // namespace nkigraph::ops
 
 #endif  // NKIGRAPH_OPS_ATTR_SPEC_H_

@@ -1,5 +1,7 @@
 #include "ops/instr_view.h"
 
+#include <algorithm>
+#include <array>
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -40,24 +42,25 @@ absl::string_view InstrView::RoleName(int i) const {
 
 namespace {
 
-absl::Status CheckDynamicOffset(const proto::AccessPattern& ap,
+absl::Status CheckDynamicOffset(const PatternRef& ap,
                                 const proto::Tensor& indexed,
                                 const TensorTable& tensors) {
-  const proto::DynamicOffset& dyn = ap.dynamic();
-  if (dyn.kind() == proto::DynamicOffset::KIND_UNSPECIFIED) {
+  if (!ap.has_dynamic ||
+      ap.dynamic.kind == proto::DynamicOffset::KIND_UNSPECIFIED) {
     return absl::OkStatus();
   }
-  if (!proto::DynamicOffset::Kind_IsValid(dyn.kind()) ||
-      !proto::DynamicOffset::OobMode_IsValid(dyn.oob_mode())) {
+  const DynamicRef& dyn = ap.dynamic;
+  if (!proto::DynamicOffset::Kind_IsValid(dyn.kind) ||
+      !proto::DynamicOffset::OobMode_IsValid(dyn.oob_mode)) {
     return absl::InvalidArgumentError("dynamic offset has an unknown kind");
   }
-  if (dyn.tensor_id() < 1 ||
-      dyn.tensor_id() > static_cast<uint32_t>(tensors.size())) {
+  if (dyn.tensor_id < 1 ||
+      dyn.tensor_id > static_cast<uint32_t>(tensors.size())) {
     return absl::InvalidArgumentError(
-        absl::StrCat("dynamic offset names tensor id ", dyn.tensor_id(),
+        absl::StrCat("dynamic offset names tensor id ", dyn.tensor_id,
                      ", which does not exist"));
   }
-  const proto::Tensor& index = tensors.Get(dyn.tensor_id() - 1);
+  const proto::Tensor& index = tensors.Get(dyn.tensor_id - 1);
   if (index.dtype() != proto::INT32 && index.dtype() != proto::UINT32) {
     return absl::InvalidArgumentError(
         absl::StrCat("dynamic offset tensor '", index.name(), "' is ",
@@ -67,34 +70,34 @@ absl::Status CheckDynamicOffset(const proto::AccessPattern& ap,
     return absl::InvalidArgumentError(
         absl::StrCat("dynamic offset tensor '", index.name(), "' is in psum"));
   }
-  if (dyn.kind() == proto::DynamicOffset::VECTOR && !IsHbm(indexed.space())) {
+  if (dyn.kind == proto::DynamicOffset::VECTOR && !IsHbm(indexed.space())) {
     return absl::InvalidArgumentError(
         absl::StrCat("a vector dynamic offset indexes an HBM tensor; '",
                      indexed.name(), "' is in ", SpaceName(indexed.space())));
   }
-  if (dyn.indirect_dim() >= static_cast<uint32_t>(indexed.shape_size())) {
+  if (dyn.indirect_dim >= static_cast<uint32_t>(indexed.shape_size())) {
     return absl::InvalidArgumentError(
-        absl::StrCat("indirect_dim ", dyn.indirect_dim(), " is not a dim of '",
+        absl::StrCat("indirect_dim ", dyn.indirect_dim, " is not a dim of '",
                      indexed.name(), "' (rank ", indexed.shape_size(), ")"));
   }
   int64_t index_elements = 1;
   for (int64_t d : index.shape()) index_elements *= d;
   const int64_t entries =
-      dyn.kind() == proto::DynamicOffset::VECTOR ? Count(ap, 0) : 1;
+      dyn.kind == proto::DynamicOffset::VECTOR ? ap.pattern[1] : 1;
   const int64_t stride =
-      dyn.kind() == proto::DynamicOffset::VECTOR ? dyn.offset_stride() : 0;
+      dyn.kind == proto::DynamicOffset::VECTOR ? dyn.offset_stride : 0;
   if (stride < 0 || stride > kMaxElements) {
     return absl::InvalidArgumentError("dynamic offset stride is absurd");
   }
   int64_t last = 0;
   if (__builtin_mul_overflow(stride, entries - 1, &last) ||
-      __builtin_add_overflow(dyn.offset_element(), last, &last)) {
+      __builtin_add_overflow(dyn.offset_element, last, &last)) {
     return absl::InvalidArgumentError(
         "dynamic offset entries reach beyond the int64 range");
   }
-  if (dyn.offset_element() < 0 || last >= index_elements) {
+  if (dyn.offset_element < 0 || last >= index_elements) {
     return absl::OutOfRangeError(absl::StrCat(
-        "dynamic offset reads elements [", dyn.offset_element(), ", ", last,
+        "dynamic offset reads elements [", dyn.offset_element, ", ", last,
         "] of '", index.name(), "', which has ", index_elements));
   }
   return absl::OkStatus();
@@ -102,9 +105,28 @@ absl::Status CheckDynamicOffset(const proto::AccessPattern& ap,
 
 }  // namespace
 
-absl::Status MakeInstrView(const proto::Instruction& instr,
-                           const TensorTable& tensors,
-                           const proto::World& world, InstrView* view) {
+namespace {
+
+// Resets `info` to an absent operand with unknown facts. Field by field:
+// assigning OperandInfo{} clears all of OperandFacts too, a `rep stos`
+// that cost about 4% of tracing, and a view made for checking reads no
+// fact of an operand whose facts are unknown.
+void ClearForChecking(OperandInfo* info) {
+  info->ap = nullptr;
+  info->ref = nullptr;
+  info->tensor = nullptr;
+  info->num_elements = 0;
+  info->facts.known = false;
+}
+
+}  // namespace
+
+absl::Status InstrView::Make(const proto::Instruction& instr, int n,
+                             const PatternRef* operands,
+                             const proto::Instruction* messages,
+                             const uint8_t* attr_specs,
+                             const TensorTable& tensors,
+                             const proto::World& world, InstrView* view) {
   const OpDef* def = FindOp(instr.opcode());
   if (def == nullptr) {
     return absl::InvalidArgumentError(
@@ -119,7 +141,6 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
 
   const int num_roles = static_cast<int>(def->roles.size());
   const bool variadic = num_roles > 0 && def->roles.back().variadic;
-  const int n = instr.operands_size();
   if (n > kMaxOperands || (!variadic && n > num_roles)) {
     return view->Error("has ", n, " operands; at most ",
                        variadic ? kMaxOperands : num_roles, " allowed");
@@ -128,22 +149,22 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
   for (int i = 0; i < view->num_operands_; ++i) {
     const OperandRole& role = *OperandRoleOf(*def, i);  // i < roles or variadic
     OperandInfo& info = view->operands_[i];
-    info = OperandInfo{};
-    if (i >= n || instr.operands(i).tensor_id() == 0) {
+    ClearForChecking(&info);
+    if (i >= n || operands[i].tensor_id == 0) {
       if (!role.optional && i < num_roles) {
         return view->Error("operand '", role.name, "' is missing");
       }
       continue;
     }
-    const proto::AccessPattern& ap = instr.operands(i);
-    if (ap.tensor_id() > static_cast<uint32_t>(tensors.size())) {
+    const PatternRef& ap = operands[i];
+    if (ap.tensor_id > static_cast<uint32_t>(tensors.size())) {
       return view->Error("operand '", role.name, "' names tensor id ",
-                         ap.tensor_id(), ", which does not exist");
+                         ap.tensor_id, ", which does not exist");
     }
-    const proto::Tensor* declared = &tensors.Get(ap.tensor_id() - 1);
-    if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED) {
+    const proto::Tensor* declared = &tensors.Get(ap.tensor_id - 1);
+    if (ap.view_dtype != proto::DTYPE_UNSPECIFIED) {
       if (absl::Status s =
-              ViewedTensor(*declared, ap.view_dtype(), &view->viewed_[i]);
+              ViewedTensor(*declared, ap.view_dtype, &view->viewed_[i]);
           !s.ok()) {
         return view->Error("operand '", role.name, "': ", s.message());
       }
@@ -161,15 +182,47 @@ absl::Status MakeInstrView(const proto::Instruction& instr,
     if (absl::Status s = CheckDynamicOffset(ap, tensor, tensors); !s.ok()) {
       return view->Error("operand '", role.name, "': ", s.message());
     }
-    info.ap = &ap;
+    if (messages != nullptr) {
+      info.ap = &messages->operands(i);
+    } else {
+      info.ref = &ap;
+    }
     info.tensor = &tensor;
-    info.num_elements = ApElements(ap);
+    info.num_elements = ApElements(ap.pattern, ap.pattern_size);
   }
-  if (absl::Status s = CheckAttrs(instr, def->attrs); !s.ok()) {
+  if (attr_specs != nullptr && def->attrs.size() <= kMaxResolvedAttrs) {
+    if (absl::Status s = CheckAttrsOfSpecs(instr, attr_specs, def->attrs,
+                                           view->resolved_.data());
+        !s.ok()) {
+      return view->Error(s.message());
+    }
+    view->attrs_ = view->resolved_.data();
+  } else if (absl::Status s = CheckAttrs(instr, def->attrs); !s.ok()) {
     return view->Error(s.message());
   }
   if (def->check != nullptr) return def->check(*view);
   return absl::OkStatus();
+}
+
+absl::Status MakeInstrView(const proto::Instruction& instr,
+                           const TensorTable& tensors,
+                           const proto::World& world, InstrView* view) {
+  const int n = instr.operands_size();
+  std::array<PatternRef, kMaxOperands> operands;
+  for (int i = 0; i < std::min(n, kMaxOperands); ++i) {
+    operands[i] = PatternOf(instr.operands(i));
+  }
+  return InstrView::Make(instr, n, operands.data(), &instr, nullptr, tensors,
+                         world, view);
+}
+
+absl::Status MakeInstrView(const proto::Instruction& instr, int num_operands,
+                           const PatternRef* operands,
+                           const uint8_t* attr_specs,
+                           const TensorTable& tensors,
+                           const proto::World& world, InstrView* view) {
+  return InstrView::Make(instr, num_operands, operands, nullptr, attr_specs,
+                         tensors, world, view);
 }
 
 absl::Status BindInstrView(const proto::Instruction& instr,

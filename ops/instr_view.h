@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "ops/access_pattern.h"
 #include "ops/attr_spec.h"
 #include "ops/device_profile.h"
 #include "ops/op_def.h"
@@ -22,12 +23,23 @@ using TensorTable = google::protobuf::RepeatedPtrField<proto::Tensor>;
 
 // One operand as the checks see it.
 struct OperandInfo {
+  // The operand's message when it was read from a graph's instruction
+  // (MakeInstrView of a proto::Instruction, a decoded stream, BindInstrView);
+  // nullptr in a view the builder made from its own form, which holds no
+  // message and sets `ref` instead: checks read the accessors below, which
+  // hold in both.
   const proto::AccessPattern* ap = nullptr;
+  // The builder's form of the operand while it is checked (the tracer's,
+  // which outlives the check); nullptr when `ap` is set. (One pointer, not
+  // the pattern's fields: decoded streams keep an OperandInfo per operand,
+  // and a bigger one showed in dispatch.)
+  const PatternRef* ref = nullptr;
   // The tensor as the operand sees it: the declaration, or for a bitcast
   // view the viewed tensor (ops::ViewedTensor). nullptr: absent optional
   // operand.
   const proto::Tensor* tensor = nullptr;
-  // ApElements(*ap), counted once when the view is made or decoded.
+  // ApElements of the pattern, counted once when the view is made or
+  // decoded.
   int64_t num_elements = 0;
   // Where its elements lie, worked out when it is bound for execution (a
   // decoded stream, BindInstrView); unknown in a view made for checking.
@@ -36,19 +48,38 @@ struct OperandInfo {
   bool present() const { return tensor != nullptr; }
   proto::MemorySpace space() const { return tensor->space(); }
   proto::DType dtype() const { return tensor->dtype(); }
-  int num_dims() const { return ap->pattern_size() / 2; }
-  int64_t count(int d) const { return ap->pattern().data()[2 * d + 1]; }
+  // The pattern's [stride, count] pairs, 2 * num_dims() values.
+  // (Through data(): RepeatedField<int64_t>::Get is not inlined across
+  // the protobuf library boundary.)
+  const int64_t* pattern() const {
+    return ap != nullptr ? ap->pattern().data() : ref->pattern;
+  }
+  int num_dims() const {
+    return (ap != nullptr ? ap->pattern_size() : ref->pattern_size) / 2;
+  }
+  int64_t stride(int d) const { return pattern()[2 * d]; }
+  int64_t count(int d) const { return pattern()[2 * d + 1]; }
+  // The static offset, in elements of the (viewed) tensor.
+  int64_t offset() const { return ap != nullptr ? ap->offset() : ref->offset; }
   int64_t elements() const { return num_elements; }
   // Partition count (dim 0) and elements per partition (the rest), the
   // 2-D view the engines work on.
   int64_t partitions() const { return count(0); }
   int64_t free_size() const { return elements() / count(0); }
   bool has_dynamic() const {
-    return ap->dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
+    if (ap != nullptr) {
+      return ap->dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
+    }
+    return ref->has_dynamic &&
+           ref->dynamic.kind != proto::DynamicOffset::KIND_UNSPECIFIED;
   }
 };
 
 inline constexpr int kMaxOperands = 20;
+// The most attribute specs an op may have for a view to resolve its
+// attributes by spec as it checks them (the builder's form; more are
+// looked up by name). Ops declare at most 6 today.
+inline constexpr int kMaxResolvedAttrs = 16;
 
 // An instruction with its op definition, operands resolved to tensors, and
 // attribute accessors. Built only through MakeInstrView, which runs the
@@ -91,7 +122,8 @@ class InstrView {
                                attr->ints().values_size());
   }
   // The index in spec.one_of of a string attribute's value, known when the
-  // view was bound from a decoded stream; -1 otherwise, or when the
+  // view was bound from a decoded stream or made from the builder's form
+  // with its attributes' specs; -1 otherwise, or when the
   // attribute is absent (its default) or the spec allows any value.
   int Choice(const AttrSpec& spec) const { return Resolved(spec).choice; }
 
@@ -105,6 +137,20 @@ class InstrView {
   friend absl::Status MakeInstrView(const proto::Instruction&,
                                     const TensorTable&, const proto::World&,
                                     InstrView*);
+  friend absl::Status MakeInstrView(const proto::Instruction&, int,
+                                    const PatternRef*, const uint8_t*,
+                                    const TensorTable&, const proto::World&,
+                                    InstrView*);
+  // MakeInstrView's work, for both of its forms; `messages`, when given,
+  // holds the operands' messages, which the view's operands then point at.
+  // `attr_specs`, when given, names each attribute's spec (then resolved_
+  // receives them, by spec, as the view's table).
+  static absl::Status Make(const proto::Instruction& instr, int n,
+                           const PatternRef* operands,
+                           const proto::Instruction* messages,
+                           const uint8_t* attr_specs,
+                           const TensorTable& tensors,
+                           const proto::World& world, InstrView* view);
   friend absl::Status BindInstrView(const proto::Instruction&,
                                     const TensorTable&, const proto::World&,
                                     InstrView*);
@@ -129,6 +175,8 @@ class InstrView {
   // Indexed like def_->attrs (a decoded stream's); nullptr: by name.
   const ResolvedAttr* attrs_ = nullptr;
   std::array<OperandInfo, kMaxOperands> operands_;
+  // The attributes by spec of a view the builder made (attrs_ points here).
+  std::array<ResolvedAttr, kMaxResolvedAttrs> resolved_;
   // The viewed tensors of bitcast operands, which operands_ point at; a
   // view is rebound (never copied) for each instruction.
   std::array<proto::Tensor, kMaxOperands> viewed_;
@@ -141,6 +189,22 @@ class InstrView {
 // The tensors themselves must already be valid (the builder makes them so;
 // the interpreter's loader checks them first).
 absl::Status MakeInstrView(const proto::Instruction& instr,
+                           const TensorTable& tensors,
+                           const proto::World& world, InstrView* view);
+
+// The same for an instruction whose operands are held apart from `instr`
+// (whose own operands are not read): `num_operands` of them, the first
+// min(num_operands, kMaxOperands) at `operands`, which must outlive the
+// view. `attr_specs`, when not null, gives the index in the op's specs of
+// each of instr's attributes (named as the spec is): they are then checked
+// without looking names up and the view reads them by spec, with the
+// choice of a string's value known (InstrView::Choice), as a decoded
+// stream's. The tracer checks each instruction so, from its own form,
+// without making an AccessPattern message per operand; the view's
+// operands then have no `ap`. The same checks and messages as above.
+absl::Status MakeInstrView(const proto::Instruction& instr, int num_operands,
+                           const PatternRef* operands,
+                           const uint8_t* attr_specs,
                            const TensorTable& tensors,
                            const proto::World& world, InstrView* view);
 

@@ -14,7 +14,7 @@ absl::Status CheckPartitionStart(const InstrView& view, int operand) {
   const OperandInfo& info = view.operand(operand);
   if (!info.present() || !IsOnChip(info.space())) return absl::OkStatus();
   const int64_t start = info.tensor->partition_offset() +
-                        info.ap->offset() / RowElements(*info.tensor);
+                        info.offset() / RowElements(*info.tensor);
   const int64_t count = info.partitions();
   bool ok;
   if (count > 64) {
@@ -118,12 +118,19 @@ bool MayOverlap(const OperandInfo& a, const OperandInfo& b) {
   }
   // Bytes from the address: the whole tensor in HBM, one partition row on
   // chip (partition ranges are not compared: overlap is assumed).
+  // (The tensor's alone, as ComputeOperandFacts works it out: a view made
+  // for checking has no facts, and the builder's has no message.)
   auto extent = [](const OperandInfo& info) {
     if (info.facts.known) {
       return std::pair{info.facts.extent_lo, info.facts.extent_hi};
     }
-    const OperandFacts f = ComputeOperandFacts(*info.tensor, *info.ap);
-    return std::pair{f.extent_lo, f.extent_hi};
+    const proto::Tensor& t = *info.tensor;
+    int64_t elements = IsOnChip(t.space()) ? RowElements(t) : 1;
+    if (!IsOnChip(t.space())) {
+      for (int64_t d : t.shape()) elements *= d;
+    }
+    const int64_t lo = static_cast<int64_t>(t.address());
+    return std::pair{lo, lo + elements * DTypeSize(t.dtype())};
   };
   const auto [x_lo, x_hi] = extent(a);
   const auto [y_lo, y_hi] = extent(b);

@@ -6,13 +6,16 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "builder/instr_encoding.h"
 #include "builder/jit.h"
+#include "builder/stream_buffer.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "ops/access_pattern.h"
 #include "tests/test_util.h"
 #include "util/file_io.h"
 #include "util/graph_io.h"
@@ -271,6 +274,20 @@ TEST_F(SchemaTest, InstructionEncodingIsProtobufs) {
   std::string encoded;
   builder::AppendInstruction(instr, &encoded);
   EXPECT_EQ(encoded, SerializeDeterministic(stream));
+  // The tracer's form: the operands held apart, as plain patterns, and the
+  // message without them.
+  {
+    std::vector<ops::PatternRef> operands;
+    for (const proto::AccessPattern& ap : instr.operands()) {
+      operands.push_back(ops::PatternOf(ap));
+    }
+    proto::Instruction header = instr;
+    header.clear_operands();
+    builder::StreamBuffer buffer;
+    builder::AppendInstruction(header, static_cast<int>(operands.size()),
+                               operands.data(), &buffer);
+    EXPECT_EQ(buffer.view(), SerializeDeterministic(stream));
+  }
   // The smallest instruction: every field zero.
   proto::Stream empty;
   empty.add_instructions();
