@@ -139,27 +139,21 @@ BENCHMARK(BM_InterpTiledMatmul)
     ->UseRealTime()
     ->Iterations(2);
 
-void BM_TileSgemmCalls(benchmark::State& state) {
-  constexpr int64_t kSize = 2048, kK = 128, kM = 128, kN = 512;
-  const int threads = static_cast<int>(state.range(0));
-  openblas_set_num_threads(threads);
-  const std::vector<float> a = RandomMatrix(kSize * kSize, 1);
-  const std::vector<float> b = RandomMatrix(kSize * kSize, 2);
-  const bench::Elapsed sgemm = SgemmSeconds(kSize, a, b);
-  // The tiles as the kernel holds them: rhs tiles [k, n] (stationary) and
-  // lhs^T tiles [k, m] (moving), each dense.
-  const std::vector<float> stationary = RandomMatrix(kK * kM, 3);
-  const std::vector<float> moving = RandomMatrix(kSize / kK * kK * kN, 4);
-  std::vector<float> psum(kM * kN);
+// The tiles of a 2048^3 tiled matmul as tiled_matmul makes its products:
+// per (m, n) tile of [kTileM, kTileN], kTileSize / kTileK products along k.
+constexpr int64_t kTileSize = 2048, kTileK = 128, kTileM = 128, kTileN = 512;
+
+// Times `product(kt)` for every k tile of every output tile into `psum`,
+// and reports the rounds against `sgemm` (one sgemm of the whole matrices).
+template <typename Product>
+void TimeTileProducts(benchmark::State& state, const bench::Elapsed& sgemm,
+                      std::vector<float>& psum, Product product) {
   bench::Elapsed total;
   for (auto _ : state) {
     const bench::Stopwatch watch;
-    for (int64_t tile = 0; tile < (kSize / kN) * (kSize / kM); ++tile) {
-      for (int64_t kt = 0; kt < kSize / kK; ++kt) {
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, kM, kN, kK, 1.0f,
-                    stationary.data(), kM, &moving[kt * kK * kN], kN,
-                    kt == 0 ? 0.0f : 1.0f, psum.data(), kN);
-      }
+    for (int64_t tile = 0; tile < (kTileSize / kTileN) * (kTileSize / kTileM);
+         ++tile) {
+      for (int64_t kt = 0; kt < kTileSize / kTileK; ++kt) product(kt);
     }
     total += watch.Read();
     benchmark::DoNotOptimize(psum.data());
@@ -170,6 +164,25 @@ void BM_TileSgemmCalls(benchmark::State& state) {
   state.counters["ratio_vs_sgemm"] = total.wall / runs / sgemm.wall;
   state.counters["cpu_ratio_vs_sgemm"] = total.cpu / runs / sgemm.cpu;
 }
+
+void BM_TileSgemmCalls(benchmark::State& state) {
+  constexpr int64_t kSize = kTileSize, kK = kTileK, kM = kTileM, kN = kTileN;
+  const int threads = static_cast<int>(state.range(0));
+  openblas_set_num_threads(threads);
+  const std::vector<float> a = RandomMatrix(kSize * kSize, 1);
+  const std::vector<float> b = RandomMatrix(kSize * kSize, 2);
+  const bench::Elapsed sgemm = SgemmSeconds(kSize, a, b);
+  // The tiles as the kernel holds them: rhs tiles [k, n] (stationary) and
+  // lhs^T tiles [k, m] (moving), each dense.
+  const std::vector<float> stationary = RandomMatrix(kK * kM, 3);
+  const std::vector<float> moving = RandomMatrix(kSize / kK * kK * kN, 4);
+  std::vector<float> psum(kM * kN);
+  TimeTileProducts(state, sgemm, psum, [&](int64_t kt) {
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, kM, kN, kK, 1.0f,
+                stationary.data(), kM, &moving[kt * kK * kN], kN,
+                kt == 0 ? 0.0f : 1.0f, psum.data(), kN);
+  });
+}
 BENCHMARK(BM_TileSgemmCalls)
     ->Arg(1)
     ->Arg(2)
@@ -179,7 +192,7 @@ BENCHMARK(BM_TileSgemmCalls)
     ->Iterations(3);
 
 void BM_TileKernelCalls(benchmark::State& state) {
-  constexpr int64_t kSize = 2048, kK = 128, kM = 128, kN = 512;
+  constexpr int64_t kSize = kTileSize, kK = kTileK, kM = kTileM, kN = kTileN;
   const int threads = static_cast<int>(state.range(0));
   const bool bf16 = state.range(1) != 0;
   openblas_set_num_threads(threads);
@@ -196,26 +209,13 @@ void BM_TileKernelCalls(benchmark::State& state) {
   StoreRowFromFloat(dtype, moving.data(), static_cast<int64_t>(moving.size()),
                     moving_bytes.data(), 448.0f);
   std::vector<float> psum(kM * kN);
-  bench::Elapsed total;
-  for (auto _ : state) {
-    const bench::Stopwatch watch;
-    for (int64_t tile = 0; tile < (kSize / kN) * (kSize / kM); ++tile) {
-      for (int64_t kt = 0; kt < kSize / kK; ++kt) {
-        ops::MatmulTile(kK, kM, kN,
-                        {reinterpret_cast<const uint8_t*>(stationary.data()),
-                         kM * 4, proto::FLOAT32},
-                        {&moving_bytes[kt * kK * kN * size], kN * size, dtype},
-                        {psum.data(), kN}, /*accumulate=*/kt != 0, threads);
-      }
-    }
-    total += watch.Read();
-    benchmark::DoNotOptimize(psum.data());
-  }
-  const double runs = static_cast<double>(state.iterations());
-  state.counters["sgemm_ms"] = sgemm.wall * 1e3;
-  state.counters["tile_calls_ms"] = total.wall / runs * 1e3;
-  state.counters["ratio_vs_sgemm"] = total.wall / runs / sgemm.wall;
-  state.counters["cpu_ratio_vs_sgemm"] = total.cpu / runs / sgemm.cpu;
+  TimeTileProducts(state, sgemm, psum, [&](int64_t kt) {
+    ops::MatmulTile(kK, kM, kN,
+                    {reinterpret_cast<const uint8_t*>(stationary.data()),
+                     kM * 4, proto::FLOAT32},
+                    {&moving_bytes[kt * kK * kN * size], kN * size, dtype},
+                    {psum.data(), kN}, /*accumulate=*/kt != 0, threads);
+  });
 }
 BENCHMARK(BM_TileKernelCalls)
     ->Args({1, 0})
@@ -233,7 +233,7 @@ BENCHMARK(BM_TileKernelCalls)
 // tile falls in the same L1 and L2 cache sets), the moving tiles of one
 // m tile side by side in each partition as tiled_matmul holds lhs^T.
 void BM_TileKernelCallsOnChip(benchmark::State& state) {
-  constexpr int64_t kSize = 2048, kK = 128, kM = 128, kN = 512;
+  constexpr int64_t kSize = kTileSize, kK = kTileK, kM = kTileM, kN = kTileN;
   constexpr int64_t kPartitionBytes = 192 * 1024;
   const int64_t stride = kPartitionBytes + state.range(0);
   openblas_set_num_threads(1);
@@ -246,24 +246,12 @@ void BM_TileKernelCallsOnChip(benchmark::State& state) {
   std::memcpy(sbuf.data(), values.data(), sbuf.size());
   const int64_t moving_at = kM * 4;
   std::vector<float> psum(kM * kN);
-  bench::Elapsed total;
-  for (auto _ : state) {
-    const bench::Stopwatch watch;
-    for (int64_t tile = 0; tile < (kSize / kN) * (kSize / kM); ++tile) {
-      for (int64_t kt = 0; kt < kSize / kK; ++kt) {
-        ops::MatmulTile(
-            kK, kM, kN, {sbuf.data(), stride, proto::FLOAT32},
-            {sbuf.data() + moving_at + kt * kN * 4, stride, proto::FLOAT32},
-            {psum.data(), kN}, /*accumulate=*/kt != 0);
-      }
-    }
-    total += watch.Read();
-    benchmark::DoNotOptimize(psum.data());
-  }
-  const double runs = static_cast<double>(state.iterations());
-  state.counters["tile_calls_ms"] = total.wall / runs * 1e3;
-  state.counters["ratio_vs_sgemm"] = total.wall / runs / sgemm.wall;
-  state.counters["cpu_ratio_vs_sgemm"] = total.cpu / runs / sgemm.cpu;
+  TimeTileProducts(state, sgemm, psum, [&](int64_t kt) {
+    ops::MatmulTile(
+        kK, kM, kN, {sbuf.data(), stride, proto::FLOAT32},
+        {sbuf.data() + moving_at + kt * kN * 4, stride, proto::FLOAT32},
+        {psum.data(), kN}, /*accumulate=*/kt != 0);
+  });
 }
 BENCHMARK(BM_TileKernelCallsOnChip)
     ->Arg(0)
@@ -330,23 +318,10 @@ BENCHMARK(BM_TransposingCopies)
     ->UseRealTime()
     ->Iterations(5);
 
-void BM_InterpDispatch(benchmark::State& state) {
-  const int64_t count = state.range(0);
-  builder::Tracer tracer(builder::TraceConfig{"dispatch", {}, {}});
-  absl::StatusOr<proto::Graph> graph = tracer.Trace([&](builder::Tracer& t) {
-    using builder::Buffer;
-    namespace isa = builder::isa;
-    builder::Tensor out =
-        t.Allocate({1, 1}, proto::FLOAT32, Buffer::kSharedHbm, "out");
-    builder::Tensor a =
-        builder::ndarray({1, 1}, proto::FLOAT32, Buffer::kSbuf, "a");
-    isa::memset(a, 1.0f);
-    for (int64_t i = 0; i < count; ++i) {
-      isa::tensor_tensor(a, a, a, isa::Alu::kMaximum);
-    }
-    isa::dma_copy(out, a);
-    t.Output("out", out);
-  });
+// Times Run() of `graph` per executed instruction, wall and CPU (setting
+// the interpreter up and tearing it down excluded).
+void TimeDispatch(benchmark::State& state,
+                  const absl::StatusOr<proto::Graph>& graph) {
   if (!graph.ok()) Die(graph.status());
   int64_t executed = 0;
   bench::Elapsed run;
@@ -371,6 +346,26 @@ void BM_InterpDispatch(benchmark::State& state) {
       run.wall * 1e9 / static_cast<double>(executed);
   state.counters["cpu_ns_per_instruction"] =
       run.cpu * 1e9 / static_cast<double>(executed);
+}
+
+void BM_InterpDispatch(benchmark::State& state) {
+  const int64_t count = state.range(0);
+  builder::Tracer tracer(builder::TraceConfig{"dispatch", {}, {}});
+  absl::StatusOr<proto::Graph> graph = tracer.Trace([&](builder::Tracer& t) {
+    using builder::Buffer;
+    namespace isa = builder::isa;
+    builder::Tensor out =
+        t.Allocate({1, 1}, proto::FLOAT32, Buffer::kSharedHbm, "out");
+    builder::Tensor a =
+        builder::ndarray({1, 1}, proto::FLOAT32, Buffer::kSbuf, "a");
+    isa::memset(a, 1.0f);
+    for (int64_t i = 0; i < count; ++i) {
+      isa::tensor_tensor(a, a, a, isa::Alu::kMaximum);
+    }
+    isa::dma_copy(out, a);
+    t.Output("out", out);
+  });
+  TimeDispatch(state, graph);
 }
 BENCHMARK(BM_InterpDispatch)
     ->Arg(100000)
@@ -400,28 +395,7 @@ void BM_InterpDispatchDistinct(benchmark::State& state) {
     isa::dma_copy(out, a.Slice(0, 0, 1).Slice(1, 0, 1));
     t.Output("out", out);
   });
-  if (!graph.ok()) Die(graph.status());
-  int64_t executed = 0;
-  bench::Elapsed run;
-  for (auto _ : state) {
-    state.PauseTiming();
-    absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
-        interp::Interpreter::Create(*graph);
-    if (!interp.ok()) Die(interp.status());
-    state.ResumeTiming();
-    const bench::Stopwatch watch;
-    if (absl::Status s = (*interp)->Run(); !s.ok()) Die(s);
-    run += watch.Read();
-    executed += (*interp)->instructions_executed();
-    state.PauseTiming();
-    interp->reset();
-    state.ResumeTiming();
-  }
-  state.SetItemsProcessed(executed);
-  state.counters["ns_per_instruction"] =
-      run.wall * 1e9 / static_cast<double>(executed);
-  state.counters["cpu_ns_per_instruction"] =
-      run.cpu * 1e9 / static_cast<double>(executed);
+  TimeDispatch(state, graph);
 }
 BENCHMARK(BM_InterpDispatchDistinct)
     ->Arg(100000)

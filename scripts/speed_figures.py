@@ -105,8 +105,9 @@ def main():
                     table.add(tag + " ms", side, b["interpreter_ms"])
                     table.add(tag + " x sgemm", side, b["ratio_vs_sgemm"])
             if "dispatch" in only:
-                for b in google_bench(find(directory, "interp_bench"), "Dispatch").values():
-                    table.add("dispatch ns/instr (cpu)", side, b["cpu_ns_per_instruction"])
+                for name, b in google_bench(find(directory, "interp_bench"), "Dispatch").items():
+                    tag = "dispatch distinct" if "Distinct" in name else "dispatch"
+                    table.add(f"{tag} ns/instr (cpu)", side, b["cpu_ns_per_instruction"])
             if "cross_entropy" in only:
                 runs = google_bench(find(directory, "cross_entropy_bench"), "Forward")
                 for name, b in runs.items():
