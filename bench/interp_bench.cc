@@ -37,8 +37,10 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "bench/kernel_timing.h"
 #include "builder/isa.h"
 #include "builder/tracer.h"
@@ -348,24 +350,37 @@ void TimeDispatch(benchmark::State& state,
       run.cpu * 1e9 / static_cast<double>(executed);
 }
 
-void BM_InterpDispatch(benchmark::State& state) {
-  const int64_t count = state.range(0);
-  builder::Tracer tracer(builder::TraceConfig{"dispatch", {}, {}});
-  absl::StatusOr<proto::Graph> graph = tracer.Trace([&](builder::Tracer& t) {
+// `count` tiny tensor_tensor instructions, instruction i on the [1, 1]
+// element `element(tile, i)` of an SBUF tile of `tile_shape`, between a
+// memset of the tile and a copy of its first element out.
+absl::StatusOr<proto::Graph> TinyOpStream(
+    const std::string& name, int64_t count,
+    const std::vector<int64_t>& tile_shape,
+    absl::FunctionRef<builder::Tensor(const builder::Tensor&, int64_t)>
+        element) {
+  builder::Tracer tracer(builder::TraceConfig{name, {}, {}});
+  return tracer.Trace([&](builder::Tracer& t) {
     using builder::Buffer;
     namespace isa = builder::isa;
     builder::Tensor out =
         t.Allocate({1, 1}, proto::FLOAT32, Buffer::kSharedHbm, "out");
     builder::Tensor a =
-        builder::ndarray({1, 1}, proto::FLOAT32, Buffer::kSbuf, "a");
+        builder::ndarray(tile_shape, proto::FLOAT32, Buffer::kSbuf, "a");
     isa::memset(a, 1.0f);
     for (int64_t i = 0; i < count; ++i) {
-      isa::tensor_tensor(a, a, a, isa::Alu::kMaximum);
+      const builder::Tensor e = element(a, i);
+      isa::tensor_tensor(e, e, e, isa::Alu::kMaximum);
     }
-    isa::dma_copy(out, a);
+    isa::dma_copy(out, element(a, 0));
     t.Output("out", out);
   });
-  TimeDispatch(state, graph);
+}
+
+// Every instruction on the one element of a [1, 1] tile.
+void BM_InterpDispatch(benchmark::State& state) {
+  TimeDispatch(
+      state, TinyOpStream("dispatch", state.range(0), {1, 1},
+                          [](const builder::Tensor& a, int64_t) { return a; }));
 }
 BENCHMARK(BM_InterpDispatch)
     ->Arg(100000)
@@ -377,25 +392,12 @@ BENCHMARK(BM_InterpDispatch)
 // decoded stream's table of recent ones): every instruction loads decoded
 // operand records of its own, as a stream over distinct tiles does.
 void BM_InterpDispatchDistinct(benchmark::State& state) {
-  const int64_t count = state.range(0);
-  builder::Tracer tracer(builder::TraceConfig{"dispatch_distinct", {}, {}});
-  absl::StatusOr<proto::Graph> graph = tracer.Trace([&](builder::Tracer& t) {
-    using builder::Buffer;
-    namespace isa = builder::isa;
-    builder::Tensor out =
-        t.Allocate({1, 1}, proto::FLOAT32, Buffer::kSharedHbm, "out");
-    builder::Tensor a =
-        builder::ndarray({128, 512}, proto::FLOAT32, Buffer::kSbuf, "a");
-    isa::memset(a, 1.0f);
-    for (int64_t i = 0; i < count; ++i) {
-      const builder::Tensor e =
-          a.Slice(0, (i / 512) % 128, 1).Slice(1, i % 512, 1);
-      isa::tensor_tensor(e, e, e, isa::Alu::kMaximum);
-    }
-    isa::dma_copy(out, a.Slice(0, 0, 1).Slice(1, 0, 1));
-    t.Output("out", out);
-  });
-  TimeDispatch(state, graph);
+  TimeDispatch(
+      state,
+      TinyOpStream("dispatch_distinct", state.range(0), {128, 512},
+                   [](const builder::Tensor& a, int64_t i) {
+                     return a.Slice(0, (i / 512) % 128, 1).Slice(1, i % 512, 1);
+                   }));
 }
 BENCHMARK(BM_InterpDispatchDistinct)
     ->Arg(100000)

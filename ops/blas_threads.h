@@ -5,12 +5,12 @@
 // ops/matmul_kernel.h, splits its product over BlasThreads(); BLAS calls
 // elsewhere use the count directly). A run whose programs leave threads of
 // its allowance idle (one program, or fewer programs than threads) lends
-// them to BLAS; a run whose programs use every thread keeps BLAS to one: OpenBLAS's idle workers spin (sched_yield) for
-// a while after every call, on the very cores the programs run on (a
-// 16-rank fgcc run spent about 40% of its time there, and took 1.7x as
-// long). Results do not depend on it: OpenBLAS divides a product's rows
-// and columns among its threads, never a dot product, so every element is
-// summed in the same order.
+// them to BLAS; a run whose programs use every thread keeps BLAS to one:
+// OpenBLAS's idle workers spin (sched_yield) for a while after every call, on
+// the very cores the programs run on (a 16-rank fgcc run spent about 40% of its
+// time there, and took 1.7x as long). Results do not depend on it: OpenBLAS
+// divides a product's rows and columns among its threads, never a dot product,
+// so every element is summed in the same order.
 
 namespace nkigraph::ops {
 

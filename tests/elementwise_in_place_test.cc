@@ -1,10 +1,10 @@
 // Element-wise ops (tensor_tensor, tensor_scalar) reading and writing every
 // operand in place in one call (ExecContext::ElementwiseInPlace) compute
-// what ApplyAlu gives element by element, for every layout of their tiles, whether the call applies
-// (float32 rows of one shape, the destination apart from its sources or
-// the same elements) or the op goes the general way; and they refuse a
-// never-written source with the error the separate reads give, the first
-// source in operand order first.
+// what ApplyAlu gives element by element, for every layout of their tiles,
+// whether the call applies (float32 rows of one shape, the destination apart
+// from its sources or the same elements) or the op goes the general way; and
+// they refuse a never-written source with the error the separate reads give,
+// the first source in operand order first.
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -31,6 +31,16 @@ using testing::Trace1;
 
 constexpr int64_t kP = 4;
 constexpr int64_t kF = 8;
+
+// Element by element the same value, zeros of the same sign included.
+void ExpectSameValues(const std::vector<float>& got,
+                      const std::vector<float>& expected) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    EXPECT_EQ(std::signbit(got[k]), std::signbit(expected[k])) << k;
+    EXPECT_EQ(got[k], expected[k]) << k;
+  }
+}
 
 // Distinct values with both zeros (maximum keeps its first operand's sign
 // when they compare equal) and bf16-exact.
@@ -187,11 +197,7 @@ TEST(ElementwiseInPlaceTest, ResultsAreApplyAluElementByElement) {
       const std::vector<float> expected =
           c.expect(x, y, static_cast<ops::Alu>(op));
       const std::vector<float>& got = out->at("out").f32;
-      ASSERT_EQ(got.size(), expected.size());
-      for (size_t k = 0; k < got.size(); ++k) {
-        EXPECT_EQ(std::signbit(got[k]), std::signbit(expected[k])) << k;
-        EXPECT_EQ(got[k], expected[k]) << k;
-      }
+      ExpectSameValues(got, expected);
     }
   }
 }
@@ -280,11 +286,7 @@ TEST(ElementwiseInPlaceTest, TensorScalarIsApplyAluElementByElement) {
     ASSERT_TRUE(out.ok()) << out.status();
     const std::vector<float> expected = c.expect(x);
     const std::vector<float>& got = out->at("out").f32;
-    ASSERT_EQ(got.size(), expected.size());
-    for (size_t k = 0; k < got.size(); ++k) {
-      EXPECT_EQ(std::signbit(got[k]), std::signbit(expected[k])) << k;
-      EXPECT_EQ(got[k], expected[k]) << k;
-    }
+    ExpectSameValues(got, expected);
   }
 }
 
