@@ -18,8 +18,8 @@ constexpr float kInvSqrt2Pi = 0.3989422804014327f;
 constexpr float k2OverSqrtPi = 1.1283791670955126f;
 constexpr float kSwishAlpha = 1.702f;
 
-float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+float Sigmoid(float x) { return 1.0f / (1.0f + ExpOf(-x)); }
+float Softplus(float x) { return x > 20.0f ? x : std::log1p(ExpOf(x)); }
 
 const absl::flat_hash_map<absl::string_view, ActFunc>& ByName() {
   static const auto* by_name = [] {
@@ -61,7 +61,7 @@ bool IsActFuncName(absl::string_view name) { return ByName().contains(name); }
       return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
     case ActFunc::kGeluDx:
       return 0.5f * (1.0f + std::erf(x * kInvSqrt2)) +
-             x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+             x * kInvSqrt2Pi * ExpOf(-0.5f * x * x);
     case ActFunc::kGeluApprxTanh:
       return 0.5f * x *
              (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
@@ -86,9 +86,9 @@ bool IsActFuncName(absl::string_view name) { return ByName().contains(name); }
     case ActFunc::kErf:
       return std::erf(x);
     case ActFunc::kErfDx:
-      return k2OverSqrtPi * std::exp(-x * x);
+      return k2OverSqrtPi * ExpOf(-x * x);
     case ActFunc::kExp:
-      return std::exp(x);
+      return ExpOf(x);
     case ActFunc::kLog:
       return std::log(x);
     case ActFunc::kSin:

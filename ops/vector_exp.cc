@@ -2,134 +2,122 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 namespace nkigraph::ops {
 namespace {
 
-// The algorithm's constants: N = 32 table entries, x * N / ln 2 = k + r,
-// exp(x) = 2^(k/N) * (C0 r^3 + C1 r^2 + C2 r + 1).
-constexpr double kInvLn2N = 0x1.71547652b82fep+0 * 32;
-constexpr double kShift = 0x1.8p+52;  // rounds to an integer in the low bits
-constexpr double kC0 = 0x1.c6af84b912394p-5 / 32 / 32 / 32;
-constexpr double kC1 = 0x1.ebfce50fac4f3p-3 / 32 / 32;
-constexpr double kC2 = 0x1.62e42ff0c52d6p-1 / 32;
+// Below kLowest exp(x) rounds to +0 and above kHighest to +inf; clamping
+// there keeps k (and the two scale factors) in range.
+constexpr float kLowest = -104.0f;
+constexpr float kHighest = 89.0f;
+constexpr float kLog2e = 0x1.715476p+0f;
+// Adding 1.5 * 2^23 rounds to an integer (ties to even): rint for
+// |x log2 e| < 2^22.
+constexpr float kShifter = 0x1.8p+23f;
+// ln 2 = kLn2Hi + kLn2Lo; kLn2Hi has 16 significant bits, so k kLn2Hi is
+// exact for |k| <= 150.
+constexpr float kLn2Hi = 0x1.62e4p-1f;
+constexpr float kLn2Lo = 0x1.7f7d1cp-20f;
+constexpr float kC1 = 0x1.0p+0f;
+constexpr float kC2 = 0x1.fffffcp-2f;
+constexpr float kC3 = 0x1.55541ap-3f;
+constexpr float kC4 = 0x1.555822p-5f;
+constexpr float kC5 = 0x1.126794p-7f;
+constexpr float kC6 = 0x1.6ae72p-10f;
 
-// Bits of 2^(i/32), less i << 47 so that adding k << 47 (k = 32 q + i)
-// gives the bits of 2^(k/32) for any q in range.
-struct Table {
-  alignas(64) uint64_t bits[32];
-  Table() {
-    for (int i = 0; i < 32; ++i) {
-      const double v = static_cast<double>(std::exp2l(i / 32.0L));
-      std::memcpy(&bits[i], &v, 8);
-      bits[i] -= static_cast<uint64_t>(i) << 47;
-    }
-  }
-};
-const Table& ExpTable() {
-  static const Table table;
-  return table;
+float FloatOfBits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
 }
 
-__attribute__((target("avx2,fma"))) __m128 Exp4(__m128 x,
-                                                const uint64_t* table) {
-  const __m256d xd = _mm256_cvtps_pd(x);
-  const __m256d inv = _mm256_set1_pd(kInvLn2N);
-  const __m256d shift = _mm256_set1_pd(kShift);
-  __m256d kd = _mm256_fmadd_pd(inv, xd, shift);
-  const __m256i ki = _mm256_castpd_si256(kd);
-  kd = _mm256_sub_pd(kd, shift);
-  const __m256d r = _mm256_fmsub_pd(inv, xd, kd);
-  const __m256i index = _mm256_and_si256(ki, _mm256_set1_epi64x(31));
-  __m256i t = _mm256_i64gather_epi64(reinterpret_cast<const long long*>(table),
-                                     index, 8);
-  t = _mm256_add_epi64(t, _mm256_slli_epi64(ki, 47));
-  const __m256d s = _mm256_castsi256_pd(t);
-  const __m256d z =
-      _mm256_fmadd_pd(_mm256_set1_pd(kC0), r, _mm256_set1_pd(kC1));
-  const __m256d r2 = _mm256_mul_pd(r, r);
-  __m256d y = _mm256_fmadd_pd(_mm256_set1_pd(kC2), r, _mm256_set1_pd(1.0));
-  y = _mm256_fmadd_pd(z, r2, y);
-  return _mm256_cvtpd_ps(_mm256_mul_pd(y, s));
+// 2^k for -126 <= k <= 127.
+float Pow2(int32_t k) {
+  return FloatOfBits(static_cast<uint32_t>(k + 127) << 23);
+}
+
+__attribute__((target("avx2,fma"))) __m256 Exp8(__m256 x) {
+  const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  const __m256 c = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kLowest)),
+                                 _mm256_set1_ps(kHighest));
+  const __m256 shifter = _mm256_set1_ps(kShifter);
+  const __m256 kf = _mm256_sub_ps(
+      _mm256_fmadd_ps(c, _mm256_set1_ps(kLog2e), shifter), shifter);
+  __m256 r = _mm256_fnmadd_ps(kf, _mm256_set1_ps(kLn2Hi), c);
+  r = _mm256_fnmadd_ps(kf, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(kC6), r, _mm256_set1_ps(kC5));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i k = _mm256_cvtps_epi32(kf);
+  const __m256i k1 = _mm256_srai_epi32(k, 1);
+  const __m256i k2 = _mm256_sub_epi32(k, k1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+  const __m256 s2 =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
+  const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  return _mm256_blendv_ps(y, _mm256_add_ps(x, x), nan);
 }
 
 __attribute__((target("avx2,fma"))) void ExpRowAvx2(const float* x, float* out,
                                                     int64_t n) {
-  const uint64_t* table = ExpTable().bits;
-  // |x| >= 88 or NaN (the library's special cases: overflow, underflow
-  // towards subnormals and zero, infinities) is bits from 0x42b00000 up
-  // once the sign is cleared.
-  const __m256i below = _mm256_set1_epi32(0x42afffff);
-  const __m256i magnitude = _mm256_set1_epi32(0x7fffffff);
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    const __m256 v = _mm256_loadu_ps(x + j);
-    const __m256i abs_bits =
-        _mm256_and_si256(_mm256_castps_si256(v), magnitude);
-    const __m256i special = _mm256_cmpgt_epi32(abs_bits, below);
-    if (!_mm256_testz_si256(special, special)) {
-      for (int k = 0; k < 8; ++k) out[j + k] = std::exp(x[j + k]);
-      continue;
-    }
-    const __m128 lo = Exp4(_mm256_castps256_ps128(v), table);
-    const __m128 hi = Exp4(_mm256_extractf128_ps(v, 1), table);
-    _mm256_storeu_ps(out + j, _mm256_set_m128(hi, lo));
+    _mm256_storeu_ps(out + j, Exp8(_mm256_loadu_ps(x + j)));
   }
-  for (; j < n; ++j) out[j] = std::exp(x[j]);
+  for (; j < n; ++j) out[j] = ExpOf(x[j]);
 }
 
-// Exp4's arithmetic, operation for operation, on eight lanes; the table
-// looked up by two-register permutes (entries 0-15 and 16-31, picked by
-// bit 4 of the index) rather than a gather, which is the slow part of Exp4.
-__attribute__((target("avx512f"))) __m256 Exp8(__m256 x, __m512i t0, __m512i t1,
-                                               __m512i t2, __m512i t3) {
-  const __m512d xd = _mm512_cvtps_pd(x);
-  const __m512d inv = _mm512_set1_pd(kInvLn2N);
-  const __m512d shift = _mm512_set1_pd(kShift);
-  __m512d kd = _mm512_fmadd_pd(inv, xd, shift);
-  const __m512i ki = _mm512_castpd_si512(kd);
-  kd = _mm512_sub_pd(kd, shift);
-  const __m512d r = _mm512_fmsub_pd(inv, xd, kd);
-  const __m512i index = _mm512_and_si512(ki, _mm512_set1_epi64(31));
-  const __mmask8 upper = _mm512_test_epi64_mask(index, _mm512_set1_epi64(16));
-  __m512i t =
-      _mm512_mask_blend_epi64(upper, _mm512_permutex2var_epi64(t0, index, t1),
-                              _mm512_permutex2var_epi64(t2, index, t3));
-  t = _mm512_add_epi64(t, _mm512_slli_epi64(ki, 47));
-  const __m512d s = _mm512_castsi512_pd(t);
-  const __m512d z =
-      _mm512_fmadd_pd(_mm512_set1_pd(kC0), r, _mm512_set1_pd(kC1));
-  const __m512d r2 = _mm512_mul_pd(r, r);
-  __m512d y = _mm512_fmadd_pd(_mm512_set1_pd(kC2), r, _mm512_set1_pd(1.0));
-  y = _mm512_fmadd_pd(z, r2, y);
-  return _mm512_cvtpd_ps(_mm512_mul_pd(y, s));
+// Exp8's operations on sixteen lanes. The zero-masked forms keeping every
+// lane: GCC 12 warns of the unmasked ones' undefined pass-through operand;
+// they are the same instructions.
+__attribute__((target("avx512f"))) __m512 Exp16(__m512 x) {
+  constexpr __mmask16 kAll = 0xffff;
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  const __m512 c = _mm512_maskz_min_ps(
+      kAll, _mm512_maskz_max_ps(kAll, x, _mm512_set1_ps(kLowest)),
+      _mm512_set1_ps(kHighest));
+  const __m512 shifter = _mm512_set1_ps(kShifter);
+  const __m512 kf = _mm512_sub_ps(
+      _mm512_fmadd_ps(c, _mm512_set1_ps(kLog2e), shifter), shifter);
+  __m512 r = _mm512_fnmadd_ps(kf, _mm512_set1_ps(kLn2Hi), c);
+  r = _mm512_fnmadd_ps(kf, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(kC6), r, _mm512_set1_ps(kC5));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kC1));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  const __m512i k = _mm512_maskz_cvtps_epi32(kAll, kf);
+  const __m512i k1 = _mm512_maskz_srai_epi32(kAll, k, 1);
+  const __m512i k2 = _mm512_sub_epi32(k, k1);
+  const __m512i bias = _mm512_set1_epi32(127);
+  const __m512 s1 = _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(kAll, _mm512_add_epi32(k1, bias), 23));
+  const __m512 s2 = _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(kAll, _mm512_add_epi32(k2, bias), 23));
+  const __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+  return _mm512_mask_add_ps(y, nan, x, x);
 }
 
 __attribute__((target("avx512f"))) void ExpRowAvx512(const float* x, float* out,
                                                      int64_t n) {
-  const uint64_t* table = ExpTable().bits;
-  const __m512i t0 = _mm512_load_si512(table);
-  const __m512i t1 = _mm512_load_si512(table + 8);
-  const __m512i t2 = _mm512_load_si512(table + 16);
-  const __m512i t3 = _mm512_load_si512(table + 24);
-  // The special cases as in ExpRowAvx2.
-  const __m256i below = _mm256_set1_epi32(0x42afffff);
-  const __m256i magnitude = _mm256_set1_epi32(0x7fffffff);
   int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const __m256 v = _mm256_loadu_ps(x + j);
-    const __m256i abs_bits =
-        _mm256_and_si256(_mm256_castps_si256(v), magnitude);
-    const __m256i special = _mm256_cmpgt_epi32(abs_bits, below);
-    if (!_mm256_testz_si256(special, special)) {
-      for (int k = 0; k < 8; ++k) out[j + k] = std::exp(x[j + k]);
-      continue;
-    }
-    _mm256_storeu_ps(out + j, Exp8(v, t0, t1, t2, t3));
+  for (; j + 16 <= n; j += 16) {
+    _mm512_storeu_ps(out + j, Exp16(_mm512_loadu_ps(x + j)));
   }
-  for (; j < n; ++j) out[j] = std::exp(x[j]);
+  if (j < n) {
+    const __mmask16 tail = static_cast<__mmask16>((1u << (n - j)) - 1);
+    _mm512_mask_storeu_ps(out + j, tail,
+                          Exp16(_mm512_maskz_loadu_ps(tail, x + j)));
+  }
 }
 
 bool HaveAvx512() {
@@ -145,6 +133,23 @@ bool HaveAvx2Fma() {
 
 }  // namespace
 
+float ExpOf(float x) {
+  if (std::isnan(x)) return x + x;
+  const float c = std::min(std::max(x, kLowest), kHighest);
+  const float kf = std::fma(c, kLog2e, kShifter) - kShifter;
+  float r = std::fma(-kf, kLn2Hi, c);
+  r = std::fma(-kf, kLn2Lo, r);
+  float p = std::fma(kC6, r, kC5);
+  p = std::fma(p, r, kC4);
+  p = std::fma(p, r, kC3);
+  p = std::fma(p, r, kC2);
+  p = std::fma(p, r, kC1);
+  p = std::fma(p, r, 1.0f);
+  const int32_t k = static_cast<int32_t>(kf);
+  const int32_t k1 = k >> 1;  // floor(k / 2): k1 and k - k1 in [-75, 64]
+  return (p * Pow2(k1)) * Pow2(k - k1);
+}
+
 void ExpRow(const float* x, float* out, int64_t n) {
   if (HaveAvx512()) {
     ExpRowAvx512(x, out, n);
@@ -154,7 +159,7 @@ void ExpRow(const float* x, float* out, int64_t n) {
     ExpRowAvx2(x, out, n);
     return;
   }
-  for (int64_t j = 0; j < n; ++j) out[j] = std::exp(x[j]);
+  for (int64_t j = 0; j < n; ++j) out[j] = ExpOf(x[j]);
 }
 
 }  // namespace nkigraph::ops

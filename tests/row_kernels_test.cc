@@ -4,6 +4,7 @@
 // on values chosen to break a vectorised shortcut: signed zeros, quiet and
 // signalling NaNs with payloads, infinities, subnormals, and for exp the
 // edges of its special ranges plus an even sample of all 2^32 inputs.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -181,28 +182,63 @@ TEST(RowKernelsTest, LongRowScansFindNansAndSignedZerosAnywhere) {
   }
 }
 
-TEST(RowKernelsTest, ExpRowIsTheLibraryExpOnASampleOfAllFloats) {
+// The distance from the exact exp(x) in units in the last place of the
+// float nearest it (subnormal spacing below the normal range).
+double UlpError(float x, float y) {
+  const double exact = std::exp(static_cast<double>(x));
+  int exponent = 0;
+  std::frexp(exact, &exponent);
+  const double ulp = std::ldexp(1.0, std::max(exponent - 24, -149));
+  return std::fabs(static_cast<double>(y) - exact) / ulp;
+}
+
+TEST(RowKernelsTest, ExpRowIsExpOfAndNearTheExactExpOnASampleOfAllFloats) {
   // Every 4099th bit pattern (about a million, all exponents and both
-  // signs), in rows of odd length so the vector loop's tail runs too.
+  // signs), in a row of odd length so the vector loop's tail runs too.
   std::vector<float> x;
   for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4099) {
     x.push_back(FromBits(static_cast<uint32_t>(bits)));
   }
-  // The edges of the special ranges: |x| near 88, overflow and underflow
-  // thresholds, the largest arguments giving subnormals.
-  for (float edge :
-       {88.0f, -88.0f, 87.99999f, -87.99999f, 88.72283f, 88.72284f, -103.27893f,
-        -103.97208f, -103.97209f, -87.33654f, -87.33655f}) {
+  // The edges: the overflow threshold, the smallest normal and subnormal
+  // results and where they round to zero, the clamps, the worst input
+  // found by the exhaustive check (0x1.4ce028p+2).
+  for (float edge : {88.72283f, 88.72284f, 89.0f, -87.33654f, -87.33655f,
+                     -103.27893f, -103.97207f, -103.97208f, -103.97209f,
+                     -104.0f, 0x1.4ce028p+2f, 0.0f, -0.0f}) {
     for (int d = -3; d <= 3; ++d) {
       x.push_back(FromBits(Bits(edge) + d));
     }
   }
   std::vector<float> out(x.size());
   ExpRow(x.data(), out.data(), static_cast<int64_t>(x.size()));
+  constexpr float kMaxFloat = std::numeric_limits<float>::max();
   for (size_t i = 0; i < x.size(); ++i) {
-    ASSERT_EQ(Bits(out[i]), Bits(std::exp(x[i])))
+    ASSERT_EQ(Bits(out[i]), Bits(ExpOf(x[i])))
         << "exp(" << x[i] << ") bits " << std::hex << Bits(x[i]);
+    if (std::isnan(x[i])) {
+      // The same NaN, quieted.
+      ASSERT_EQ(Bits(out[i]), Bits(x[i]) | 0x400000u) << std::hex << Bits(x[i]);
+      continue;
+    }
+    const double exact = std::exp(static_cast<double>(x[i]));
+    if (exact > kMaxFloat) {
+      // Overflow: inf, or FLT_MAX where the exact value rounds down to it.
+      ASSERT_TRUE(std::isinf(out[i]) ||
+                  exact < kMaxFloat + std::ldexp(1.0, 103))
+          << "exp(" << x[i] << ") = " << out[i];
+      continue;
+    }
+    ASSERT_LE(UlpError(x[i], out[i]), 1.06)
+        << "exp(" << x[i] << ") = " << out[i] << ", exact " << exact;
   }
+  EXPECT_EQ(ExpOf(0.0f), 1.0f);
+  EXPECT_EQ(ExpOf(-0.0f), 1.0f);
+  EXPECT_EQ(ExpOf(std::numeric_limits<float>::infinity()),
+            std::numeric_limits<float>::infinity());
+  EXPECT_EQ(Bits(ExpOf(-std::numeric_limits<float>::infinity())), 0u);
+  EXPECT_EQ(Bits(ExpOf(-104.0f)), 0u);
+  // exp(-103.27893) is about 1.4e-45: the smallest subnormal.
+  EXPECT_EQ(Bits(ExpOf(-103.27893f)), 1u);
 }
 
 TEST(RowKernelsTest, ActFuncRowMatchesApplyActFunc) {
