@@ -130,6 +130,11 @@ void SigmoidRow(float alpha_or_one, bool scaled, const float* x, float* out,
 
 void ApplyActFuncRow(ActFunc func, const float* x, float scale, float bias,
                      float* out, int64_t n) {
+  if (func == ActFunc::kExp && scale == scale && bias == bias) {
+    // No two NaNs can meet here (only x's can be one, and ExpOf keeps it),
+    // so the row needs no scan: one pass.
+    return ExpAffineRow(x, scale, bias, out, n);
+  }
   if (scale != scale || bias != bias || RowHasNan(x, n)) {
     // Two NaNs may meet: element by element, as ApplyActFunc decides.
     for (int64_t j = 0; j < n; ++j) {
@@ -139,8 +144,6 @@ void ApplyActFuncRow(ActFunc func, const float* x, float scale, float bias,
   }
   for (int64_t j = 0; j < n; ++j) out[j] = x[j] * scale + bias;
   switch (func) {
-    case ActFunc::kExp:
-      return ExpRow(out, out, n);
     case ActFunc::kCopy:
       return;
     case ActFunc::kSigmoid:

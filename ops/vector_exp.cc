@@ -9,6 +9,17 @@
 namespace nkigraph::ops {
 namespace {
 
+bool HaveAvx512() {
+  static const bool have = __builtin_cpu_supports("avx512f");
+  return have;
+}
+
+bool HaveAvx2Fma() {
+  static const bool have =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return have;
+}
+
 // Below kLowest exp(x) rounds to +0 and above kHighest to +inf; clamping
 // there keeps k (and the two scale factors) in range.
 constexpr float kLowest = -104.0f;
@@ -66,13 +77,20 @@ __attribute__((target("avx2,fma"))) __m256 Exp8(__m256 x) {
   return _mm256_blendv_ps(y, _mm256_add_ps(x, x), nan);
 }
 
-__attribute__((target("avx2,fma"))) void ExpRowAvx2(const float* x, float* out,
+// ExpAffineRow (kAffine) or ExpRow on eight lanes at a time.
+template <bool kAffine>
+__attribute__((target("avx2,fma"))) void ExpRowAvx2(const float* x, float scale,
+                                                    float bias, float* out,
                                                     int64_t n) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const __m256 b = _mm256_set1_ps(bias);
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    _mm256_storeu_ps(out + j, Exp8(_mm256_loadu_ps(x + j)));
+    __m256 v = _mm256_loadu_ps(x + j);
+    if constexpr (kAffine) v = _mm256_add_ps(_mm256_mul_ps(v, s), b);
+    _mm256_storeu_ps(out + j, Exp8(v));
   }
-  for (; j < n; ++j) out[j] = ExpOf(x[j]);
+  for (; j < n; ++j) out[j] = ExpOf(kAffine ? x[j] * scale + bias : x[j]);
 }
 
 // Exp8's operations on sixteen lanes. The zero-masked forms keeping every
@@ -107,28 +125,40 @@ __attribute__((target("avx512f"))) __m512 Exp16(__m512 x) {
   return _mm512_mask_add_ps(y, nan, x, x);
 }
 
-__attribute__((target("avx512f"))) void ExpRowAvx512(const float* x, float* out,
-                                                     int64_t n) {
+// ExpRowAvx2's work sixteen lanes at a time.
+template <bool kAffine>
+__attribute__((target("avx512f"))) __m512 Affine16(__m512 v, __m512 s,
+                                                   __m512 b) {
+  if constexpr (kAffine) return _mm512_add_ps(_mm512_mul_ps(v, s), b);
+  return v;
+}
+
+template <bool kAffine>
+__attribute__((target("avx512f"))) void ExpRowAvx512(const float* x,
+                                                     float scale, float bias,
+                                                     float* out, int64_t n) {
+  const __m512 s = _mm512_set1_ps(scale);
+  const __m512 b = _mm512_set1_ps(bias);
   int64_t j = 0;
   for (; j + 16 <= n; j += 16) {
-    _mm512_storeu_ps(out + j, Exp16(_mm512_loadu_ps(x + j)));
+    _mm512_storeu_ps(out + j,
+                     Exp16(Affine16<kAffine>(_mm512_loadu_ps(x + j), s, b)));
   }
   if (j < n) {
     const __mmask16 tail = static_cast<__mmask16>((1u << (n - j)) - 1);
-    _mm512_mask_storeu_ps(out + j, tail,
-                          Exp16(_mm512_maskz_loadu_ps(tail, x + j)));
+    _mm512_mask_storeu_ps(
+        out + j, tail,
+        Exp16(Affine16<kAffine>(_mm512_maskz_loadu_ps(tail, x + j), s, b)));
   }
 }
 
-bool HaveAvx512() {
-  static const bool have = __builtin_cpu_supports("avx512f");
-  return have;
-}
-
-bool HaveAvx2Fma() {
-  static const bool have =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return have;
+template <bool kAffine>
+void ExpRowOf(const float* x, float scale, float bias, float* out, int64_t n) {
+  if (HaveAvx512()) return ExpRowAvx512<kAffine>(x, scale, bias, out, n);
+  if (HaveAvx2Fma()) return ExpRowAvx2<kAffine>(x, scale, bias, out, n);
+  for (int64_t j = 0; j < n; ++j) {
+    out[j] = ExpOf(kAffine ? x[j] * scale + bias : x[j]);
+  }
 }
 
 }  // namespace
@@ -151,15 +181,12 @@ float ExpOf(float x) {
 }
 
 void ExpRow(const float* x, float* out, int64_t n) {
-  if (HaveAvx512()) {
-    ExpRowAvx512(x, out, n);
-    return;
-  }
-  if (HaveAvx2Fma()) {
-    ExpRowAvx2(x, out, n);
-    return;
-  }
-  for (int64_t j = 0; j < n; ++j) out[j] = ExpOf(x[j]);
+  ExpRowOf<false>(x, 1.0f, 0.0f, out, n);
+}
+
+void ExpAffineRow(const float* x, float scale, float bias, float* out,
+                  int64_t n) {
+  ExpRowOf<true>(x, scale, bias, out, n);
 }
 
 }  // namespace nkigraph::ops

@@ -28,6 +28,14 @@ float ExpOf(float x);
 // operations on every lane). `out` may be `x`.
 void ExpRow(const float* x, float* out, int64_t n);
 
+// out[j] = ExpOf(x[j] * scale + bias) for j < n, the product and the sum
+// each rounded to float (no fused multiply-add), in the same pass. A NaN
+// among x, scale and bias gives that NaN, quieted; where two meet, which
+// one is machine-dependent (ApplyActFuncRow takes those rows element by
+// element). `out` may be `x`.
+void ExpAffineRow(const float* x, float scale, float bias, float* out,
+                  int64_t n);
+
 }  // namespace nkigraph::ops
 
 #endif  // NKIGRAPH_OPS_VECTOR_EXP_H_
