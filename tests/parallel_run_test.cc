@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -143,6 +144,33 @@ TEST(ParallelRunTest, OneProgramsMatmulsOnIdleThreadsAreTheSame) {
   const Observed o = ExpectSameForEveryThreadCount(graph, inputs);
   EXPECT_TRUE(o.status.ok()) << o.status;
   EXPECT_FALSE(o.outputs.empty());
+}
+
+// One program's big row ops (activation, tensor_reduce, tensor_tensor,
+// tensor_scalar on 128 x 2048 tiles) split their rows over the idle
+// threads (ops::ForRowRanges): every row is computed as on one thread,
+// NaN and infinite rows among them (a row with a NaN takes the ops'
+// element-by-element paths, its neighbours the vector ones).
+TEST(ParallelRunTest, OneProgramsBigRowOpsOnIdleThreadsAreTheSame) {
+  for (const char* kernel :
+       {"cross_entropy_forward", "cross_entropy_backward"}) {
+    SCOPED_TRACE(kernel);
+    std::vector<HostArray> inputs;
+    const proto::Graph graph = TraceKernel(
+        kernel, {{"num_positions", "256"}, {"vocab_size", "4096"}}, &inputs);
+    const Observed clean = ExpectSameForEveryThreadCount(graph, inputs);
+    EXPECT_TRUE(clean.status.ok()) << clean.status;
+    EXPECT_FALSE(clean.outputs.empty());
+    for (HostArray& input : inputs) {
+      if (input.name != "logits") continue;
+      const int64_t v = input.shape[1];
+      input.f32[3 * v + 17] = std::numeric_limits<float>::quiet_NaN();
+      input.f32[130 * v + 2047] = std::numeric_limits<float>::infinity();
+      input.f32[200 * v + 5] = -std::numeric_limits<float>::infinity();
+    }
+    const Observed odd = ExpectSameForEveryThreadCount(graph, inputs);
+    EXPECT_TRUE(odd.status.ok()) << odd.status;
+  }
 }
 
 TEST(ParallelRunTest, DecoderWithAllReducesAndSendrecvIsTheSame) {

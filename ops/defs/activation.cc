@@ -9,6 +9,7 @@
 #include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "ops/row_ops.h"
+#include "ops/split_work.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
@@ -85,19 +86,23 @@ absl::Status Execute(ExecContext& ctx) {
   // ApplyActFuncRow, and a row holding a NaN is summed by the scalar add
   // in ReduceRows: each row summed in order from 0, as the engine's
   // accumulator does.
+  // Big instructions split their row groups over the threads the run
+  // lends (ForRowRanges); each row is computed alike on any thread.
   constexpr int64_t kGroup = 16;
-  for (int64_t r0 = 0; r0 < p; r0 += kGroup) {
-    const int64_t n = std::min(kGroup, p - r0);
-    for (int64_t i = r0; i < r0 + n; ++i) {
-      const float s = scale.empty() ? scale_imm : scale[i];
-      const float b = bias.empty() ? bias_imm : bias[i];
-      ApplyActFuncRow(func, data.row(i), s, b, out.rows.row(i), f);
+  ForRowRanges(p, p * f, kGroup, [&](int64_t first, int64_t end) {
+    for (int64_t r0 = first; r0 < end; r0 += kGroup) {
+      const int64_t n = std::min(kGroup, end - r0);
+      for (int64_t i = r0; i < r0 + n; ++i) {
+        const float s = scale.empty() ? scale_imm : scale[i];
+        const float b = bias.empty() ? bias_imm : bias[i];
+        ApplyActFuncRow(func, data.row(i), s, b, out.rows.row(i), f);
+      }
+      if (reduce) {
+        ReduceRows(Alu::kAdd, 0.0f, out.rows.row(r0), n, f, out.rows.stride,
+                   &sums[r0]);
+      }
     }
-    if (reduce) {
-      ReduceRows(Alu::kAdd, 0.0f, out.rows.row(r0), n, f, out.rows.stride,
-                 &sums[r0]);
-    }
-  }
+  });
   if (reduce) {
     for (int64_t i = 0; i < p; ++i) regs[i] += sums[i];
   }

@@ -6,6 +6,7 @@
 #include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "ops/row_ops.h"
+#include "ops/split_work.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::ops {
@@ -72,14 +73,20 @@ absl::Status Execute(ExecContext& ctx) {
   out.resize(outputs);
   // The reduced dims are the innermost, so each group is contiguous in
   // element order, inside one partition row.
+  // Big instructions split their rows over the threads the run lends; a
+  // row's reduction is the same on any thread.
   if (group == in.cols) {
-    ReduceRows(op, identity, in.data, in.rows, group, in.stride, out.data());
+    ForRowRanges(in.rows, in.rows * in.cols, 16, [&](int64_t r0, int64_t r1) {
+      ReduceRows(op, identity, in.row(r0), r1 - r0, group, in.stride, &out[r0]);
+    });
   } else {
     const int64_t per_row = in.cols / group;
-    for (int64_t r = 0; r < in.rows; ++r) {
-      ReduceRows(op, identity, in.row(r), per_row, group, group,
-                 &out[r * per_row]);
-    }
+    ForRowRanges(in.rows, in.rows * in.cols, 1, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        ReduceRows(op, identity, in.row(r), per_row, group, group,
+                   &out[r * per_row]);
+      }
+    });
   }
   if (negate) {
     for (float& x : out) x = -x;

@@ -9,6 +9,7 @@
 #include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "ops/row_ops.h"
+#include "ops/split_work.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -126,15 +127,19 @@ void Compute(absl::Span<const T> data, int64_t p, int64_t f, const Stage<T>& s0,
 void ComputeRows(const FloatRows& data, const Stage<float>& s0,
                  const Stage<float>* s1, const ExecContext::MutableRows& out) {
   const int64_t f = data.cols;
-  for (const Stage<float>* stage : {&s0, s1}) {
-    if (stage == nullptr) continue;
-    for (int64_t i = 0; i < data.rows; ++i) {
-      const float* in = stage == &s0 ? data.row(i) : out.row(i);
-      const float s =
-          stage->column.empty() ? stage->immediate : stage->column[i];
-      ApplyAluRowScalar(stage->op, in, s, stage->reverse, out.row(i), f);
+  // Big instructions split their rows over the threads the run lends
+  // (ForRowRanges); a row's result is the same on any thread.
+  ForRowRanges(data.rows, data.rows * f, 1, [&](int64_t r0, int64_t r1) {
+    for (const Stage<float>* stage : {&s0, s1}) {
+      if (stage == nullptr) continue;
+      for (int64_t i = r0; i < r1; ++i) {
+        const float* in = stage == &s0 ? data.row(i) : out.row(i);
+        const float s =
+            stage->column.empty() ? stage->immediate : stage->column[i];
+        ApplyAluRowScalar(stage->op, in, s, stage->reverse, out.row(i), f);
+      }
     }
-  }
+  });
 }
 
 absl::Status Execute(ExecContext& ctx) {

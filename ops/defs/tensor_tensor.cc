@@ -5,6 +5,7 @@
 #include "ops/op_def.h"
 #include "ops/op_util.h"
 #include "ops/row_ops.h"
+#include "ops/split_work.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -55,11 +56,15 @@ absl::Status Execute(ExecContext& ctx) {
   ExecContext::ElementwiseRows in_place;
   NKI_RETURN_IF_ERROR(
       ctx.ElementwiseInPlace(kDst, {kData1, kData2}, &in_place));
+  // Big instructions split their rows over the threads the run lends
+  // (ForRowRanges); a row's result is the same on any thread.
   if (in_place.dst.data != nullptr) {
-    for (int64_t r = 0; r < in_place.dst.rows; ++r) {
-      ApplyAluRow(op, in_place.src_row(0, r), in_place.src_row(1, r),
-                  in_place.dst.row(r), in_place.dst.cols);
-    }
+    ForRowRanges(in_place.dst.rows, n, 1, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        ApplyAluRow(op, in_place.src_row(0, r), in_place.src_row(1, r),
+                    in_place.dst.row(r), in_place.dst.cols);
+      }
+    });
     return absl::OkStatus();
   }
   NKI_ASSIGN_OR_RETURN(const FloatRows a, ReadFloatRows(ctx, kData1));
@@ -68,9 +73,11 @@ absl::Status Execute(ExecContext& ctx) {
   const FloatOut out =
       FloatDestination(ctx, kDst, {{kData1, a}, {kData2, b}}, scratch);
   // Same tiles (Check), so the same rows and columns.
-  for (int64_t r = 0; r < a.rows; ++r) {
-    ApplyAluRow(op, a.row(r), b.row(r), out.rows.row(r), a.cols);
-  }
+  ForRowRanges(a.rows, n, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      ApplyAluRow(op, a.row(r), b.row(r), out.rows.row(r), a.cols);
+    }
+  });
   return FinishFloat(ctx, kDst, out, scratch);
 }
 

@@ -1,0 +1,63 @@
+#include "ops/split_work.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "absl/synchronization/mutex.h"
+#include "ops/blas_threads.h"
+#include "util/worker_pool.h"
+
+namespace nkigraph::ops {
+namespace {
+
+struct SplitPool {
+  absl::Mutex mu;
+  std::unique_ptr<WorkerPool> pool;
+};
+SplitPool& Splitter() {
+  static SplitPool* const splitter = new SplitPool;
+  return *splitter;
+}
+
+// Below this many elements a row op's second thread costs more in its
+// hand-off than it saves (an element is a few nanoseconds at most).
+constexpr int64_t kMinRowSplitWork = int64_t{1} << 16;
+
+}  // namespace
+
+void RunSplit(int threads, int tasks, absl::FunctionRef<void(int)> task) {
+  const int work_threads = std::min(std::max(1, threads), tasks);
+  if (work_threads > 1) {
+    SplitPool& splitter = Splitter();
+    if (splitter.mu.TryLock()) {
+      if (splitter.pool == nullptr || splitter.pool->threads() < work_threads) {
+        splitter.pool = std::make_unique<WorkerPool>(work_threads);
+      }
+      splitter.pool->Run(tasks, task);
+      splitter.mu.Unlock();
+      return;
+    }
+  }
+  for (int i = 0; i < tasks; ++i) task(i);
+}
+
+void ForRowRanges(int64_t rows, int64_t work, int64_t granule,
+                  absl::FunctionRef<void(int64_t, int64_t)> run) {
+  const int64_t granules = (rows + granule - 1) / granule;
+  const int threads = work >= kMinRowSplitWork ? BlasThreads() : 1;
+  if (threads <= 1 || granules <= 1) {
+    run(0, rows);
+    return;
+  }
+  // Twice as many tasks as threads: a thread that wakes late finds fewer
+  // left rather than holding the caller up.
+  const int tasks =
+      static_cast<int>(std::min<int64_t>(granules, int64_t{2} * threads));
+  RunSplit(threads, tasks, [&](int t) {
+    const int64_t r0 = std::min(rows, granules * t / tasks * granule);
+    const int64_t r1 = std::min(rows, granules * (t + 1) / tasks * granule);
+    if (r0 < r1) run(r0, r1);
+  });
+}
+
+}  // namespace nkigraph::ops

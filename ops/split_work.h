@@ -1,0 +1,31 @@
+#ifndef NKIGRAPH_OPS_SPLIT_WORK_H_
+#define NKIGRAPH_OPS_SPLIT_WORK_H_
+
+#include <cstdint>
+
+#include "absl/functional/function_ref.h"
+
+namespace nkigraph::ops {
+
+// Runs task(0) ... task(tasks - 1), on up to `threads` threads (the
+// caller's included) when the work is split: the threads a run's programs
+// leave idle (ops/blas_threads.h's BlasThreads()) are lent to the one
+// instruction executing, whose product (nc_matmul) or rows (the row ops)
+// are cut into tasks that touch disjoint output. The threads are one
+// process-wide pool, started on first use; one instruction uses them at a
+// time, and another that finds them busy runs its tasks on its own thread.
+// Which thread runs a task never changes its result, so callers stay bit
+// for bit the same at any thread count.
+void RunSplit(int threads, int tasks, absl::FunctionRef<void(int)> task);
+
+// Row ops: for an instruction over `rows` partitions of `work` elements in
+// all, calls run(r0, r1) over consecutive row ranges, in multiples of
+// `granule` rows, that cover [0, rows): split over BlasThreads() when the
+// work is big enough to repay a second thread's hand-off, else in one
+// call.
+void ForRowRanges(int64_t rows, int64_t work, int64_t granule,
+                  absl::FunctionRef<void(int64_t, int64_t)> run);
+
+}  // namespace nkigraph::ops
+
+#endif  // NKIGRAPH_OPS_SPLIT_WORK_H_
