@@ -1,9 +1,10 @@
 #ifndef NKIGRAPH_OPS_BLAS_THREADS_H_
 #define NKIGRAPH_OPS_BLAS_THREADS_H_
 
-// How many threads one matmul instruction may use (nc_matmul's kernel,
-// ops/matmul_kernel.h, splits its product over BlasThreads(); BLAS calls
-// elsewhere use the count directly). A run whose programs leave threads of
+// How many threads one instruction may use (nc_matmul's kernel,
+// ops/matmul_kernel.h, splits its product over BlasThreads(), the big row
+// ops their rows, ops/split_work.h; BLAS calls elsewhere use the count
+// directly). A run whose programs leave threads of
 // its allowance idle (one program, or fewer programs than threads) lends
 // them to BLAS; a run whose programs use every thread keeps BLAS to one:
 // OpenBLAS's idle workers spin (sched_yield) for a while after every call, on
