@@ -84,12 +84,11 @@ bench::Settings CrossEntropySettings(bool bf16) {
 void BM_InterpCrossEntropyForward(benchmark::State& state) {
   RunAgainstReference(state, "cross_entropy_forward",
                       CrossEntropySettings(state.range(0) != 0), nullptr,
-                      ForwardLoop);
+                      ForwardLoop, static_cast<int>(state.range(1)));
 }
 BENCHMARK(BM_InterpCrossEntropyForward)
-    ->Arg(1)
-    ->Arg(0)
-    ->ArgName("bf16")
+    ->ArgsProduct({{1, 0}, {1, 2}})
+    ->ArgNames({"bf16", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

@@ -236,13 +236,17 @@ inline double MaxError(const KernelCase& c, const interp::Interpreter& interp,
 // is timed the same way and `ratio_vs_baseline` /
 // `cpu_ratio_vs_baseline` say how far the interpreter is from the
 // machine doing the work directly.
+//
+// `threads` is the run's thread count (RunOptions::threads; 0: the
+// machine's), which one program lends to its big instructions.
 using Baseline = std::function<void(const KernelCase&)>;
 
 inline void RunAgainstReference(benchmark::State& state,
                                 const std::string& kernel,
                                 const Settings& settings,
                                 const InputMaker& make = nullptr,
-                                const Baseline& baseline = nullptr) {
+                                const Baseline& baseline = nullptr,
+                                int threads = 0) {
   openblas_set_num_threads(1);
   const KernelCase c = PrepareKernel(kernel, settings, make);
   Elapsed loop;
@@ -278,8 +282,10 @@ inline void RunAgainstReference(benchmark::State& state,
   int64_t runs = 0;
   for (auto _ : state) {
     state.PauseTiming();
+    interp::RunOptions options;
+    options.threads = threads;
     absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
-        interp::Interpreter::Create(c.graph);
+        interp::Interpreter::Create(c.graph, options);
     if (absl::IsResourceExhausted(interp.status())) {
       state.SkipWithError(std::string(interp.status().message()).c_str());
       break;

@@ -112,7 +112,11 @@ def main():
                 runs = google_bench(find(directory, "cross_entropy_bench"), "Forward")
                 for name, b in runs.items():
                     dtype = "bf16" if "bf16:1" in name else "fp32"
-                    table.add(f"cross_entropy_forward {dtype} ms", side, b["interpreter_ms"])
+                    # Builds before the threads argument ran at the machine's count.
+                    m = re.search(r"threads:(\d)", name)
+                    threads = f"t{m[1]}" if m else "t(machine)"
+                    table.add(f"cross_entropy_forward {dtype} {threads} ms", side,
+                              b["interpreter_ms"])
             if "trace" in only:
                 runs = google_bench(find(directory, "trace_bench"),
                                     "BM_TraceInstructions|BM_ParseGraph/")
