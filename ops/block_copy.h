@@ -24,6 +24,16 @@ struct StridedBlock {
 using ConstBlock = StridedBlock<const uint8_t>;
 using MutableBlock = StridedBlock<uint8_t>;
 
+// Rows [first, end) of `block`.
+template <typename Byte>
+StridedBlock<Byte> BlockRows(const StridedBlock<Byte>& block, int64_t first,
+                             int64_t end) {
+  StridedBlock<Byte> rows = block;
+  rows.data += first * block.row_stride;
+  rows.rows = end - first;
+  return rows;
+}
+
 // The same elements, in the same row-major order, seen as rows of `cols`
 // elements: possible when `cols` is the block's own, or when its rows
 // follow each other evenly (row_stride = cols * col_stride, or one row)

@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "ops/access_pattern.h"
+#include "ops/block_copy.h"
+#include "ops/split_work.h"
 #include "util/dtype.h"
 
 namespace nkigraph::ops {
@@ -202,13 +204,25 @@ absl::Status FinishFloat(ExecContext& ctx, int dst, const FloatOut& out,
 
 namespace {
 
+// Below this many bytes a copy's second thread costs more in its hand-off
+// than it saves.
+constexpr int64_t kMinCopySplitBytes = int64_t{1} << 18;
+
 // Operand `dst` = the (checked) block `from`, element for element, the
 // dtypes and element counts being the same.
+
 absl::Status CopyFromBlock(ExecContext& ctx, int dst, const ConstBlock& from) {
   const int64_t esize = DTypeSize(ctx.view().operand(dst).dtype());
   const MutableBlock to = ctx.WriteBlockInPlace(dst, from.cols);
   if (to.data != nullptr) {
-    CopyBlock(to, from, esize);
+    // A big copy splits its rows over the threads the run lends: one core
+    // moves a fraction of what the machine's memory can.
+    ForRowRanges(
+        from.rows, from.rows * from.cols * esize, 16,
+        [&](int64_t r0, int64_t r1) {
+          CopyBlock(BlockRows(to, r0, r1), BlockRows(from, r0, r1), esize);
+        },
+        kMinCopySplitBytes);
     return absl::OkStatus();
   }
   if (from.col_stride == esize) {

@@ -19,10 +19,6 @@ SplitPool& Splitter() {
   return *splitter;
 }
 
-// Below this many elements a row op's second thread costs more in its
-// hand-off than it saves (an element is a few nanoseconds at most).
-constexpr int64_t kMinRowSplitWork = int64_t{1} << 16;
-
 }  // namespace
 
 void RunSplit(int threads, int tasks, absl::FunctionRef<void(int)> task) {
@@ -42,9 +38,10 @@ void RunSplit(int threads, int tasks, absl::FunctionRef<void(int)> task) {
 }
 
 void ForRowRanges(int64_t rows, int64_t work, int64_t granule,
-                  absl::FunctionRef<void(int64_t, int64_t)> run) {
+                  absl::FunctionRef<void(int64_t, int64_t)> run,
+                  int64_t min_work) {
   const int64_t granules = (rows + granule - 1) / granule;
-  const int threads = work >= kMinRowSplitWork ? BlasThreads() : 1;
+  const int threads = work >= min_work ? BlasThreads() : 1;
   if (threads <= 1 || granules <= 1) {
     run(0, rows);
     return;

@@ -18,13 +18,18 @@ namespace nkigraph::ops {
 // for bit the same at any thread count.
 void RunSplit(int threads, int tasks, absl::FunctionRef<void(int)> task);
 
+// Below this many elements a row op's second thread costs more in its
+// hand-off than it saves (an element is a few nanoseconds at most).
+inline constexpr int64_t kMinRowSplitWork = int64_t{1} << 16;
+
 // Row ops: for an instruction over `rows` partitions of `work` elements in
 // all, calls run(r0, r1) over consecutive row ranges, in multiples of
 // `granule` rows, that cover [0, rows): split over BlasThreads() when the
-// work is big enough to repay a second thread's hand-off, else in one
-// call.
+// work is at least `min_work` (big enough to repay a second thread's
+// hand-off), else in one call.
 void ForRowRanges(int64_t rows, int64_t work, int64_t granule,
-                  absl::FunctionRef<void(int64_t, int64_t)> run);
+                  absl::FunctionRef<void(int64_t, int64_t)> run,
+                  int64_t min_work = kMinRowSplitWork);
 
 }  // namespace nkigraph::ops
 
