@@ -17,7 +17,7 @@ bool SpinUntil(absl::Duration spin, Done done) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point end = Clock::now() + absl::ToChronoNanoseconds(spin);
   while (true) {
-    // The clock read (tens of ns) once per 32 polls.
+    // The clock read (tens of ns) once per 32 polls (a few us).
     for (int i = 0; i < 32; ++i) {
       if (done()) return true;
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,6 +25,8 @@ bool SpinUntil(absl::Duration spin, Done done) {
 #endif
     }
     if (Clock::now() >= end) return done();
+    // Another thread waiting for this core (a loaded machine) gets it.
+    std::this_thread::yield();
   }
 }
 
