@@ -31,6 +31,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -38,9 +39,11 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/time/time.h"
 #include "bench/kernel_timing.h"
 #include "builder/isa.h"
 #include "builder/tracer.h"
@@ -49,6 +52,7 @@
 #include "ops/block_copy.h"
 #include "ops/matmul_kernel.h"
 #include "util/dtype.h"
+#include "util/worker_pool.h"
 
 namespace nkigraph {
 namespace {
@@ -319,6 +323,58 @@ BENCHMARK(BM_TransposingCopies)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(5);
+
+// WorkerPool's hand-off as nc_matmul's split uses it: after `gap_us` of
+// the caller's own work, one batch of 8 tasks of `task_us` each on a
+// 2-thread pool that blocks (spin 0) or polls `spin_us` first. Reports
+// the batch's time per round (ideally 4 tasks' worth, 4 * task_us) and
+// how long after Run() the helper started its first task (`helper_us`;
+// the rounds it started none count as the whole batch).
+void BM_PoolHandOff(benchmark::State& state) {
+  const double spin_us = static_cast<double>(state.range(0));
+  constexpr double kTaskUs = 10, kGapUs = 40;
+  using Clock = std::chrono::steady_clock;
+  auto busy = [](double us) {
+    const Clock::time_point end =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double, std::micro>(us));
+    while (Clock::now() < end) {
+    }
+  };
+  WorkerPool pool(2, absl::Microseconds(spin_us));
+  const std::thread::id caller = std::this_thread::get_id();
+  double batch_us = 0, helper_us = 0;
+  for (auto _ : state) {
+    busy(kGapUs);
+    const Clock::time_point start = Clock::now();
+    std::atomic<int64_t> helper_start{-1};
+    pool.Run(8, [&](int) {
+      if (std::this_thread::get_id() != caller) {
+        int64_t none = -1;
+        helper_start.compare_exchange_strong(none,
+                                             (Clock::now() - start).count());
+      }
+      busy(kTaskUs);
+    });
+    const double batch =
+        std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    batch_us += batch;
+    helper_us += helper_start < 0 ? batch
+                                  : std::chrono::duration<double, std::micro>(
+                                        Clock::duration(helper_start.load()))
+                                        .count();
+  }
+  const double rounds = static_cast<double>(state.iterations());
+  state.counters["batch_us"] = batch_us / rounds;
+  state.counters["helper_us"] = helper_us / rounds;
+  state.counters["ideal_us"] = 4 * kTaskUs;
+}
+BENCHMARK(BM_PoolHandOff)
+    ->Arg(0)
+    ->Arg(100)
+    ->ArgNames({"spin_us"})
+    ->Iterations(2000)
+    ->UseRealTime();
 
 // Times Run() of `graph` per executed instruction, wall and CPU (setting
 // the interpreter up and tearing it down excluded).
