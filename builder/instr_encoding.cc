@@ -176,7 +176,50 @@ uint8_t* WriteInstruction(const proto::Instruction& instr, int n,
   return EndMessage(body, p);
 }
 
+// A proto3 string: left out when empty.
+inline uint8_t* WriteString(uint32_t field, const std::string& s, uint8_t* p) {
+  return s.empty() ? p : WriteBytes(field, s, p);
+}
+
+// At most the bytes WriteTensor takes, slack included: the message, ten
+// scalars, two strings, the packed shape and the value range.
+size_t TensorBound(const proto::Tensor& t) {
+  return (1 + kLengthSlack) + 10 * (1 + kMaxVarint) + 2 * (1 + kMaxVarint) +
+         t.name().size() + t.output_name().size() + (1 + kLengthSlack) +
+         kMaxVarint * static_cast<size_t>(t.shape_size()) + (1 + kLengthSlack) +
+         2 * (1 + kMaxVarint);
+}
+
+uint8_t* WriteTensor(const proto::Tensor& t, uint8_t* out) {
+  uint8_t* body = BeginMessage(5, out);  // Graph.tensors
+  uint8_t* p = body;
+  p = WriteScalar(1, t.id(), p);
+  p = WriteString(2, t.name(), p);
+  p = WriteScalar(3, Signed(t.space()), p);
+  p = WriteScalar(4, Signed(t.dtype()), p);
+  p = WritePacked(5, t.shape(), p);
+  p = WriteScalar(6, Signed(t.address()), p);
+  p = WriteScalar(7, t.partition_offset(), p);
+  p = WriteScalar(8, Signed(t.role()), p);
+  p = WriteString(9, t.output_name(), p);
+  p = WriteScalar(10, t.per_rank() ? 1 : 0, p);
+  p = WriteScalar(11, t.core(), p);
+  p = WriteScalar(12, t.live_begin(), p);
+  p = WriteScalar(13, t.live_end(), p);
+  if (t.has_value_range()) {
+    uint8_t* range = BeginMessage(14, p);
+    uint8_t* q = WriteScalar(1, Signed(t.value_range().lo()), range);
+    p = EndMessage(range, WriteScalar(2, Signed(t.value_range().hi()), q));
+  }
+  return EndMessage(body, p);
+}
+
 }  // namespace
+
+void AppendTensor(const proto::Tensor& tensor, StreamBuffer* out) {
+  uint8_t* const first = out->Room(TensorBound(tensor));
+  out->Commit(static_cast<size_t>(WriteTensor(tensor, first) - first));
+}
 
 void AppendInstruction(const proto::Instruction& instr, std::string* out) {
   const auto operand = [&](int i) { return ops::PatternOf(instr.operands(i)); };

@@ -25,6 +25,12 @@ void AppendInstruction(const proto::Instruction& instr, std::string* out);
 void AppendInstruction(const proto::Instruction& instr, int num_operands,
                        const ops::PatternRef* operands, StreamBuffer* out);
 
+// Appends `tensor` as one element of a Graph's `tensors` field (field 5):
+// the bytes protobuf's deterministic serialization writes for it (no
+// unknown fields), without its size pass. A big trace declares hundreds
+// of thousands of tensors; the tracer writes its table with this.
+void AppendTensor(const proto::Tensor& tensor, StreamBuffer* out);
+
 }  // namespace nkigraph::builder
 
 #endif  // NKIGRAPH_BUILDER_INSTR_ENCODING_H_

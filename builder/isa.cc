@@ -61,7 +61,12 @@ class Emitter {
   Emitter& Str(absl::string_view name, absl::string_view value) {
     const ops::AttrSpec* spec = Spec(name, ops::AttrType::kString);
     if (spec != nullptr && (Keep(*spec) || value != spec->string_default)) {
-      NewAttr(*spec)->set_s(value.data(), value.size());
+      proto::Attr* attr = NewAttr(*spec);
+      // The reused attribute mostly holds this value already (the previous
+      // instruction of the opcode's): no call into the library then.
+      if (!attr->has_s() || attr->s() != value) {
+        attr->set_s(value.data(), value.size());
+      }
     }
     return *this;
   }

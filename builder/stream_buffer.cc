@@ -6,6 +6,8 @@
 #include <new>
 #include <utility>
 
+#include "builder/page_prefaulter.h"
+
 namespace nkigraph::builder {
 namespace {
 
@@ -17,28 +19,39 @@ constexpr size_t kPopulateChunk = size_t{1} << 20;
 }  // namespace
 
 StreamBuffer::StreamBuffer(StreamBuffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
+    : prefaulter_(other.prefaulter_),
+      data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       capacity_(std::exchange(other.capacity_, 0)),
-      populated_(std::exchange(other.populated_, 0)) {}
+      populated_(std::exchange(other.populated_, 0)),
+      ready_(std::exchange(other.ready_, 0)) {}
 
 StreamBuffer& StreamBuffer::operator=(StreamBuffer&& other) noexcept {
   if (this != &other) {
-    if (data_ != nullptr) munmap(data_, capacity_);
+    Release();
+    prefaulter_ = other.prefaulter_;
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
     populated_ = std::exchange(other.populated_, 0);
+    ready_ = std::exchange(other.ready_, 0);
   }
   return *this;
 }
 
-StreamBuffer::~StreamBuffer() {
-  if (data_ != nullptr) munmap(data_, capacity_);
+StreamBuffer::~StreamBuffer() { Release(); }
+
+void StreamBuffer::Release() {
+  if (data_ == nullptr) return;
+  if (prefaulter_ != nullptr) prefaulter_->Drain();
+  munmap(data_, capacity_);
+  data_ = nullptr;
 }
 
 void StreamBuffer::Grow(size_t n) {
   if (capacity_ - size_ < n) {
+    // The mapping may move: nothing may be bringing in its old pages.
+    if (prefaulter_ != nullptr && data_ != nullptr) prefaulter_->Drain();
     size_t capacity = std::max(capacity_, kFirstCapacity);
     while (capacity - size_ < n) capacity *= 2;
     void* data = data_ == nullptr
@@ -51,10 +64,24 @@ void StreamBuffer::Grow(size_t n) {
   }
   // Pages are brought in a chunk ahead of the writing, not a capacity
   // ahead: a stream commits at most a chunk it does not use.
+  // With a prefaulter the chunk after the next is asked for, so that its
+  // pages are in by the time the writing gets there; pages the writing
+  // reaches first fault in as it writes them.
+  const size_t ahead =
+      prefaulter_ != nullptr ? 2 * kPopulateChunk : kPopulateChunk;
   const size_t end =
-      std::min(capacity_, std::max(size_ + n, populated_) + kPopulateChunk);
-  PrefaultForWriting(data_ + populated_, end - populated_);
+      std::min(capacity_, std::max(size_ + n, populated_) + ahead);
+  if (prefaulter_ != nullptr && data_ != nullptr &&
+      populated_ >= kFirstCapacity) {
+    prefaulter_->Request(data_ + populated_, end - populated_);
+  } else {
+    PrefaultForWriting(data_ + populated_, end - populated_);
+  }
   populated_ = end;
+  // (At the end of the mapping there is nothing further to ask for.)
+  ready_ = prefaulter_ == nullptr || end == capacity_
+               ? end
+               : std::max(size_ + n, end - kPopulateChunk);
 }
 
 void PrefaultForWriting(void* data, size_t size) {

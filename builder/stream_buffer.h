@@ -8,6 +8,8 @@
 
 namespace nkigraph::builder {
 
+class PagePrefaulter;
+
 // The growing bytes of one traced stream. A million-instruction stream is
 // tens of megabytes: a std::string grown by doubling copied each byte about
 // once more, faulted in every new buffer's pages and zero-filled the room
@@ -17,6 +19,9 @@ namespace nkigraph::builder {
 class StreamBuffer {
  public:
   StreamBuffer() = default;
+  // Pages ahead of the writing are brought in by `prefaulter` (which must
+  // outlive this) on its thread instead of by the writer.
+  explicit StreamBuffer(PagePrefaulter* prefaulter) : prefaulter_(prefaulter) {}
   StreamBuffer(const StreamBuffer&) = delete;
   StreamBuffer& operator=(const StreamBuffer&) = delete;
   StreamBuffer(StreamBuffer&& other) noexcept;
@@ -27,7 +32,7 @@ class StreamBuffer {
   // Commit. The pointer is valid until the next Room call. Throws
   // std::bad_alloc when the memory cannot be mapped, as allocation does.
   uint8_t* Room(size_t n) {
-    if (populated_ - size_ < n) Grow(n);
+    if (ready_ - size_ < n) Grow(n);
     return data_ + size_;
   }
   // Keeps the first `n` bytes written at the last Room.
@@ -41,10 +46,19 @@ class StreamBuffer {
  private:
   void Grow(size_t n);
 
+  // Unmaps the memory, once nothing populates it any more.
+  void Release();
+
+  PagePrefaulter* prefaulter_ = nullptr;
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;
-  size_t populated_ = 0;  // bytes from data_ on whose pages are in memory
+  // Bytes from data_ on whose pages are in memory, or asked for from the
+  // prefaulter; Room hands out memory below ready_ without asking again
+  // (with a prefaulter, a chunk short of populated_, so that the next
+  // chunk is asked for before the writing reaches it).
+  size_t populated_ = 0;
+  size_t ready_ = 0;
 };
 
 // Asks the kernel to bring in the pages of [data, data + size) for

@@ -1,7 +1,11 @@
 #include "builder/tracer.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -19,6 +23,44 @@ namespace nkigraph::builder {
 namespace {
 
 thread_local Tracer* current_tracer = nullptr;
+
+// The tracer's arena blocks: GraphArenaOptions' sizes (small blocks from
+// malloc, big ones mapped), but a big block's pages are brought in by the
+// running trace's prefaulter, on its thread, instead of by MAP_POPULATE
+// in the allocating call. (The arena's allocator is a plain function:
+// the prefaulter is the one of the trace running on this thread.)
+thread_local PagePrefaulter* block_prefaulter = nullptr;
+constexpr size_t kMappedArenaBlock = size_t{256} << 10;
+
+void* AllocateTraceBlock(size_t size) {
+  if (size < kMappedArenaBlock) {
+    void* block = std::malloc(size);
+    if (block == nullptr) throw std::bad_alloc();
+    return block;
+  }
+  PagePrefaulter* prefaulter = block_prefaulter;
+  void* block = mmap(
+      nullptr, size, PROT_READ | PROT_WRITE,
+      MAP_PRIVATE | MAP_ANONYMOUS | (prefaulter ? 0 : MAP_POPULATE), -1, 0);
+  if (block == MAP_FAILED) throw std::bad_alloc();
+  if (prefaulter != nullptr) prefaulter->Request(block, size);
+  return block;
+}
+
+void FreeTraceBlock(void* block, size_t size) {
+  if (size < kMappedArenaBlock) {
+    std::free(block);
+  } else {
+    munmap(block, size);
+  }
+}
+
+google::protobuf::ArenaOptions TraceArenaOptions() {
+  google::protobuf::ArenaOptions options = GraphArenaOptions();
+  options.block_alloc = AllocateTraceBlock;
+  options.block_dealloc = FreeTraceBlock;
+  return options;
+}
 
 }  // namespace
 
@@ -38,7 +80,7 @@ proto::MemorySpace SpaceOf(Buffer buffer) {
 
 Tracer::Tracer(TraceConfig config)
     : config_(std::move(config)),
-      arena_(GraphArenaOptions()),
+      arena_(TraceArenaOptions()),
       graph_(google::protobuf::Arena::CreateMessage<proto::Graph>(&arena_)),
       interner_(graph_) {
   graph_->set_schema_version(proto::SCHEMA_VERSION_CURRENT);
@@ -60,6 +102,7 @@ Tracer::Tracer(TraceConfig config)
 
 Tracer::~Tracer() {
   if (current_tracer == this) current_tracer = previous_;
+  prefaulter_.Drain();  // before the arena unmaps its blocks
 }
 
 Tracer* Tracer::Current() { return current_tracer; }
@@ -131,8 +174,10 @@ absl::Status Tracer::Run(absl::FunctionRef<void(Tracer&)> body) {
   }
   previous_ = current_tracer;
   current_tracer = this;
+  PagePrefaulter* const previous_prefaulter = block_prefaulter;
+  block_prefaulter = &prefaulter_;
   for (core_ = 0; core_ < world.num_cores && !failed(); ++core_) {
-    stream_bytes_.emplace_back();
+    stream_bytes_.emplace_back(&prefaulter_);
     stream_sizes_.push_back(0);
     shared_alloc_index_ = 0;
     on_chip_.Reset();
@@ -141,27 +186,43 @@ absl::Status Tracer::Run(absl::FunctionRef<void(Tracer&)> body) {
   }
   core_ = 0;
   current_tracer = previous_;
+  block_prefaulter = previous_prefaulter;
   return error_;
 }
 
 std::string Tracer::Serialize() {
   // Fields go out in field-number order, as protobuf writes them: graph_'s
-  // fields before `streams` (1-5), the streams (6), then the interned
-  // names (7, 8), moved aside so graph_ writes only the first part.
-  proto::Graph* names =
+  // first fields (1-4), the tensors (5, written here: a big trace has
+  // hundreds of thousands), the streams (6), then the interned names (7,
+  // 8); the tensors and names are moved aside so graph_ writes only the
+  // first part.
+  proto::Graph* aside =
       google::protobuf::Arena::CreateMessage<proto::Graph>(&arena_);
-  names->mutable_files()->Swap(graph_->mutable_files());
-  names->mutable_scopes()->Swap(graph_->mutable_scopes());
+  aside->mutable_tensors()->Swap(graph_->mutable_tensors());
+  aside->mutable_files()->Swap(graph_->mutable_files());
+  aside->mutable_scopes()->Swap(graph_->mutable_scopes());
   const std::string head = SerializeDeterministic(*graph_);
-  const std::string tail = SerializeDeterministic(*names);
-  size_t total = head.size() + tail.size();
+  StreamBuffer tensors(&prefaulter_);
+  for (const proto::Tensor& tensor : aside->tensors()) {
+    AppendTensor(tensor, &tensors);
+  }
+  aside->mutable_tensors()->Swap(graph_->mutable_tensors());
+  const std::string tail = SerializeDeterministic(*aside);
+  size_t total = head.size() + tensors.size() + tail.size();
   for (const StreamBuffer& stream : stream_bytes_) {
     total += stream.size() + 32;
   }
   std::string bytes;
   bytes.reserve(total);  // one copy of the streams, no growth
-  PrefaultForWriting(bytes.data(), total);
+  // A big graph's pages are brought in half here, half on the
+  // prefaulter's thread at the same time: by the time the copy reaches
+  // the second half, it is in. (A small one's are not worth a thread.)
+  constexpr size_t kSplitPrefault = size_t{4} << 20;
+  const size_t half = total >= kSplitPrefault ? total / 2 : total;
+  prefaulter_.Request(bytes.data() + half, total - half);
+  PrefaultForWriting(bytes.data(), half);
   bytes += head;
+  bytes.append(tensors.view().data(), tensors.view().size());
   for (size_t core = 0; core < stream_bytes_.size(); ++core) {
     // A Stream: its core (left out when 0), then its instructions.
     std::string core_field;
@@ -173,8 +234,9 @@ std::string Tracer::Serialize() {
                  stream_bytes_[core].view().size());
   }
   bytes += tail;
-  names->mutable_files()->Swap(graph_->mutable_files());
-  names->mutable_scopes()->Swap(graph_->mutable_scopes());
+  prefaulter_.Drain();  // nothing works on the caller's string after this
+  aside->mutable_files()->Swap(graph_->mutable_files());
+  aside->mutable_scopes()->Swap(graph_->mutable_scopes());
   return bytes;
 }
 

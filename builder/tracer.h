@@ -17,6 +17,7 @@
 #include "absl/types/span.h"
 #include "builder/allocator.h"
 #include "builder/interner.h"
+#include "builder/page_prefaulter.h"
 #include "builder/stream_buffer.h"
 #include "builder/tensor.h"
 #include "google/protobuf/arena.h"
@@ -174,6 +175,10 @@ class Tracer {
   std::string Serialize();
 
   TraceConfig config_;
+  // Brings in the pages of the stream buffers and the arena's big blocks
+  // ahead of their use, on its own thread (declared first: it outlives
+  // the memory it works on).
+  PagePrefaulter prefaulter_;
   // The graph without its streams (tensors, world, interned names) grows
   // on an arena: a big trace makes hundreds of thousands of tensors.
   google::protobuf::Arena arena_;

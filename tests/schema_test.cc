@@ -296,7 +296,40 @@ TEST_F(SchemaTest, InstructionEncodingIsProtobufs) {
   EXPECT_EQ(encoded, SerializeDeterministic(empty));
 }
 
-// The encoder writes the fields the schema has today; a new field must be
+// The tracer's tensor encoder against protobuf's own serialization: every
+// field set to values a trace rarely makes (huge and negative numbers, a
+// long name, an enum value the schema does not name), every field left at
+// zero, and a value range present with both ends zero (still written).
+TEST_F(SchemaTest, TensorEncodingIsProtobufs) {
+  proto::Graph graph;
+  proto::Tensor* full = graph.add_tensors();
+  full->set_id(4'000'000'000u);
+  full->set_name(std::string(300, 'n'));
+  full->set_space(proto::SBUF);
+  full->set_dtype(static_cast<proto::DType>(-7));
+  for (int64_t d : {int64_t{128}, int64_t{1} << 40, int64_t{-1}}) {
+    full->add_shape(d);
+  }
+  full->set_address(-(int64_t{1} << 50));
+  full->set_partition_offset(127);
+  full->set_role(proto::ROLE_INPUT_OUTPUT);
+  full->set_output_name("out");
+  full->set_per_rank(true);
+  full->set_core(1);
+  full->set_live_begin(3'000'000'000u);
+  full->set_live_end(4'000'000'000u);
+  full->mutable_value_range()->set_lo(-5);
+  full->mutable_value_range()->set_hi(int64_t{1} << 62);
+  graph.add_tensors();  // every field zero: an empty message
+  graph.add_tensors()->mutable_value_range();
+  builder::StreamBuffer buffer;
+  for (const proto::Tensor& tensor : graph.tensors()) {
+    builder::AppendTensor(tensor, &buffer);
+  }
+  EXPECT_EQ(buffer.view(), SerializeDeterministic(graph));
+}
+
+// The encoders write the fields the schema has today; a new field must be
 // added there (builder/instr_encoding.cc) before this passes again.
 TEST_F(SchemaTest, InstructionEncodingKnowsEveryField) {
   EXPECT_EQ(proto::Instruction::descriptor()->field_count(), 7);
@@ -304,6 +337,11 @@ TEST_F(SchemaTest, InstructionEncodingKnowsEveryField) {
   EXPECT_EQ(proto::DynamicOffset::descriptor()->field_count(), 6);
   EXPECT_EQ(proto::Attr::descriptor()->field_count(), 5);
   EXPECT_EQ(proto::IntList::descriptor()->field_count(), 1);
+  EXPECT_EQ(proto::Tensor::descriptor()->field_count(), 14);
+  EXPECT_EQ(proto::ValueRange::descriptor()->field_count(), 2);
+  // The tracer writes the graph's fields in number order around the
+  // tensors (5) and streams (6) it writes itself (builder/tracer.cc).
+  EXPECT_EQ(proto::Graph::descriptor()->field_count(), 8);
 }
 
 TEST_F(SchemaTest, LoadGraphReadsWhatReadGraphReads) {

@@ -5,11 +5,16 @@
 // next: each instruction must come out as it does when it is the first of
 // its opcode in a trace. And a stream that outgrows its buffer many times
 // must keep every byte.
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "builder/isa.h"
+#include "builder/page_prefaulter.h"
 #include "builder/stream_buffer.h"
 #include "builder/tracer.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -119,11 +124,10 @@ TEST(TraceReuseTest, AnInstructionKeepsNothingOfTheLastOfItsOpcode) {
   }
 }
 
-TEST(StreamBufferTest, KeepsEveryByteAcrossGrowth) {
-  builder::StreamBuffer buffer;
+// Writes pieces of changing sizes, up to past several doublings and
+// populated chunks (8 MiB), into `buffer` and checks every byte.
+void ExpectKeepsEveryByte(builder::StreamBuffer& buffer) {
   std::string want;
-  // Pieces of changing sizes, up to past several doublings and populated
-  // chunks (8 MiB).
   uint32_t state = 1;
   while (want.size() < (size_t{8} << 20)) {
     state = state * 1664525u + 1013904223u;
@@ -142,6 +146,42 @@ TEST(StreamBufferTest, KeepsEveryByteAcrossGrowth) {
   builder::StreamBuffer moved = std::move(buffer);
   EXPECT_EQ(moved.size(), want.size());
   EXPECT_EQ(buffer.size(), 0u);
+}
+
+TEST(StreamBufferTest, KeepsEveryByteAcrossGrowth) {
+  builder::StreamBuffer buffer;
+  ExpectKeepsEveryByte(buffer);
+}
+
+// The same with the pages brought in on the prefaulter's thread while the
+// buffer is written and moved by mremap.
+TEST(StreamBufferTest, KeepsEveryByteWithAPrefaulter) {
+  builder::PagePrefaulter prefaulter;
+  builder::StreamBuffer buffer(&prefaulter);
+  ExpectKeepsEveryByte(buffer);
+}
+
+// Bringing pages in changes nothing in them: fresh memory, some of its
+// pages written before, some while requests are pending; what was written
+// stays, the rest reads as zero.
+TEST(PagePrefaulterTest, LeavesTheBytesAsTheyAre) {
+  constexpr size_t kSize = size_t{4} << 20;
+  void* mapped = mmap(nullptr, kSize, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto* bytes = static_cast<uint8_t*>(mapped);
+  std::vector<uint8_t> want(kSize, 0);
+  for (size_t i = 0; i < kSize; i += 3 * 4096 + 17) bytes[i] = want[i] = 1;
+  {
+    builder::PagePrefaulter prefaulter;
+    prefaulter.Request(bytes, kSize / 2);
+    prefaulter.Request(bytes + kSize / 2, kSize / 2);
+    for (size_t i = 5; i < kSize; i += 7 * 4096 + 5) bytes[i] = want[i] = 2;
+    prefaulter.Drain();
+    prefaulter.Request(bytes + 1, kSize - 2);
+  }  // the destructor finishes the last request
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), bytes));
+  munmap(mapped, kSize);
 }
 
 }  // namespace
