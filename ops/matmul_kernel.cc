@@ -6,13 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
+#include "ops/split_work.h"
 #include "util/dtype.h"
-#include "util/worker_pool.h"
 
 namespace nkigraph::ops {
 namespace {
@@ -536,24 +533,6 @@ void Columns(MatmulPath path, int64_t k, int64_t m, int64_t j0, int64_t j1,
   }
 }
 
-// The threads that split products, started on first use. One product
-// uses them at a time; another that finds them busy runs on its own
-// thread (its result is the same). They poll for the next product for
-// kSplitSpin before they block: in a tiled_matmul 2048^3 run the gaps
-// between products were 43 us at the median and 92 us at the 90th
-// percentile (under load), and a blocked helper cost each product a
-// futex wake-up and a reschedule against ~170 us of work.
-struct SplitPool {
-  absl::Mutex mu;
-  std::unique_ptr<WorkerPool> pool;
-};
-SplitPool& Splitter() {
-  static SplitPool* const splitter = new SplitPool;
-  return *splitter;
-}
-
-constexpr absl::Duration kSplitSpin = absl::Microseconds(100);
-
 // Below this many multiply-adds a second thread's wake-up costs more than
 // it saves.
 constexpr int64_t kMinSplitWork = 1 << 20;
@@ -602,22 +581,14 @@ void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
   const int64_t work_threads = std::min<int64_t>(
       std::max(1, threads), k * m * n >= kMinSplitWork ? panels : 1);
   if (work_threads > 1) {
-    SplitPool& splitter = Splitter();
-    if (splitter.mu.TryLock()) {
-      if (splitter.pool == nullptr || splitter.pool->threads() < work_threads) {
-        splitter.pool = std::make_unique<WorkerPool>(
-            static_cast<int>(work_threads), kSplitSpin);
-      }
-      const int tasks = static_cast<int>(std::min<int64_t>(panels, kMaxTasks));
-      splitter.pool->Run(tasks, [&](int task) {
-        const int64_t j0 = std::min(n, panels * task / tasks * kAvx512Width);
-        const int64_t j1 =
-            std::min(n, panels * (task + 1) / tasks * kAvx512Width);
-        Columns(path, k, m, j0, j1, packed, mv, c, accumulate);
-      });
-      splitter.mu.Unlock();
-      return;
-    }
+    const int tasks = static_cast<int>(std::min<int64_t>(panels, kMaxTasks));
+    RunSplit(static_cast<int>(work_threads), tasks, [&](int task) {
+      const int64_t j0 = std::min(n, panels * task / tasks * kAvx512Width);
+      const int64_t j1 =
+          std::min(n, panels * (task + 1) / tasks * kAvx512Width);
+      Columns(path, k, m, j0, j1, packed, mv, c, accumulate);
+    });
+    return;
   }
   Columns(path, k, m, 0, n, packed, mv, c, accumulate);
 }

@@ -4,11 +4,20 @@
 #include <memory>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "ops/blas_threads.h"
 #include "util/worker_pool.h"
 
 namespace nkigraph::ops {
 namespace {
+
+// One product or row op uses the threads at a time; another that finds
+// them busy runs on its own thread (its result is the same). They poll for
+// the next task batch for kSplitSpin before they block: in a tiled_matmul
+// 2048^3 run the gaps between products were 43 us at the median and 92 us
+// at the 90th percentile (under load), and a blocked helper cost each
+// product a futex wake-up and a reschedule against ~170 us of work.
+constexpr absl::Duration kSplitSpin = absl::Microseconds(100);
 
 struct SplitPool {
   absl::Mutex mu;
@@ -27,7 +36,7 @@ void RunSplit(int threads, int tasks, absl::FunctionRef<void(int)> task) {
     SplitPool& splitter = Splitter();
     if (splitter.mu.TryLock()) {
       if (splitter.pool == nullptr || splitter.pool->threads() < work_threads) {
-        splitter.pool = std::make_unique<WorkerPool>(work_threads);
+        splitter.pool = std::make_unique<WorkerPool>(work_threads, kSplitSpin);
       }
       splitter.pool->Run(tasks, task);
       splitter.mu.Unlock();
