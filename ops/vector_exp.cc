@@ -153,9 +153,16 @@ __attribute__((target("avx512f"))) void ExpRowAvx512(const float* x,
 }
 
 template <bool kAffine>
-void ExpRowOf(const float* x, float scale, float bias, float* out, int64_t n) {
-  if (HaveAvx512()) return ExpRowAvx512<kAffine>(x, scale, bias, out, n);
-  if (HaveAvx2Fma()) return ExpRowAvx2<kAffine>(x, scale, bias, out, n);
+void ExpRowOf(const float* x, float scale, float bias, float* out, int64_t n,
+              ExpPath path) {
+  switch (path) {
+    case ExpPath::kAvx512:
+      return ExpRowAvx512<kAffine>(x, scale, bias, out, n);
+    case ExpPath::kAvx2:
+      return ExpRowAvx2<kAffine>(x, scale, bias, out, n);
+    case ExpPath::kScalar:
+      break;
+  }
   for (int64_t j = 0; j < n; ++j) {
     out[j] = ExpOf(kAffine ? x[j] * scale + bias : x[j]);
   }
@@ -180,13 +187,31 @@ float ExpOf(float x) {
   return (p * Pow2(k1)) * Pow2(k - k1);
 }
 
-void ExpRow(const float* x, float* out, int64_t n) {
-  ExpRowOf<false>(x, 1.0f, 0.0f, out, n);
+bool ExpPathAvailable(ExpPath path) {
+  switch (path) {
+    case ExpPath::kAvx512:
+      return HaveAvx512();
+    case ExpPath::kAvx2:
+      return HaveAvx2Fma();
+    case ExpPath::kScalar:
+      return true;
+  }
+  return false;
+}
+
+ExpPath BestExpPath() {
+  if (HaveAvx512()) return ExpPath::kAvx512;
+  if (HaveAvx2Fma()) return ExpPath::kAvx2;
+  return ExpPath::kScalar;
+}
+
+void ExpRow(const float* x, float* out, int64_t n, ExpPath path) {
+  ExpRowOf<false>(x, 1.0f, 0.0f, out, n, path);
 }
 
 void ExpAffineRow(const float* x, float scale, float bias, float* out,
-                  int64_t n) {
-  ExpRowOf<true>(x, scale, bias, out, n);
+                  int64_t n, ExpPath path) {
+  ExpRowOf<true>(x, scale, bias, out, n, path);
 }
 
 }  // namespace nkigraph::ops

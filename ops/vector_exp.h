@@ -23,10 +23,19 @@ namespace nkigraph::ops {
 // 2.5 times as long in vector form, and its results are the C library's.
 float ExpOf(float x);
 
-// out[j] = ExpOf(x[j]) for j < n, bit for bit: sixteen at a time where the
-// processor has AVX-512, eight where it has AVX2 and FMA (the same
-// operations on every lane). `out` may be `x`.
-void ExpRow(const float* x, float* out, int64_t n);
+// The code paths of ExpRow and ExpAffineRow, best last; every path gives
+// the same bits.
+enum class ExpPath { kScalar, kAvx2, kAvx512 };
+
+// Whether this processor runs `path` (kScalar always), and the best it runs.
+bool ExpPathAvailable(ExpPath path);
+ExpPath BestExpPath();
+
+// out[j] = ExpOf(x[j]) for j < n, bit for bit: sixteen at a time on the
+// AVX-512 path, eight on AVX2 and FMA (the same operations on every lane).
+// `out` may be `x`.
+void ExpRow(const float* x, float* out, int64_t n,
+            ExpPath path = BestExpPath());
 
 // out[j] = ExpOf(x[j] * scale + bias) for j < n, the product and the sum
 // each rounded to float (no fused multiply-add), in the same pass. A NaN
@@ -34,7 +43,7 @@ void ExpRow(const float* x, float* out, int64_t n);
 // one is machine-dependent (ApplyActFuncRow takes those rows element by
 // element). `out` may be `x`.
 void ExpAffineRow(const float* x, float scale, float bias, float* out,
-                  int64_t n);
+                  int64_t n, ExpPath path = BestExpPath());
 
 }  // namespace nkigraph::ops
 

@@ -209,12 +209,22 @@ TEST(RowKernelsTest, ExpRowIsExpOfAndNearTheExactExpOnASampleOfAllFloats) {
       x.push_back(FromBits(Bits(edge) + d));
     }
   }
+  // Every path this processor runs gives ExpOf's bits.
+  for (const ExpPath path :
+       {ExpPath::kScalar, ExpPath::kAvx2, ExpPath::kAvx512}) {
+    if (!ExpPathAvailable(path)) continue;
+    std::vector<float> out(x.size());
+    ExpRow(x.data(), out.data(), static_cast<int64_t>(x.size()), path);
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(Bits(out[i]), Bits(ExpOf(x[i])))
+          << "path " << static_cast<int>(path) << ": exp(" << x[i] << ") bits "
+          << std::hex << Bits(x[i]);
+    }
+  }
   std::vector<float> out(x.size());
   ExpRow(x.data(), out.data(), static_cast<int64_t>(x.size()));
   constexpr float kMaxFloat = std::numeric_limits<float>::max();
   for (size_t i = 0; i < x.size(); ++i) {
-    ASSERT_EQ(Bits(out[i]), Bits(ExpOf(x[i])))
-        << "exp(" << x[i] << ") bits " << std::hex << Bits(x[i]);
     if (std::isnan(x[i])) {
       // The same NaN, quieted.
       ASSERT_EQ(Bits(out[i]), Bits(x[i]) | 0x400000u) << std::hex << Bits(x[i]);
@@ -239,6 +249,32 @@ TEST(RowKernelsTest, ExpRowIsExpOfAndNearTheExactExpOnASampleOfAllFloats) {
   EXPECT_EQ(Bits(ExpOf(-104.0f)), 0u);
   // exp(-103.27893) is about 1.4e-45: the smallest subnormal.
   EXPECT_EQ(Bits(ExpOf(-103.27893f)), 1u);
+}
+
+// ExpAffineRow is ExpOf(x * scale + bias), the product and the sum each
+// rounded, on every path (tails of every length among them).
+TEST(RowKernelsTest, ExpAffineRowIsExpOfTheRoundedAffineOnEveryPath) {
+  std::vector<float> x = Specials();
+  for (int i = -300; i <= 300; ++i) x.push_back(static_cast<float>(i) * 0.31f);
+  for (const ExpPath path :
+       {ExpPath::kScalar, ExpPath::kAvx2, ExpPath::kAvx512}) {
+    if (!ExpPathAvailable(path)) continue;
+    for (const auto& [scale, bias] :
+         {std::pair{1.0f, 0.0f}, std::pair{-0.7f, 0.3f},
+          std::pair{3.0f, -88.0f}}) {
+      for (int64_t n : {int64_t{0}, int64_t{5}, int64_t{16}, int64_t{29},
+                        static_cast<int64_t>(x.size())}) {
+        std::vector<float> out(n);
+        ExpAffineRow(x.data(), scale, bias, out.data(), n, path);
+        for (int64_t j = 0; j < n; ++j) {
+          const float affine = x[j] * scale + bias;
+          ASSERT_EQ(Bits(out[j]), Bits(ExpOf(affine)))
+              << "path " << static_cast<int>(path) << " x " << x[j] << " scale "
+              << scale << " bias " << bias;
+        }
+      }
+    }
+  }
 }
 
 TEST(RowKernelsTest, ActFuncRowMatchesApplyActFunc) {
