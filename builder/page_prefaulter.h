@@ -12,8 +12,8 @@ namespace nkigraph::builder {
 
 // Brings in the pages of freshly mapped memory on a thread of its own,
 // ahead of the trace writing into them: a big trace faults in hundreds of
-// megabytes (its stream bytes, its tensors' arena), which cost about an
-// eighth of tracing on the tracing thread. Only a hint: a page the trace
+// megabytes (its stream bytes, its tensors' arena), which cost about a
+// sixth of the tracing thread's time. Only a hint: a page the trace
 // reaches first is faulted in by the trace as before, so nothing the
 // thread does or fails to do changes what is written, and it never
 // reports an error. The thread starts at the first request (small traces

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -245,6 +246,15 @@ TEST_F(SchemaTest, InstructionEncodingIsProtobufs) {
       d->set_oob_mode(proto::DynamicOffset::OOB_SKIP);
     }
     if (i == 5) ap->set_view_dtype(proto::BFLOAT16);
+    if (i == 6) {
+      // Each varint length, at both of its ends, and the longest ones.
+      for (int bits = 7; bits < 64; bits += 7) {
+        ap->add_pattern((int64_t{1} << bits) - 1);
+        ap->add_pattern(int64_t{1} << bits);
+      }
+      ap->add_pattern(std::numeric_limits<int64_t>::max());
+      ap->add_pattern(std::numeric_limits<int64_t>::min());
+    }
   }
   for (int i = 0; i < 20; ++i) {
     proto::Attr* attr = instr.add_attrs();
