@@ -1,11 +1,7 @@
 #include "builder/tracer.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -30,35 +26,21 @@ thread_local Tracer* current_tracer = nullptr;
 // in the allocating call. (The arena's allocator is a plain function:
 // the prefaulter is the one of the trace running on this thread.)
 thread_local PagePrefaulter* block_prefaulter = nullptr;
-constexpr size_t kMappedArenaBlock = size_t{256} << 10;
 
 void* AllocateTraceBlock(size_t size) {
-  if (size < kMappedArenaBlock) {
-    void* block = std::malloc(size);
-    if (block == nullptr) throw std::bad_alloc();
-    return block;
-  }
   PagePrefaulter* prefaulter = block_prefaulter;
-  void* block = mmap(
-      nullptr, size, PROT_READ | PROT_WRITE,
-      MAP_PRIVATE | MAP_ANONYMOUS | (prefaulter ? 0 : MAP_POPULATE), -1, 0);
-  if (block == MAP_FAILED) throw std::bad_alloc();
-  if (prefaulter != nullptr) prefaulter->Request(block, size);
-  return block;
-}
-
-void FreeTraceBlock(void* block, size_t size) {
-  if (size < kMappedArenaBlock) {
-    std::free(block);
-  } else {
-    munmap(block, size);
+  void* block =
+      AllocateGraphArenaBlock(size, /*populate=*/prefaulter == nullptr);
+  if (prefaulter != nullptr && size >= kMappedArenaBlock) {
+    prefaulter->Request(block, size);
   }
+  return block;
 }
 
 google::protobuf::ArenaOptions TraceArenaOptions() {
   google::protobuf::ArenaOptions options = GraphArenaOptions();
   options.block_alloc = AllocateTraceBlock;
-  options.block_dealloc = FreeTraceBlock;
+  options.block_dealloc = FreeGraphArenaBlock;
   return options;
 }
 

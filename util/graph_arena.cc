@@ -19,22 +19,28 @@ namespace {
 // on malloc. (Transparent huge pages were tried: on a virtual machine the
 // first touch of a huge page can be many times slower than 4 KiB pages.)
 constexpr size_t kFirstArenaBlock = size_t{16} << 10;
-constexpr size_t kMappedArenaBlock = size_t{256} << 10;
 constexpr size_t kMaxArenaBlock = size_t{4} << 20;
 
 void* AllocateArenaBlock(size_t size) {
+  return AllocateGraphArenaBlock(size, /*populate=*/true);
+}
+
+}  // namespace
+
+void* AllocateGraphArenaBlock(size_t size, bool populate) {
   if (size < kMappedArenaBlock) {
     void* block = std::malloc(size);
     if (block == nullptr) throw std::bad_alloc();
     return block;
   }
-  void* block = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  void* block =
+      mmap(nullptr, size, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
   if (block == MAP_FAILED) throw std::bad_alloc();
   return block;
 }
 
-void FreeArenaBlock(void* block, size_t size) {
+void FreeGraphArenaBlock(void* block, size_t size) {
   if (size < kMappedArenaBlock) {
     std::free(block);
   } else {
@@ -42,14 +48,12 @@ void FreeArenaBlock(void* block, size_t size) {
   }
 }
 
-}  // namespace
-
 google::protobuf::ArenaOptions GraphArenaOptions() {
   google::protobuf::ArenaOptions options;
   options.start_block_size = kFirstArenaBlock;
   options.max_block_size = kMaxArenaBlock;
   options.block_alloc = AllocateArenaBlock;
-  options.block_dealloc = FreeArenaBlock;
+  options.block_dealloc = FreeGraphArenaBlock;
   return options;
 }
 
