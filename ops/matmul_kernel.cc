@@ -573,10 +573,9 @@ void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
                  scratch.stationary);
   const float* packed = scratch.stationary.data();
   // Tasks of whole 64-column panels (up to kMaxTasks), which the threads
-  // take in turn: a helper that wakes late (the pool's threads sleep
-  // between products) finds fewer left rather than holding the caller up,
-  // which matters on a loaded machine. Which thread sums an element never
-  // changes its order.
+  // take in turn (ops/split_work.h's pool): a helper that wakes late finds
+  // fewer left rather than holding the caller up, which matters on a
+  // loaded machine. Which thread sums an element never changes its order.
   const int64_t panels = (n + kAvx512Width - 1) / kAvx512Width;
   const int64_t work_threads = std::min<int64_t>(
       std::max(1, threads), k * m * n >= kMinSplitWork ? panels : 1);

@@ -1,7 +1,10 @@
 #include "util/worker_pool.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -10,24 +13,48 @@
 namespace nkigraph {
 namespace {
 
-// Polls `done` for up to `spin`; whether it became true.
-template <typename Done>
-bool SpinUntil(absl::Duration spin, Done done) {
+// Context switches of the calling thread it did not ask for: preemptions,
+// and yields that ran another thread.
+int64_t InvoluntarySwitches() {
+  rusage usage;
+  if (getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
+  return usage.ru_nivcsw;
+}
+
+// Polls `done` for up to `spin`; whether it became true. A thread whose
+// poll lost its core to another thread skips the next kSkipAfterContention
+// polls (it blocks at once): on a machine with more runnable threads than
+// cores a polling thread used up its share and then waited behind the
+// others, where a blocked one is woken first (BM_PoolHandOff at load 9-10:
+// the polling helper started no task of most batches, the blocking one
+// half of them).
+constexpr int kSkipAfterContention = 100;
+
+bool SpinUntil(absl::Duration spin, absl::FunctionRef<bool()> done) {
+  thread_local int skip = 0;
   if (spin <= absl::ZeroDuration()) return done();
+  if (skip > 0) {
+    --skip;
+    return done();
+  }
+  const int64_t switches = InvoluntarySwitches();
   using Clock = std::chrono::steady_clock;
   const Clock::time_point end = Clock::now() + absl::ToChronoNanoseconds(spin);
-  while (true) {
+  bool ok = false;
+  while (!ok) {
     // The clock read (tens of ns) once per 32 polls (a few us).
-    for (int i = 0; i < 32; ++i) {
-      if (done()) return true;
+    for (int i = 0; i < 32 && !ok; ++i) {
+      ok = done();
 #if defined(__x86_64__) || defined(__i386__)
-      _mm_pause();
+      if (!ok) _mm_pause();
 #endif
     }
-    if (Clock::now() >= end) return done();
+    if (ok || Clock::now() >= end) break;
     // Another thread waiting for this core (a loaded machine) gets it.
     std::this_thread::yield();
   }
+  if (InvoluntarySwitches() != switches) skip = kSkipAfterContention;
+  return ok || done();
 }
 
 }  // namespace

@@ -25,7 +25,10 @@ namespace nkigraph {
 // tasks before it blocks): a product split into tens of microseconds of
 // work per thread, handed over through a blocked thread, paid a futex
 // wake-up and a reschedule each time (about 20-60 us on the development
-// machine). The spin is bounded, so an idle pool burns no core.
+// machine). The spin is bounded, so an idle pool burns no core, and a
+// thread whose poll lost its core to another thread blocks at once for a
+// while (on a machine with more runnable threads than cores a blocked
+// thread is woken sooner than a polling one gets its turn).
 class WorkerPool {
  public:
   // `threads` in all, the caller included; at least 1.
