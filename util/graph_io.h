@@ -55,13 +55,15 @@ class ArenaGraph {
 };
 
 // Parses the bytes of a binary graph file and checks its schema version;
-// `name` (a path) names it in errors.
+// `name` (a path) names it in errors. A big graph's instructions are parsed
+// on `threads` threads (0: the machine's; util/parallel_graph_parse.h),
+// giving the same message as one thread.
 absl::StatusOr<ArenaGraph> ParseGraph(absl::string_view bytes,
-                                      absl::string_view name);
+                                      absl::string_view name, int threads = 0);
 
 // Reads a graph file (binary, or text format for ".pbtxt") onto an arena,
-// with ReadGraph's checks and messages.
-absl::StatusOr<ArenaGraph> LoadGraph(const std::string& path);
+// with ReadGraph's checks and messages; `threads` as for ParseGraph.
+absl::StatusOr<ArenaGraph> LoadGraph(const std::string& path, int threads = 0);
 
 }  // namespace nkigraph
 
