@@ -111,6 +111,19 @@ std::string Instructions(uint32_t first, int count) {
   return body;
 }
 
+constexpr int kTensors = proto::Graph::kTensorsFieldNumber;
+
+std::string TensorField(uint32_t id) {
+  proto::Tensor t;
+  t.set_id(id);
+  t.set_name(absl::StrCat("t", id));
+  t.set_space(proto::SBUF);
+  t.set_dtype(proto::BFLOAT16);
+  t.add_shape(128);
+  t.add_shape(id);
+  return LengthField(kTensors, SerializeDeterministic(t));
+}
+
 // The graph's fields but its streams.
 std::string Head() {
   proto::Graph graph;
@@ -185,6 +198,14 @@ TEST(ParallelGraphParseTest, OddButPlainEncodingsParseInParallel) {
                                                  "\x80\x80\x80\x01",
                                                  10) +
                                      Instructions(1, 2))},
+      {"tensors among streams and other fields",
+       head + TensorField(2) + TensorField(3) +
+           LengthField(kStreams, Instructions(1, 2)) + TensorField(4) +
+           LengthField(proto::Graph::kFilesFieldNumber, "b.cc") +
+           TensorField(5) + TensorField(6) + TensorField(7)},
+      {"a tensor with an unknown field",
+       head + LengthField(kTensors, VarintField(1, 2) + VarintField(60, 1)) +
+           TensorField(3) + TensorField(4)},
       {"no streams", head},
       {"nothing", ""},
   };
@@ -225,6 +246,11 @@ TEST(ParallelGraphParseTest, OtherEncodingsAreParsedWhole) {
        head +
            LengthField(kStreams, LengthField(kCore, "x") + Instructions(1, 2))},
       {"streams as a varint", head + VarintField(kStreams, 3)},
+      {"tensors as a varint", head + VarintField(kTensors, 3) + TensorField(2)},
+      {"a tensor longer than the graph",
+       head + TensorField(2) +
+           Tag(kTensors, WireFormatLite::WIRETYPE_LENGTH_DELIMITED) +
+           Varint(100) + "xy"},
       {"instructions as a varint",
        head + LengthField(kStreams, VarintField(kInstructions, 1))},
       {"a zero tag in a stream",

@@ -48,6 +48,10 @@ class ArenaGraph {
   const proto::Graph* operator->() const { return graph_; }
   const proto::Graph& graph() const { return *graph_; }
   proto::Graph* mutable_graph() { return graph_; }
+  // Bytes the graph's messages take on its arena, and the bytes of the
+  // arena's blocks (what the process holds for them).
+  uint64_t arena_bytes_used() const { return arena_->SpaceUsed(); }
+  uint64_t arena_bytes_allocated() const { return arena_->SpaceAllocated(); }
 
  private:
   std::unique_ptr<google::protobuf::Arena> arena_;

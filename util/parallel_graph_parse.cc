@@ -16,25 +16,35 @@ namespace {
 using google::protobuf::internal::WireFormatLite;
 using google::protobuf::io::CodedInputStream;
 
-// A run of whole fields of one stream's body (instructions, and the core
-// wherever it appears among them): what one task parses, as a Stream.
+// A run of whole fields that one task parses: part of one stream's body
+// (instructions, and the core wherever it appears among them), parsed as
+// a Stream, or consecutive tensors of the graph, parsed as a Graph.
 struct Chunk {
-  int stream = 0;  // index in the graph's streams
+  enum Kind { kInstructions, kTensors } kind = kInstructions;
+  int stream = 0;  // kInstructions: index in the graph's streams
   const char* begin = nullptr;
   int size = 0;
-  int instructions = 0;
+  int messages = 0;  // instructions or tensors
   bool has_core = false;
-  proto::Stream* parsed = nullptr;  // on the graph's arena
+  // On the graph's arena, by the kind.
+  proto::Stream* stream_part = nullptr;
+  proto::Graph* tensor_part = nullptr;
   bool parsed_ok = false;
+
+  const char* end() const { return begin + size; }
 };
 
 struct ParsePlan {
-  // Every field of the graph but its streams, in their order: parsing
-  // these alone gives the graph ParseFromArray does, without streams
-  // (no other field's value depends on a stream's).
+  // Every field of the graph but its streams and tensors, in their order:
+  // parsing these alone gives the graph ParseFromArray does without those
+  // (no field's value depends on another field's).
   std::string rest;
+  bool rest_ok = false;
   std::vector<int> stream_instructions;  // per stream, in order
-  std::vector<Chunk> chunks;             // in stream order, then body order
+  int tensors = 0;
+  // In the order of the bytes; instruction chunks of one stream and the
+  // tensor chunks are each in order among themselves.
+  std::vector<Chunk> chunks;
 };
 
 CodedInputStream InputOver(const char* data, int size) {
@@ -87,6 +97,7 @@ bool PlanStream(const char* body, int size, int stream, int per_chunk,
                 ParsePlan* plan) {
   CodedInputStream input = InputOver(body, size);
   Chunk chunk;
+  chunk.kind = Chunk::kInstructions;
   chunk.stream = stream;
   chunk.begin = body;
   int chunk_start = 0;
@@ -112,16 +123,17 @@ bool PlanStream(const char* body, int size, int stream, int per_chunk,
       if (!SkipLengthDelimited(input, body, &instruction, &length)) {
         return false;
       }
-      ++chunk.instructions;
+      ++chunk.messages;
       ++instructions;
     } else {
       return false;
     }
-    if (chunk.instructions == per_chunk) {
+    if (chunk.messages == per_chunk) {
       chunk.size = input.CurrentPosition() - chunk_start;
       plan->chunks.push_back(chunk);
       chunk_start = input.CurrentPosition();
       chunk = Chunk();
+      chunk.kind = Chunk::kInstructions;
       chunk.stream = stream;
       chunk.begin = body + chunk_start;
     }
@@ -154,6 +166,30 @@ bool PlanGraph(absl::string_view bytes, int per_chunk, ParsePlan* plan) {
       if (!PlanStream(body, length, stream, per_chunk, plan)) return false;
       continue;
     }
+    if (number == proto::Graph::kTensorsFieldNumber) {
+      const char* tensor;
+      int length;
+      if (type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED ||
+          !SkipLengthDelimited(input, bytes.data(), &tensor, &length)) {
+        return false;
+      }
+      // A tensor right after the last chunk's, if that one has room,
+      // joins it.
+      const char* field = bytes.data() + field_start;
+      const char* field_end = bytes.data() + input.CurrentPosition();
+      Chunk* last = plan->chunks.empty() ? nullptr : &plan->chunks.back();
+      if (last == nullptr || last->kind != Chunk::kTensors ||
+          last->end() != field || last->messages == per_chunk) {
+        plan->chunks.emplace_back();
+        last = &plan->chunks.back();
+        last->kind = Chunk::kTensors;
+        last->begin = field;
+      }
+      last->size = static_cast<int>(field_end - last->begin);
+      ++last->messages;
+      ++plan->tensors;
+      continue;
+    }
     // Any other field goes to protobuf as it is, so where the walk and
     // the parser would read it differently the parser refuses it. (An
     // end-group tag here ends protobuf's parse early: its business.)
@@ -166,15 +202,35 @@ bool PlanGraph(absl::string_view bytes, int per_chunk, ParsePlan* plan) {
   }
 }
 
-// Parses one chunk as a Stream on `arena`, nested as deep as it is in the
-// graph (protobuf counts the depth of nested messages against a limit).
+// Parses one chunk on `arena`, its messages nested as deep as they are in
+// the graph (protobuf counts the depth of nested messages against a
+// limit: a stream's instructions are one level further down).
 void ParseChunk(google::protobuf::Arena* arena, Chunk& chunk) {
-  chunk.parsed = google::protobuf::Arena::CreateMessage<proto::Stream>(arena);
   CodedInputStream input = InputOver(chunk.begin, chunk.size);
+  if (chunk.kind == Chunk::kTensors) {
+    chunk.tensor_part =
+        google::protobuf::Arena::CreateMessage<proto::Graph>(arena);
+    chunk.parsed_ok = chunk.tensor_part->ParseFromCodedStream(&input) &&
+                      input.ConsumedEntireMessage() &&
+                      chunk.tensor_part->tensors_size() == chunk.messages;
+    return;
+  }
+  chunk.stream_part =
+      google::protobuf::Arena::CreateMessage<proto::Stream>(arena);
   input.SetRecursionLimit(CodedInputStream::GetDefaultRecursionLimit() - 1);
-  chunk.parsed_ok = chunk.parsed->ParseFromCodedStream(&input) &&
+  chunk.parsed_ok = chunk.stream_part->ParseFromCodedStream(&input) &&
                     input.ConsumedEntireMessage() &&
-                    chunk.parsed->instructions_size() == chunk.instructions;
+                    chunk.stream_part->instructions_size() == chunk.messages;
+}
+
+// Moves the parsed messages of `part` to the end of `to` (same arena).
+template <typename T>
+void MoveAll(google::protobuf::RepeatedPtrField<T>* part,
+             google::protobuf::RepeatedPtrField<T>* to,
+             std::vector<T*>& scratch) {
+  scratch.resize(part->size());
+  part->UnsafeArenaExtractSubrange(0, part->size(), scratch.data());
+  for (T* message : scratch) to->UnsafeArenaAddAllocated(message);
 }
 
 }  // namespace
@@ -191,32 +247,43 @@ bool ParseGraphInParallel(absl::string_view bytes, WorkerPool& pool,
   google::protobuf::Arena* arena = graph->GetArena();
   if (arena == nullptr || bytes.size() > INT_MAX) return parse_whole();
   ParsePlan plan;
-  if (!PlanGraph(bytes, std::max(1, instructions_per_chunk), &plan) ||
-      !graph->ParseFromString(plan.rest)) {
+  if (!PlanGraph(bytes, std::max(1, instructions_per_chunk), &plan)) {
     return parse_whole();
   }
-  pool.Run(static_cast<int>(plan.chunks.size()),
-           [&](int c) { ParseChunk(arena, plan.chunks[c]); });
+  // Task 0 parses the rest of the graph into it; the others a chunk each
+  // (none of them touches the graph).
+  pool.Run(static_cast<int>(plan.chunks.size()) + 1, [&](int task) {
+    if (task == 0) {
+      plan.rest_ok = graph->ParseFromString(plan.rest);
+    } else {
+      ParseChunk(arena, plan.chunks[task - 1]);
+    }
+  });
+  if (!plan.rest_ok) return parse_whole();
   for (const Chunk& chunk : plan.chunks) {
     if (!chunk.parsed_ok) return parse_whole();
   }
-  // Every chunk parsed: the streams, in order, take their instructions.
+  // Every part parsed: the graph takes the tensors, and the streams their
+  // instructions, in order.
+  graph->mutable_tensors()->Reserve(plan.tensors);
   graph->mutable_streams()->Reserve(
       static_cast<int>(plan.stream_instructions.size()));
   for (int count : plan.stream_instructions) {
     graph->add_streams()->mutable_instructions()->Reserve(count);
   }
-  std::vector<proto::Instruction*> moved;
+  std::vector<proto::Tensor*> tensors;
+  std::vector<proto::Instruction*> instructions;
   for (Chunk& chunk : plan.chunks) {
+    if (chunk.kind == Chunk::kTensors) {
+      MoveAll(chunk.tensor_part->mutable_tensors(), graph->mutable_tensors(),
+              tensors);
+      continue;
+    }
     proto::Stream& stream = *graph->mutable_streams(chunk.stream);
     // The last core in the stream's bytes is its core, as in protobuf.
-    if (chunk.has_core) stream.set_core(chunk.parsed->core());
-    moved.resize(chunk.instructions);
-    chunk.parsed->mutable_instructions()->UnsafeArenaExtractSubrange(
-        0, chunk.instructions, moved.data());
-    for (proto::Instruction* instr : moved) {
-      stream.mutable_instructions()->UnsafeArenaAddAllocated(instr);
-    }
+    if (chunk.has_core) stream.set_core(chunk.stream_part->core());
+    MoveAll(chunk.stream_part->mutable_instructions(),
+            stream.mutable_instructions(), instructions);
   }
   return true;
 }

@@ -2,12 +2,13 @@
 #define NKIGRAPH_UTIL_PARALLEL_GRAPH_PARSE_H_
 
 // Parsing a binary proto::Graph over several threads. Nearly all of a big
-// graph's bytes are its streams' instructions, and each instruction is a
+// graph's bytes are its streams' instructions and its tensors, each a
 // message of its own: the graph's wire bytes are walked (tags and lengths
-// only) to find every stream and the span of every instruction in it, the
-// spans are parsed in chunks on a worker pool onto the graph's arena, and
-// the instructions are appended to their streams in order. Everything else
-// (tensors, world, files, ...) is parsed by protobuf as usual.
+// only) to find every tensor, every stream and the span of every
+// instruction in it; the spans are parsed in chunks on a worker pool onto
+// the graph's arena, and the tensors and instructions are appended to the
+// graph and their streams in order. Everything else (world, files, ...) is
+// parsed by protobuf as usual, beside the chunks.
 //
 // The result is the message ParseFromArray gives, bit for bit: where the
 // bytes are not in the plain shape this walk understands (an unknown or
@@ -21,8 +22,8 @@
 
 namespace nkigraph {
 
-// Instructions per parse task: big enough that a task's bookkeeping is
-// noise, small enough that two threads finish close together.
+// Instructions (or tensors) per parse task: big enough that a task's
+// bookkeeping is noise, small enough that two threads finish close together.
 inline constexpr int kInstructionsPerParseChunk = 1 << 12;
 
 // How ParseGraphInParallel parsed a graph (for tests and benchmarks).
