@@ -5,7 +5,8 @@
 // `nkigraph trace` writes (serialization included). BM_SerializeGraph:
 // bytes per second writing a graph held as messages (WriteGraph of a
 // loaded graph). BM_ParseGraph: bytes per second parsing the file's bytes
-// onto an arena (LoadGraph), freeing not counted; BM_ParseGraphHeap: the
+// onto an arena (LoadGraph) on 1 and 2 threads (wall time), freeing not
+// counted; BM_ParseGraphHeap: the
 // same onto the heap with the free counted (ReadGraph, for callers that
 // take the graph by value). BM_LoadAndIndex: parse, then validate and
 // index (graph::GraphIndex::Build), as `nkigraph profile` and `dot` load a
@@ -63,18 +64,34 @@ BENCHMARK(BM_SerializeGraph)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_ParseGraph(benchmark::State& state) {
   const std::string& bytes = GraphBytes();
+  const int threads = static_cast<int>(state.range(0));
+  uint64_t arena_used = 0, arena_allocated = 0;
   for (auto _ : state) {
     std::optional<absl::StatusOr<ArenaGraph>> graph;
-    graph.emplace(ParseGraph(bytes, "streaming"));
+    graph.emplace(ParseGraph(bytes, "streaming", threads));
     if (!graph->ok()) std::abort();
     state.PauseTiming();  // freeing the graph is not parsing
+    arena_used = (*graph)->arena_bytes_used();
+    arena_allocated = (*graph)->arena_bytes_allocated();
     graph.reset();
     state.ResumeTiming();
   }
   state.SetBytesProcessed(state.iterations() *
                           static_cast<int64_t>(bytes.size()));
+  // Message memory per instruction (the graph's other messages are noise
+  // beside them) and per wire byte.
+  constexpr double kInstructions = kSteps * kInstructionsPerStep;
+  state.counters["arena_B_per_instr"] = arena_used / kInstructions;
+  state.counters["blocks_B_per_instr"] = arena_allocated / kInstructions;
+  state.counters["arena_per_wire_B"] =
+      static_cast<double>(arena_used) / static_cast<double>(bytes.size());
 }
-BENCHMARK(BM_ParseGraph)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ParseGraph)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_ParseGraphHeap(benchmark::State& state) {
   const std::string& bytes = GraphBytes();

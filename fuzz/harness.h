@@ -33,8 +33,9 @@ enum class Outcome {
 };
 const char* OutcomeName(Outcome outcome);
 
-// graph: binary graph bytes -> ReadGraph, validation, `check`, a bounded
-// run on random inputs, every output read back.
+// graph: binary graph bytes -> the parallel parse agreeing with protobuf's,
+// ReadGraph, validation, `check`, a bounded run on random inputs, every
+// output read back.
 Outcome FuzzGraphFile(absl::string_view bytes);
 // text: the same from the text format (.pbtxt).
 Outcome FuzzTextGraphFile(absl::string_view bytes);

@@ -124,7 +124,10 @@ def main():
                     if name.startswith("BM_TraceInstructions"):
                         table.add("trace M instr/s", side, b["items_per_second"] / 1e6)
                     else:
-                        table.add("parse (arena) MB/s", side, b["bytes_per_second"] / 1e6)
+                        # BM_ParseGraph/threads:N (the baseline's has no threads).
+                        m = re.search(r"threads:(\d+)", name)
+                        tag = f"parse (arena) t{m[1]}" if m else "parse (arena)"
+                        table.add(tag + " MB/s", side, b["bytes_per_second"] / 1e6)
             if "pytorch" in only and args.bench_scripts:
                 env = dict(os.environ, NKIGRAPH=find(directory, "nkigraph"))
                 out = subprocess.run(

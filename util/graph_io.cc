@@ -9,12 +9,18 @@
 #include "util/diagnostic.h"
 #include "util/file_io.h"
 #include "util/graph_arena.h"
+#include "util/parallel_graph_parse.h"
 #include "util/status_macros.h"
+#include "util/worker_pool.h"
 
 namespace nkigraph {
 namespace {
 
 bool IsTextPath(const std::string& path) { return EndsWith(path, ".pbtxt"); }
+
+// Below this size a graph parses in a few milliseconds on one thread, less
+// than starting threads for it would save.
+constexpr size_t kParallelParseBytes = size_t{1} << 20;
 
 absl::Status LoadError(absl::StatusCode code, std::string message) {
   return DiagnosticError(
@@ -148,19 +154,25 @@ ArenaGraph::ArenaGraph()
           google::protobuf::Arena::CreateMessage<proto::Graph>(arena_.get())) {}
 
 absl::StatusOr<ArenaGraph> ParseGraph(absl::string_view bytes,
-                                      absl::string_view name) {
+                                      absl::string_view name, int threads) {
   ArenaGraph graph;
   // Parse failures are reported below, not in protobuf's log.
   const google::protobuf::LogSilencer silence_protobuf_log;
-  if (!graph.mutable_graph()->ParseFromArray(bytes.data(),
-                                             static_cast<int>(bytes.size()))) {
-    return NotBinaryError(name, *graph);
+  if (threads <= 0) threads = WorkerPool::MachineThreads();
+  bool parsed;
+  if (threads > 1 && bytes.size() >= kParallelParseBytes) {
+    WorkerPool pool(threads);
+    parsed = ParseGraphInParallel(bytes, pool, graph.mutable_graph());
+  } else {
+    parsed = graph.mutable_graph()->ParseFromArray(
+        bytes.data(), static_cast<int>(bytes.size()));
   }
+  if (!parsed) return NotBinaryError(name, *graph);
   NKI_RETURN_IF_ERROR(CheckSchemaVersionOf(*graph, name));
   return graph;
 }
 
-absl::StatusOr<ArenaGraph> LoadGraph(const std::string& path) {
+absl::StatusOr<ArenaGraph> LoadGraph(const std::string& path, int threads) {
   if (IsTextPath(path)) {
     ArenaGraph graph;
     NKI_RETURN_IF_ERROR(ReadMessage(path, graph.mutable_graph()));
@@ -172,7 +184,7 @@ absl::StatusOr<ArenaGraph> LoadGraph(const std::string& path) {
     return LoadError(bytes.status().code(),
                      std::string(bytes.status().message()));
   }
-  return ParseGraph(*bytes, path);
+  return ParseGraph(*bytes, path, threads);
 }
 
 absl::Status WriteGraph(const proto::Graph& graph, const std::string& path) {

@@ -48,6 +48,10 @@ class ArenaGraph {
   const proto::Graph* operator->() const { return graph_; }
   const proto::Graph& graph() const { return *graph_; }
   proto::Graph* mutable_graph() { return graph_; }
+  // Bytes the graph's messages take on its arena, and the bytes of the
+  // arena's blocks (what the process holds for them).
+  uint64_t arena_bytes_used() const { return arena_->SpaceUsed(); }
+  uint64_t arena_bytes_allocated() const { return arena_->SpaceAllocated(); }
 
  private:
   std::unique_ptr<google::protobuf::Arena> arena_;
@@ -55,13 +59,15 @@ class ArenaGraph {
 };
 
 // Parses the bytes of a binary graph file and checks its schema version;
-// `name` (a path) names it in errors.
+// `name` (a path) names it in errors. A big graph's instructions are parsed
+// on `threads` threads (0: the machine's; util/parallel_graph_parse.h),
+// giving the same message as one thread.
 absl::StatusOr<ArenaGraph> ParseGraph(absl::string_view bytes,
-                                      absl::string_view name);
+                                      absl::string_view name, int threads = 0);
 
 // Reads a graph file (binary, or text format for ".pbtxt") onto an arena,
-// with ReadGraph's checks and messages.
-absl::StatusOr<ArenaGraph> LoadGraph(const std::string& path);
+// with ReadGraph's checks and messages; `threads` as for ParseGraph.
+absl::StatusOr<ArenaGraph> LoadGraph(const std::string& path, int threads = 0);
 
 }  // namespace nkigraph
 
