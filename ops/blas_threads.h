@@ -2,9 +2,9 @@
 #define NKIGRAPH_OPS_BLAS_THREADS_H_
 
 // How many threads one instruction may use (nc_matmul's kernel,
-// ops/matmul_kernel.h, splits its product over BlasThreads(), the big row
-// ops their rows, ops/split_work.h; BLAS calls elsewhere use the count
-// directly). A run whose programs leave threads of
+// ops/matmul_kernel.h, splits its product over LentThreads(), the big row
+// ops their rows, ops/split_work.h; BLAS calls elsewhere use BLAS's own
+// count, which the scope sets alike). A run whose programs leave threads of
 // its allowance idle (one program, or fewer programs than threads) lends
 // them to BLAS; a run whose programs use every thread keeps BLAS to one:
 // OpenBLAS's idle workers spin (sched_yield) for a while after every call, on
@@ -30,6 +30,12 @@ class ScopedBlasThreads {
 
 // BLAS's thread count now.
 int BlasThreads();
+
+// The threads lent to one instruction now: the count the live scopes
+// settled on (the fewest any asked for), 1 outside any scope. Kept here
+// rather than read back from BLAS, which a single-threaded BLAS build
+// would always answer with 1.
+int LentThreads();
 
 }  // namespace nkigraph::ops
 

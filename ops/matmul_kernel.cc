@@ -581,7 +581,7 @@ void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
       std::max(1, threads), k * m * n >= kMinSplitWork ? panels : 1);
   if (work_threads > 1) {
     const int tasks = static_cast<int>(std::min<int64_t>(panels, kMaxTasks));
-    RunSplit(static_cast<int>(work_threads), tasks, [&](int task) {
+    RunSplit(threads, tasks, [&](int task) {
       const int64_t j0 = std::min(n, panels * task / tasks * kAvx512Width);
       const int64_t j1 =
           std::min(n, panels * (task + 1) / tasks * kAvx512Width);

@@ -210,13 +210,13 @@ constexpr int64_t kMinCopySplitBytes = int64_t{1} << 18;
 
 // Operand `dst` = the (checked) block `from`, element for element, the
 // dtypes and element counts being the same.
-
 absl::Status CopyFromBlock(ExecContext& ctx, int dst, const ConstBlock& from) {
   const int64_t esize = DTypeSize(ctx.view().operand(dst).dtype());
   const MutableBlock to = ctx.WriteBlockInPlace(dst, from.cols);
   if (to.data != nullptr) {
     // A big copy splits its rows over the threads the run lends: one core
-    // moves a fraction of what the machine's memory can.
+    // moves a fraction of what the machine's memory can. By 16 rows, the
+    // transposing path's register block.
     ForRowRanges(
         from.rows, from.rows * from.cols * esize, 16,
         [&](int64_t r0, int64_t r1) {

@@ -1,8 +1,11 @@
 #include "ops/split_work.h"
 
+#include <xmmintrin.h>
+
 #include <algorithm>
 #include <memory>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "ops/blas_threads.h"
@@ -24,7 +27,7 @@ constexpr absl::Duration kSplitSpin = absl::Microseconds(100);
 
 struct SplitPool {
   absl::Mutex mu;
-  std::unique_ptr<WorkerPool> pool;
+  std::unique_ptr<WorkerPool> pool ABSL_GUARDED_BY(mu);
 };
 SplitPool& Splitter() {
   static SplitPool* const splitter = new SplitPool;
@@ -34,14 +37,24 @@ SplitPool& Splitter() {
 }  // namespace
 
 void RunSplit(int threads, int tasks, absl::FunctionRef<void(int)> task) {
-  const int work_threads = std::min(std::max(1, threads), tasks);
-  if (work_threads > 1) {
+  threads = std::max(1, threads);
+  if (threads > 1 && tasks > 1) {
     SplitPool& splitter = Splitter();
     if (splitter.mu.TryLock()) {
-      if (splitter.pool == nullptr || splitter.pool->threads() < work_threads) {
-        splitter.pool = std::make_unique<WorkerPool>(work_threads, kSplitSpin);
+      // Exactly the lent threads: a pool left bigger by an earlier run would
+      // put more threads (and their polling) on the programs' cores than
+      // this run lends. The count changes between runs, not instructions.
+      if (splitter.pool == nullptr || splitter.pool->threads() != threads) {
+        splitter.pool = std::make_unique<WorkerPool>(threads, kSplitSpin);
       }
-      splitter.pool->Run(tasks, task);
+      // The caller's floating-point mode (rounding, flush to zero) on every
+      // task: the pool's threads keep whatever they started with, and rows
+      // computed on them must round as the caller's do.
+      const unsigned int mode = _mm_getcsr();
+      splitter.pool->Run(tasks, [&](int i) {
+        if (_mm_getcsr() != mode) _mm_setcsr(mode);
+        task(i);
+      });
       splitter.mu.Unlock();
       return;
     }
@@ -53,7 +66,7 @@ void ForRowRanges(int64_t rows, int64_t work, int64_t granule,
                   absl::FunctionRef<void(int64_t, int64_t)> run,
                   int64_t min_work) {
   const int64_t granules = (rows + granule - 1) / granule;
-  const int threads = work >= min_work ? BlasThreads() : 1;
+  const int threads = work >= min_work ? LentThreads() : 1;
   if (threads <= 1 || granules <= 1) {
     run(0, rows);
     return;

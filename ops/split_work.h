@@ -9,7 +9,7 @@ namespace nkigraph::ops {
 
 // Runs task(0) ... task(tasks - 1), on up to `threads` threads (the
 // caller's included) when the work is split: the threads a run's programs
-// leave idle (ops/blas_threads.h's BlasThreads()) are lent to the one
+// leave idle (ops/blas_threads.h's LentThreads()) are lent to the one
 // instruction executing, whose product (nc_matmul) or rows (the row ops)
 // are cut into tasks that touch disjoint output. The threads are one
 // process-wide pool, started on first use; one instruction uses them at a
@@ -24,7 +24,7 @@ inline constexpr int64_t kMinRowSplitWork = int64_t{1} << 16;
 
 // Row ops: for an instruction over `rows` partitions of `work` elements in
 // all, calls run(r0, r1) over consecutive row ranges, in multiples of
-// `granule` rows, that cover [0, rows): split over BlasThreads() when the
+// `granule` rows, that cover [0, rows): split over LentThreads() when the
 // work is at least `min_work` (big enough to repay a second thread's
 // hand-off), else in one call.
 void ForRowRanges(int64_t rows, int64_t work, int64_t granule,

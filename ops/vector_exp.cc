@@ -28,8 +28,9 @@ constexpr float kLog2e = 0x1.715476p+0f;
 // Adding 1.5 * 2^23 rounds to an integer (ties to even): rint for
 // |x log2 e| < 2^22.
 constexpr float kShifter = 0x1.8p+23f;
-// ln 2 = kLn2Hi + kLn2Lo; kLn2Hi has 16 significant bits, so k kLn2Hi is
-// exact for |k| <= 150.
+// ln 2 = kLn2Hi + kLn2Lo (Cody and Waite): kLn2Hi has 15 significant bits,
+// so x - k kLn2Hi is exact for |k| <= 150, and the second step subtracts
+// the rest with one rounding.
 constexpr float kLn2Hi = 0x1.62e4p-1f;
 constexpr float kLn2Lo = 0x1.7f7d1cp-20f;
 constexpr float kC1 = 0x1.0p+0f;
@@ -49,6 +50,28 @@ float FloatOfBits(uint32_t bits) {
 float Pow2(int32_t k) {
   return FloatOfBits(static_cast<uint32_t>(k + 127) << 23);
 }
+
+// ExpOf's operations. Inlined into a caller built for FMA, std::fma is one
+// instruction; elsewhere it is a call to the library's fmaf (the same
+// bits, each fma rounded once either way).
+[[gnu::always_inline]] inline float ExpOfBody(float x) {
+  if (std::isnan(x)) return x + x;
+  const float c = std::min(std::max(x, kLowest), kHighest);
+  const float kf = std::fma(c, kLog2e, kShifter) - kShifter;
+  float r = std::fma(-kf, kLn2Hi, c);
+  r = std::fma(-kf, kLn2Lo, r);
+  float p = std::fma(kC6, r, kC5);
+  p = std::fma(p, r, kC4);
+  p = std::fma(p, r, kC3);
+  p = std::fma(p, r, kC2);
+  p = std::fma(p, r, kC1);
+  p = std::fma(p, r, 1.0f);
+  const int32_t k = static_cast<int32_t>(kf);
+  const int32_t k1 = k >> 1;  // floor(k / 2): k1 and k - k1 in [-75, 64]
+  return (p * Pow2(k1)) * Pow2(k - k1);
+}
+
+__attribute__((target("fma"))) float ExpOfFma(float x) { return ExpOfBody(x); }
 
 __attribute__((target("avx2,fma"))) __m256 Exp8(__m256 x) {
   const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
@@ -90,7 +113,7 @@ __attribute__((target("avx2,fma"))) void ExpRowAvx2(const float* x, float scale,
     if constexpr (kAffine) v = _mm256_add_ps(_mm256_mul_ps(v, s), b);
     _mm256_storeu_ps(out + j, Exp8(v));
   }
-  for (; j < n; ++j) out[j] = ExpOf(kAffine ? x[j] * scale + bias : x[j]);
+  for (; j < n; ++j) out[j] = ExpOfBody(kAffine ? x[j] * scale + bias : x[j]);
 }
 
 // Exp8's operations on sixteen lanes. The zero-masked forms keeping every
@@ -125,7 +148,7 @@ __attribute__((target("avx512f"))) __m512 Exp16(__m512 x) {
   return _mm512_mask_add_ps(y, nan, x, x);
 }
 
-// ExpRowAvx2's work sixteen lanes at a time.
+// x * scale + bias (kAffine) or x, sixteen lanes.
 template <bool kAffine>
 __attribute__((target("avx512f"))) __m512 Affine16(__m512 v, __m512 s,
                                                    __m512 b) {
@@ -133,6 +156,7 @@ __attribute__((target("avx512f"))) __m512 Affine16(__m512 v, __m512 s,
   return v;
 }
 
+// ExpRowAvx2's work sixteen lanes at a time, the tail masked.
 template <bool kAffine>
 __attribute__((target("avx512f"))) void ExpRowAvx512(const float* x,
                                                      float scale, float bias,
@@ -170,22 +194,7 @@ void ExpRowOf(const float* x, float scale, float bias, float* out, int64_t n,
 
 }  // namespace
 
-float ExpOf(float x) {
-  if (std::isnan(x)) return x + x;
-  const float c = std::min(std::max(x, kLowest), kHighest);
-  const float kf = std::fma(c, kLog2e, kShifter) - kShifter;
-  float r = std::fma(-kf, kLn2Hi, c);
-  r = std::fma(-kf, kLn2Lo, r);
-  float p = std::fma(kC6, r, kC5);
-  p = std::fma(p, r, kC4);
-  p = std::fma(p, r, kC3);
-  p = std::fma(p, r, kC2);
-  p = std::fma(p, r, kC1);
-  p = std::fma(p, r, 1.0f);
-  const int32_t k = static_cast<int32_t>(kf);
-  const int32_t k1 = k >> 1;  // floor(k / 2): k1 and k - k1 in [-75, 64]
-  return (p * Pow2(k1)) * Pow2(k - k1);
-}
+float ExpOf(float x) { return HaveAvx2Fma() ? ExpOfFma(x) : ExpOfBody(x); }
 
 bool ExpPathAvailable(ExpPath path) {
   switch (path) {

@@ -12,18 +12,24 @@ namespace {
 TEST(ScopedBlasThreadsTest, ScopesAliveAtOnceRunTheFewestAndTheLastRestores) {
   const int found = ops::BlasThreads();
   std::optional<ops::ScopedBlasThreads> outer;
+  EXPECT_EQ(ops::LentThreads(), 1) << "outside any scope";
   outer.emplace(2);
   EXPECT_EQ(ops::BlasThreads(), 2);
+  EXPECT_EQ(ops::LentThreads(), 2);
   {
     ops::ScopedBlasThreads inner(1);
     EXPECT_EQ(ops::BlasThreads(), 1);
+    EXPECT_EQ(ops::LentThreads(), 1);
     // A third asking for more than the fewest gets the fewest.
     ops::ScopedBlasThreads third(4);
     EXPECT_EQ(ops::BlasThreads(), 1);
+    EXPECT_EQ(ops::LentThreads(), 1);
   }
   EXPECT_EQ(ops::BlasThreads(), 1) << "a scope ended while another was alive";
+  EXPECT_EQ(ops::LentThreads(), 1);
   outer.reset();
   EXPECT_EQ(ops::BlasThreads(), found);
+  EXPECT_EQ(ops::LentThreads(), 1);
 }
 
 TEST(ScopedBlasThreadsTest, AtLeastOneThread) {

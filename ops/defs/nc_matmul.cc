@@ -107,7 +107,7 @@ absl::Status Execute(ExecContext& ctx) {
   NKI_ASSIGN_OR_RETURN(const ops::MatmulOperand st,
                        ReadOperand(ctx, kStationary));
   NKI_ASSIGN_OR_RETURN(const ops::MatmulOperand mv, ReadOperand(ctx, kMoving));
-  const int threads = BlasThreads();
+  const int threads = LentThreads();
   const ExecContext::MatmulRows dst = ctx.MatmulInPlace(kDst, accumulate);
   if (dst.data != nullptr) {
     ops::MatmulTile(k, m, n, st, mv,

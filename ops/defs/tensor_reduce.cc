@@ -74,7 +74,8 @@ absl::Status Execute(ExecContext& ctx) {
   // The reduced dims are the innermost, so each group is contiguous in
   // element order, inside one partition row.
   // Big instructions split their rows over the threads the run lends; a
-  // row's reduction is the same on any thread.
+  // row's reduction is the same on any thread. By 16 rows, as ReduceRows
+  // sums them (two groups of eight lanes).
   if (group == in.cols) {
     ForRowRanges(in.rows, in.rows * in.cols, 16, [&](int64_t r0, int64_t r1) {
       ReduceRows(op, identity, in.row(r0), r1 - r0, group, in.stride, &out[r0]);
