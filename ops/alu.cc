@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "ops/cpu_features.h"
 #include "ops/row_ops.h"
 
 namespace nkigraph::ops {
@@ -116,11 +117,6 @@ absl::StatusOr<float> ReduceIdentity(Alu op) {
 }
 
 namespace {
-
-bool HaveAvx2() {
-  static const bool have = __builtin_cpu_supports("avx2");
-  return have;
-}
 
 // RowHasNan eight lanes at a time, four loads in flight (the compiler
 // keeps a scalar loop with a flag scalar).
@@ -409,7 +405,7 @@ bool ExtremeNoNan(float init, const float* x, int64_t n, float* result) {
   };
   bool nan = false;
   float m = init;
-  if (HaveAvx2()) {
+  if (CpuHasAvx2()) {
     m = ExtremeAvx2<kMax>(init, x, n, &nan);
   } else {
     float lanes[8];
@@ -460,7 +456,7 @@ void ReduceWith(Fn fn, float init, const float* data, int64_t rows,
 bool RowHasNan(const float* x, int64_t n) {
   // Rows shorter than a vector (a tile of a few elements) are scanned
   // here, without the dispatch to the AVX2 loop.
-  if (n >= 8 && HaveAvx2()) return AnyNanAvx2(x, n);
+  if (n >= 8 && CpuHasAvx2()) return AnyNanAvx2(x, n);
   bool nan = false;
   for (int64_t j = 0; j < n; ++j) nan |= x[j] != x[j];
   return nan;
@@ -504,7 +500,7 @@ void ReduceRows(Alu op, float init, const float* data, int64_t rows,
     }
     return nan;
   };
-  if (op == Alu::kAdd && HaveAvx2()) {
+  if (op == Alu::kAdd && CpuHasAvx2()) {
     int64_t r = 0;
     while (r + 8 <= rows) {
       const float* group = data + r * stride;

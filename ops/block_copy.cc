@@ -5,21 +5,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/cpu_features.h"
+
 namespace nkigraph::ops {
 namespace {
 
 #define NKIGRAPH_AVX2 __attribute__((target("avx2")))
 #define NKIGRAPH_AVX512 __attribute__((target("avx512f")))
-
-bool HaveAvx512() {
-  static const bool have = __builtin_cpu_supports("avx512f");
-  return have;
-}
-
-bool HaveAvx2() {
-  static const bool have = __builtin_cpu_supports("avx2");
-  return have;
-}
 
 // ---- Transposes: out[j][i] = in[i][j], rows contiguous on both sides ----
 //
@@ -238,9 +230,9 @@ void CopyTiled(const MutableBlock& dst, const ConstBlock& src) {
 bool BlockCopyPathAvailable(BlockCopyPath path) {
   switch (path) {
     case BlockCopyPath::kAvx512:
-      return HaveAvx512();
+      return CpuHasAvx512F();
     case BlockCopyPath::kAvx2:
-      return HaveAvx2();
+      return CpuHasAvx2();
     case BlockCopyPath::kScalar:
       return true;
   }
@@ -248,8 +240,8 @@ bool BlockCopyPathAvailable(BlockCopyPath path) {
 }
 
 BlockCopyPath BestBlockCopyPath() {
-  if (HaveAvx512()) return BlockCopyPath::kAvx512;
-  if (HaveAvx2()) return BlockCopyPath::kAvx2;
+  if (CpuHasAvx512F()) return BlockCopyPath::kAvx512;
+  if (CpuHasAvx2()) return BlockCopyPath::kAvx2;
   return BlockCopyPath::kScalar;
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "ops/cpu_features.h"
 #include "ops/split_work.h"
 #include "util/dtype.h"
 
@@ -495,19 +496,6 @@ NKIGRAPH_AVX512 void Avx512Columns(int64_t k, int64_t m, int64_t j0, int64_t j1,
 
 // ---- Dispatch ----
 
-bool HaveAvx512() {
-  static const bool have = __builtin_cpu_supports("avx512f") &&
-                           __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512vl");
-  return have;
-}
-
-bool HaveAvx2() {
-  static const bool have =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return have;
-}
-
 int BlockRows(MatmulPath path) {
   switch (path) {
     case MatmulPath::kAvx512:
@@ -545,9 +533,9 @@ constexpr int64_t kMaxTasks = 16;
 bool MatmulPathAvailable(MatmulPath path) {
   switch (path) {
     case MatmulPath::kAvx512:
-      return HaveAvx512();
+      return CpuHasAvx512FBwVl();
     case MatmulPath::kAvx2:
-      return HaveAvx2();
+      return CpuHasAvx2Fma();
     case MatmulPath::kScalar:
       return true;
   }
@@ -555,8 +543,8 @@ bool MatmulPathAvailable(MatmulPath path) {
 }
 
 MatmulPath BestMatmulPath() {
-  if (HaveAvx512()) return MatmulPath::kAvx512;
-  if (HaveAvx2()) return MatmulPath::kAvx2;
+  if (CpuHasAvx512FBwVl()) return MatmulPath::kAvx512;
+  if (CpuHasAvx2Fma()) return MatmulPath::kAvx2;
   return MatmulPath::kScalar;
 }
 

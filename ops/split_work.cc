@@ -62,11 +62,10 @@ void RunSplit(int threads, int tasks, absl::FunctionRef<void(int)> task) {
   for (int i = 0; i < tasks; ++i) task(i);
 }
 
-void ForRowRanges(int64_t rows, int64_t work, int64_t granule,
-                  absl::FunctionRef<void(int64_t, int64_t)> run,
-                  int64_t min_work) {
+void ForRowRangesOfBigWork(int64_t rows, int64_t granule,
+                           absl::FunctionRef<void(int64_t, int64_t)> run) {
   const int64_t granules = (rows + granule - 1) / granule;
-  const int threads = work >= min_work ? LentThreads() : 1;
+  const int threads = LentThreads();
   if (threads <= 1 || granules <= 1) {
     run(0, rows);
     return;

@@ -27,9 +27,19 @@ inline constexpr int64_t kMinRowSplitWork = int64_t{1} << 16;
 // `granule` rows, that cover [0, rows): split over LentThreads() when the
 // work is at least `min_work` (big enough to repay a second thread's
 // hand-off), else in one call.
-void ForRowRanges(int64_t rows, int64_t work, int64_t granule,
-                  absl::FunctionRef<void(int64_t, int64_t)> run,
-                  int64_t min_work = kMinRowSplitWork);
+// (Small work, most instructions, is called inline, before anything is
+// looked up.)
+void ForRowRangesOfBigWork(int64_t rows, int64_t granule,
+                           absl::FunctionRef<void(int64_t, int64_t)> run);
+inline void ForRowRanges(int64_t rows, int64_t work, int64_t granule,
+                         absl::FunctionRef<void(int64_t, int64_t)> run,
+                         int64_t min_work = kMinRowSplitWork) {
+  if (work < min_work) {
+    run(0, rows);
+    return;
+  }
+  ForRowRangesOfBigWork(rows, granule, run);
+}
 
 }  // namespace nkigraph::ops
 

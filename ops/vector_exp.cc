@@ -6,19 +6,10 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/cpu_features.h"
+
 namespace nkigraph::ops {
 namespace {
-
-bool HaveAvx512() {
-  static const bool have = __builtin_cpu_supports("avx512f");
-  return have;
-}
-
-bool HaveAvx2Fma() {
-  static const bool have =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return have;
-}
 
 // Below kLowest exp(x) rounds to +0 and above kHighest to +inf; clamping
 // there keeps k (and the two scale factors) in range.
@@ -194,14 +185,14 @@ void ExpRowOf(const float* x, float scale, float bias, float* out, int64_t n,
 
 }  // namespace
 
-float ExpOf(float x) { return HaveAvx2Fma() ? ExpOfFma(x) : ExpOfBody(x); }
+float ExpOf(float x) { return CpuHasAvx2Fma() ? ExpOfFma(x) : ExpOfBody(x); }
 
 bool ExpPathAvailable(ExpPath path) {
   switch (path) {
     case ExpPath::kAvx512:
-      return HaveAvx512();
+      return CpuHasAvx512F();
     case ExpPath::kAvx2:
-      return HaveAvx2Fma();
+      return CpuHasAvx2Fma();
     case ExpPath::kScalar:
       return true;
   }
@@ -209,8 +200,8 @@ bool ExpPathAvailable(ExpPath path) {
 }
 
 ExpPath BestExpPath() {
-  if (HaveAvx512()) return ExpPath::kAvx512;
-  if (HaveAvx2Fma()) return ExpPath::kAvx2;
+  if (CpuHasAvx512F()) return ExpPath::kAvx512;
+  if (CpuHasAvx2Fma()) return ExpPath::kAvx2;
   return ExpPath::kScalar;
 }
 
