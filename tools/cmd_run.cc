@@ -249,8 +249,10 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
   if (!graph_charge.status().ok()) {
     return ReportError(kVerb, graph_charge.status());
   }
-  // On an arena, which the interpreter runs where it lies.
-  absl::StatusOr<ArenaGraphSource> source = LoadGraphSource(graph_path);
+  // On an arena, which the interpreter runs where it lies; parsed on the
+  // run's threads (--threads).
+  absl::StatusOr<ArenaGraphSource> source =
+      LoadGraphSource(graph_path, options.threads);
   if (!source.ok()) return ReportError(kVerb, source.status());
   if (source->from_bundle) {
     std::cerr << "nkigraph run: '" << graph_path

@@ -79,7 +79,8 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
     NKI_ASSIGN_OR_RETURN(const builder::SerializedGraph traced,
                          registry.TraceSerialized(def.name, settings));
     graph_bytes = static_cast<int64_t>(traced.bytes.size());
-    NKI_ASSIGN_OR_RETURN(graph, ParseGraph(traced.bytes, def.name));
+    NKI_ASSIGN_OR_RETURN(
+        graph, ParseGraph(traced.bytes, def.name, run_options.threads));
   }
 
   v.stage = VerifyStage::kCreate;

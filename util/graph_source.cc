@@ -57,8 +57,9 @@ absl::StatusOr<GraphSource> ReadGraphSource(const std::string& path,
   return source;
 }
 
-absl::StatusOr<ArenaGraphSource> LoadGraphSource(const std::string& path) {
-  absl::StatusOr<ArenaGraph> loaded = LoadGraph(path);
+absl::StatusOr<ArenaGraphSource> LoadGraphSource(const std::string& path,
+                                                 int threads) {
+  absl::StatusOr<ArenaGraph> loaded = LoadGraph(path, threads);
   if (loaded.ok()) return ArenaGraphSource{*std::move(loaded), false};
   // As in ReadGraphSource: a bundle fails to parse as a graph, or parses
   // with no schema version; files that cannot be read are not tried again.

@@ -27,13 +27,15 @@ struct GraphSource {
 absl::StatusOr<GraphSource> ReadGraphSource(const std::string& path,
                                             bool check_schema = true);
 
-// ReadGraphSource onto an arena (LoadGraph): for the verbs that only look
-// at the graph. Tells a bundle from a graph the same way.
+// ReadGraphSource onto an arena (LoadGraph, its instructions parsed on
+// `threads` threads, 0: the machine's): for the verbs that only look at the
+// graph, and `run`. Tells a bundle from a graph the same way.
 struct ArenaGraphSource {
   ArenaGraph graph;
   bool from_bundle = false;  // the file is a replay bundle; `graph` is its
 };
-absl::StatusOr<ArenaGraphSource> LoadGraphSource(const std::string& path);
+absl::StatusOr<ArenaGraphSource> LoadGraphSource(const std::string& path,
+                                                 int threads = 0);
 
 // Whether `path` holds a graph rather than a replay bundle: what `replay`
 // asks to say so when it is given one.
