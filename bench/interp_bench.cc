@@ -148,6 +148,17 @@ BENCHMARK(BM_InterpTiledMatmul)
 // The tiles of a 2048^3 tiled matmul as tiled_matmul makes its products:
 // per (m, n) tile of [kTileM, kTileN], kTileSize / kTileK products along k.
 constexpr int64_t kTileSize = 2048, kTileK = 128, kTileM = 128, kTileN = 512;
+// Bytes between partitions of SBUF, as the interpreter lays it out.
+constexpr int64_t kPartitionBytes = 192 * 1024;
+
+// The tile benches' baseline: one sgemm of two random kTileSize^2
+// matrices, BLAS on `threads` threads (which the tile calls then use too).
+bench::Elapsed TileSgemmBaseline(int threads) {
+  openblas_set_num_threads(threads);
+  const std::vector<float> a = RandomMatrix(kTileSize * kTileSize, 1);
+  const std::vector<float> b = RandomMatrix(kTileSize * kTileSize, 2);
+  return SgemmSeconds(kTileSize, a, b);
+}
 
 // Times `product(kt)` for every k tile of every output tile into `psum`,
 // and reports the rounds against `sgemm` (one sgemm of the whole matrices).
@@ -174,10 +185,7 @@ void TimeTileProducts(benchmark::State& state, const bench::Elapsed& sgemm,
 void BM_TileSgemmCalls(benchmark::State& state) {
   constexpr int64_t kSize = kTileSize, kK = kTileK, kM = kTileM, kN = kTileN;
   const int threads = static_cast<int>(state.range(0));
-  openblas_set_num_threads(threads);
-  const std::vector<float> a = RandomMatrix(kSize * kSize, 1);
-  const std::vector<float> b = RandomMatrix(kSize * kSize, 2);
-  const bench::Elapsed sgemm = SgemmSeconds(kSize, a, b);
+  const bench::Elapsed sgemm = TileSgemmBaseline(threads);
   // The tiles as the kernel holds them: rhs tiles [k, n] (stationary) and
   // lhs^T tiles [k, m] (moving), each dense.
   const std::vector<float> stationary = RandomMatrix(kK * kM, 3);
@@ -201,10 +209,7 @@ void BM_TileKernelCalls(benchmark::State& state) {
   constexpr int64_t kSize = kTileSize, kK = kTileK, kM = kTileM, kN = kTileN;
   const int threads = static_cast<int>(state.range(0));
   const bool bf16 = state.range(1) != 0;
-  openblas_set_num_threads(threads);
-  const std::vector<float> a = RandomMatrix(kSize * kSize, 1);
-  const std::vector<float> b = RandomMatrix(kSize * kSize, 2);
-  const bench::Elapsed sgemm = SgemmSeconds(kSize, a, b);
+  const bench::Elapsed sgemm = TileSgemmBaseline(threads);
   // The tiles as BM_TileSgemmCalls holds them, the moving ones in bfloat16
   // when asked.
   const std::vector<float> stationary = RandomMatrix(kK * kM, 3);
@@ -239,13 +244,9 @@ BENCHMARK(BM_TileKernelCalls)
 // tile falls in the same L1 and L2 cache sets), the moving tiles of one
 // m tile side by side in each partition as tiled_matmul holds lhs^T.
 void BM_TileKernelCallsOnChip(benchmark::State& state) {
-  constexpr int64_t kSize = kTileSize, kK = kTileK, kM = kTileM, kN = kTileN;
-  constexpr int64_t kPartitionBytes = 192 * 1024;
+  constexpr int64_t kK = kTileK, kM = kTileM, kN = kTileN;
   const int64_t stride = kPartitionBytes + state.range(0);
-  openblas_set_num_threads(1);
-  const std::vector<float> a = RandomMatrix(kSize * kSize, 1);
-  const std::vector<float> b = RandomMatrix(kSize * kSize, 2);
-  const bench::Elapsed sgemm = SgemmSeconds(kSize, a, b);
+  const bench::Elapsed sgemm = TileSgemmBaseline(1);
   // Partition p: the stationary tile's row at 0, then the 16 moving tiles'.
   std::vector<uint8_t> sbuf(kK * stride);
   const std::vector<float> values = RandomMatrix(kK * stride / 4, 3);
@@ -275,7 +276,6 @@ BENCHMARK(BM_TileKernelCallsOnChip)
 // meet the same load. `bf16`: 2-byte elements.
 void BM_TransposingCopies(benchmark::State& state) {
   constexpr int64_t kSize = 2048, kK = 128, kM = 512, kN = 128;
-  constexpr int64_t kPartitionBytes = 192 * 1024;
   const int64_t esize = state.range(0) != 0 ? 2 : 4;
   std::vector<uint8_t> lhs(kSize * kSize * esize, 1);
   std::vector<uint8_t> out(kSize * kSize * esize, 0);
