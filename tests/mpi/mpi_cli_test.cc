@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -332,10 +333,29 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
   return children;
 }
 
+// CPU seconds `pid` has used (user + system), or -1 once it is gone.
+double CpuSecondsOf(pid_t pid) {
+  const std::string stat = Slurp(absl::StrCat("/proc/", pid, "/stat"));
+  // Fields after the command name, which is in parentheses and may hold
+  // spaces: state is field 3, utime and stime fields 14 and 15.
+  const size_t name_end = stat.rfind(')');
+  if (name_end == std::string::npos) return -1;
+  const std::vector<absl::string_view> fields = absl::StrSplit(
+      absl::string_view(stat).substr(name_end + 2), ' ', absl::SkipEmpty());
+  int64_t utime = 0, stime = 0;
+  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) ||
+      !absl::SimpleAtoi(fields[12], &stime)) {
+    return -1;
+  }
+  return static_cast<double>(utime + stime) /
+         static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 TEST_F(MpiCliTest, AKilledProcessStopsTheOthersWithinTheTimeout) {
-  // Long enough to be killed in the middle: a few seconds in one process.
+  // Long enough to be killed in the middle: about 4 s in one process on a
+  // 2.6 GHz core, so each of the two processes runs for seconds.
   const std::string graph =
-      Trace("fgcc", "--set tp_degree=4 --set m=256 --set k=1024 --set n=1024",
+      Trace("fgcc", "--set tp_degree=4 --set m=2048 --set k=2048 --set n=2048",
             "big.pb");
   const auto start = std::chrono::steady_clock::now();
   const pid_t launcher = fork();
@@ -349,14 +369,24 @@ TEST_F(MpiCliTest, AKilledProcessStopsTheOthersWithinTheTimeout) {
           static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Wait for both processes, then kill one of them.
+  // Wait for both processes, then kill one once it is running the graph:
+  // a fixed delay is too late on a fast machine (the run has ended) and
+  // too early on a slow one (still starting).
   std::vector<pid_t> children;
   for (int i = 0; i < 200 && children.size() < 2; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
     children = ChildrenOf(launcher);
   }
   ASSERT_EQ(children.size(), 2u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  constexpr double kRunningCpuSeconds = 0.3;
+  double victim_cpu = 0;
+  for (int i = 0; i < 400; ++i) {
+    victim_cpu = CpuSecondsOf(children[1]);
+    if (victim_cpu < 0 || victim_cpu >= kRunningCpuSeconds) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(victim_cpu, kRunningCpuSeconds)
+      << "the process ended or never ran the graph";
   kill(children[1], SIGKILL);
   int status = 0;
   ASSERT_EQ(waitpid(launcher, &status, 0), launcher);
