@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/kernel_timing.h"
 #include "builder/isa.h"
@@ -66,8 +67,15 @@ std::vector<float> RandomMatrix(int64_t elements, uint64_t seed) {
   return values;
 }
 
-// Best of three single-threaded sgemm calls: C[m, n] = A[m, k] @ B[k, n]
-// (wall and CPU each at their best).
+// After a multi-threaded sgemm OpenBLAS's worker threads keep polling
+// (sched_yield) for 2^28 TSC cycles, about 0.1 s at 2.6 GHz, before they
+// sleep: a run measured right after the baseline would share the second
+// core with them (tiled_matmul at 2 threads took 1.15-1.2x its time).
+constexpr absl::Duration kBlasWorkersSettle = absl::Milliseconds(500);
+
+// Best of three sgemm calls on BLAS's current thread count:
+// C[m, n] = A[m, k] @ B[k, n] (wall and CPU each at their best). Returns
+// once BLAS's worker threads have gone to sleep.
 bench::Elapsed SgemmSeconds(int64_t size, const std::vector<float>& a,
                             const std::vector<float>& b) {
   std::vector<float> c(size * size);
@@ -81,6 +89,7 @@ bench::Elapsed SgemmSeconds(int64_t size, const std::vector<float>& a,
     best.cpu = std::min(best.cpu, elapsed.cpu);
   }
   benchmark::DoNotOptimize(c.data());
+  absl::SleepFor(kBlasWorkersSettle);
   return best;
 }
 
