@@ -16,6 +16,11 @@ std::string ShapeString(const Shape& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
+proto::DynamicOffset::OobMode OobModeOf(OobMode oob) {
+  return oob == OobMode::kSkip ? proto::DynamicOffset::OOB_SKIP
+                               : proto::DynamicOffset::OOB_ERROR;
+}
+
 }  // namespace
 
 const proto::Tensor& Tensor::decl() const {
@@ -25,16 +30,26 @@ const proto::Tensor& Tensor::decl() const {
 
 Shape Tensor::shape() const {
   Shape shape;
-  shape.reserve(dims_.size());
-  for (const Dim& dim : dims_) shape.push_back(dim.count);
+  shape.reserve(rank());
+  for (int d = 0; d < rank(); ++d) shape.push_back(count(d));
   return shape;
 }
 
 int64_t Tensor::num_elements() const {
   if (!valid()) return 0;
-  int64_t n = 1;
-  for (const Dim& dim : dims_) n *= dim.count;
-  return n;
+  return ops::ApElements(pattern_.data(), static_cast<int>(pattern_.size()));
+}
+
+Tensor::Dims Tensor::dims() const {
+  Dims dims(rank());
+  for (int d = 0; d < rank(); ++d) dims[d] = Dim{stride(d), count(d)};
+  return dims;
+}
+
+void Tensor::set_dims(const Dims& dims) {
+  pattern_.resize(2 * dims.size());
+  for (size_t d = 0; d < dims.size(); ++d)
+    set_dim(static_cast<int>(d), dims[d]);
 }
 
 Tensor Tensor::Invalid(const std::string& message, Loc loc) const {
@@ -44,13 +59,16 @@ Tensor Tensor::Invalid(const std::string& message, Loc loc) const {
 
 Tensor Tensor::FullView(Tracer* tracer, uint32_t id) {
   const proto::Tensor& t = tracer->decl(id);
-  Dims dims(t.shape_size());
+  const int rank = t.shape_size();
+  const int64_t* shape = t.shape().data();
+  Pattern pattern(2 * rank);
   int64_t stride = 1;
-  for (int d = t.shape_size() - 1; d >= 0; --d) {
-    dims[d] = Dim{stride, t.shape(d)};
-    stride *= t.shape(d);
+  for (int d = rank - 1; d >= 0; --d) {
+    pattern[2 * d] = stride;
+    pattern[2 * d + 1] = shape[d];
+    stride *= shape[d];
   }
-  return Tensor(tracer, id, 0, std::move(dims));
+  return Tensor(tracer, id, 0, std::move(pattern));
 }
 
 Tensor Tensor::Slice(int d, int64_t start, int64_t size, int64_t step,
@@ -62,15 +80,15 @@ Tensor Tensor::Slice(int d, int64_t start, int64_t size, int64_t step,
                    loc);
   }
   if (start < 0 || size < 1 || step < 1 ||
-      start + (size - 1) * step >= dims_[d].count) {
+      start + (size - 1) * step >= count(d)) {
     return Invalid(absl::StrCat("Slice of '", name(), "' dim ", d, ": [", start,
                                 ", ", start + (size - 1) * step, "] step ",
-                                step, " is outside [0, ", dims_[d].count, ")"),
+                                step, " is outside [0, ", count(d), ")"),
                    loc);
   }
   Tensor view = *this;
-  view.offset_ += start * dims_[d].stride;
-  view.dims_[d] = Dim{dims_[d].stride * step, size};
+  view.offset_ += start * stride(d);
+  view.set_dim(d, Dim{stride(d) * step, size});
   return view;
 }
 
@@ -78,7 +96,10 @@ Tensor Tensor::Select(int d, int64_t index, Loc loc) const {
   Tensor view = Slice(d, index, 1, 1, loc);
   if (!view.valid()) return view;
   const bool keep = d == 0 && ops::IsOnChip(space());
-  if (!keep && view.rank() > 1) view.dims_.erase(view.dims_.begin() + d);
+  if (!keep && view.rank() > 1) {
+    view.pattern_.erase(view.pattern_.begin() + 2 * d,
+                        view.pattern_.begin() + 2 * d + 2);
+  }
   return view;
 }
 
@@ -102,7 +123,7 @@ Tensor Tensor::Reshape(const Shape& new_shape, Loc loc) const {
   }
   // On chip, the partition dim stays as it is; only free dims reshape.
   const int fixed = ops::IsOnChip(space()) ? 1 : 0;
-  if (fixed == 1 && new_shape[0] != dims_[0].count) {
+  if (fixed == 1 && new_shape[0] != count(0)) {
     return Invalid(
         absl::StrCat("Reshape of on-chip '", name(), "' from ",
                      ShapeString(shape()), " to ", ShapeString(new_shape),
@@ -114,10 +135,10 @@ Tensor Tensor::Reshape(const Shape& new_shape, Loc loc) const {
   // contiguous with respect to each other.
   Dims old_dims;
   for (int d = fixed; d < rank(); ++d) {
-    if (dims_[d].count != 1) old_dims.push_back(dims_[d]);
+    if (count(d) != 1) old_dims.push_back(Dim{stride(d), count(d)});
   }
   Dims result(new_shape.size());
-  for (int d = 0; d < fixed; ++d) result[d] = dims_[d];
+  for (int d = 0; d < fixed; ++d) result[d] = Dim{stride(d), count(d)};
   size_t oi = 0;
   size_t ni = fixed;
   while (ni < new_shape.size() && oi < old_dims.size()) {
@@ -152,7 +173,7 @@ Tensor Tensor::Reshape(const Shape& new_shape, Loc loc) const {
   }
   for (; ni < new_shape.size(); ++ni) result[ni] = Dim{1, new_shape[ni]};
   Tensor view = *this;
-  view.dims_ = std::move(result);
+  view.set_dims(result);
   return view;
 }
 
@@ -174,7 +195,9 @@ Tensor Tensor::Permute(const std::vector<int>& order, Loc loc) const {
                    loc);
   }
   Tensor view = *this;
-  for (int d = 0; d < rank(); ++d) view.dims_[d] = dims_[order[d]];
+  for (int d = 0; d < rank(); ++d) {
+    view.set_dim(d, Dim{stride(order[d]), count(order[d])});
+  }
   return view;
 }
 
@@ -187,7 +210,8 @@ Tensor Tensor::Broadcast(int d, int64_t count, Loc loc) const {
                    loc);
   }
   Tensor view = *this;
-  view.dims_.insert(view.dims_.begin() + d, Dim{0, count});
+  const int64_t inserted[2] = {0, count};
+  view.pattern_.insert(view.pattern_.begin() + 2 * d, inserted, inserted + 2);
   return view;
 }
 
@@ -199,9 +223,10 @@ Tensor Tensor::Ap(const std::vector<std::pair<int64_t, int64_t>>& pattern,
   }
   Tensor view = *this;
   view.offset_ = offset;
-  view.dims_.clear();
+  view.pattern_.clear();
   for (const auto& [stride, count] : pattern) {
-    view.dims_.push_back(Dim{stride, count});
+    view.pattern_.push_back(stride);
+    view.pattern_.push_back(count);
   }
   return view;
 }
@@ -220,20 +245,20 @@ Tensor Tensor::WithScalarOffset(const Tensor& index, int indirect_dim,
                    loc);
   }
   Tensor view = *this;
-  view.dynamic_ = Dynamic{
-      proto::DynamicOffset::SCALAR,        index.id(), index.offset(), 0,
-      static_cast<uint32_t>(indirect_dim), oob};
+  view.dynamic_ = ops::DynamicRef{
+      proto::DynamicOffset::SCALAR,        index.id(),    index.offset(), 0,
+      static_cast<uint32_t>(indirect_dim), OobModeOf(oob)};
   return view;
 }
 
 Tensor Tensor::WithVectorOffset(const Tensor& index, int indirect_dim,
                                 OobMode oob, Loc loc) const {
   if (!valid()) return Tensor();
-  if (!index.valid() || index.num_elements() != dims_[0].count) {
-    return Invalid(absl::StrCat("vector offset into '", name(),
-                                "' needs one index per dim-0 entry (",
-                                dims_[0].count, ")"),
-                   loc);
+  if (!index.valid() || index.num_elements() != count(0)) {
+    return Invalid(
+        absl::StrCat("vector offset into '", name(),
+                     "' needs one index per dim-0 entry (", count(0), ")"),
+        loc);
   }
   if (indirect_dim < 0 || indirect_dim >= decl().shape_size()) {
     return Invalid(absl::StrCat("indirect_dim ", indirect_dim,
@@ -242,9 +267,9 @@ Tensor Tensor::WithVectorOffset(const Tensor& index, int indirect_dim,
   }
   int64_t entry_stride = 0;
   int non_unit = 0;
-  for (const Dim& dim : index.dims()) {
-    if (dim.count > 1) {
-      entry_stride = dim.stride;
+  for (int d = 0; d < index.rank(); ++d) {
+    if (index.count(d) > 1) {
+      entry_stride = index.stride(d);
       ++non_unit;
     }
   }
@@ -255,13 +280,13 @@ Tensor Tensor::WithVectorOffset(const Tensor& index, int indirect_dim,
   }
   Tensor view = *this;
   // The index selects the row; dim 0 itself no longer moves along it.
-  if (indirect_dim == 0) view.dims_[0].stride = 0;
-  view.dynamic_ = Dynamic{proto::DynamicOffset::VECTOR,
-                          index.id(),
-                          index.offset(),
-                          entry_stride,
-                          static_cast<uint32_t>(indirect_dim),
-                          oob};
+  if (indirect_dim == 0) view.pattern_[0] = 0;
+  view.dynamic_ = ops::DynamicRef{proto::DynamicOffset::VECTOR,
+                                  index.id(),
+                                  index.offset(),
+                                  entry_stride,
+                                  static_cast<uint32_t>(indirect_dim),
+                                  OobModeOf(oob)};
   return view;
 }
 
@@ -286,7 +311,7 @@ Tensor Tensor::Bitcast(DType dtype, Loc loc) const {
   if (absl::Status s = ops::ViewedTensor(decl(), dtype, &viewed); !s.ok()) {
     return refuse(std::string(s.message()));
   }
-  const Dim& last = dims_.back();
+  const Dim last{stride(rank() - 1), count(rank() - 1)};
   if (last.count > 1 && last.stride != 1) {
     return refuse(absl::StrCat("its last dim (stride ", last.stride,
                                ") is not contiguous"));
@@ -315,12 +340,11 @@ Tensor Tensor::Bitcast(DType dtype, Loc loc) const {
   }
   if (!rescale(offset_, "offset", &view.offset_)) return Tensor();
   for (int d = 0; d + 1 < rank(); ++d) {
-    if (!rescale(dims_[d].stride, "stride of an outer dim",
-                 &view.dims_[d].stride)) {
+    if (!rescale(stride(d), "stride of an outer dim", &view.pattern_[2 * d])) {
       return Tensor();
     }
   }
-  view.dims_.back() = Dim{1, last_bytes / to_size};
+  view.set_dim(rank() - 1, Dim{1, last_bytes / to_size});
   return view;
 }
 
@@ -335,53 +359,31 @@ void Tensor::ToAccessPattern(proto::AccessPattern* ap) const {
   }
   auto* pattern = ap->mutable_pattern();
   pattern->Clear();
-  pattern->Reserve(2 * static_cast<int>(dims_.size()));
-  for (const Dim& dim : dims_) {
-    pattern->AddAlreadyReserved(dim.stride);
-    pattern->AddAlreadyReserved(dim.count);
-  }
-  if (dynamic_.kind != proto::DynamicOffset::KIND_UNSPECIFIED) {
+  pattern->Add(pattern_.begin(), pattern_.end());
+  if (has_dynamic()) {
     proto::DynamicOffset* dyn = ap->mutable_dynamic();
     dyn->set_kind(dynamic_.kind);
     dyn->set_tensor_id(dynamic_.tensor_id);
     dyn->set_offset_element(dynamic_.offset_element);
     dyn->set_offset_stride(dynamic_.offset_stride);
     dyn->set_indirect_dim(dynamic_.indirect_dim);
-    dyn->set_oob_mode(dynamic_.oob == OobMode::kSkip
-                          ? proto::DynamicOffset::OOB_SKIP
-                          : proto::DynamicOffset::OOB_ERROR);
+    dyn->set_oob_mode(dynamic_.oob_mode);
   } else if (ap->has_dynamic()) {
     ap->clear_dynamic();
   }
 }
 
-void Tensor::ToPattern(absl::InlinedVector<int64_t, 16>* pattern,
-                       ops::PatternRef* ref) const {
+void Tensor::ToPattern(ops::PatternRef* ref) const {
   ref->tensor_id = id_;
   ref->offset = offset_;
   ref->view_dtype = view_dtype_;
   if (view_dtype_ != proto::DTYPE_UNSPECIFIED) {
     tracer_->RequireSchemaVersion(proto::SCHEMA_VERSION_VIEW_DTYPE);
   }
-  pattern->resize(2 * dims_.size());
-  int64_t* out = pattern->data();
-  for (const Dim& dim : dims_) {
-    *out++ = dim.stride;
-    *out++ = dim.count;
-  }
-  ref->pattern = pattern->data();
-  ref->pattern_size = static_cast<int>(pattern->size());
-  ref->has_dynamic = dynamic_.kind != proto::DynamicOffset::KIND_UNSPECIFIED;
-  ref->dynamic = ref->has_dynamic
-                     ? ops::DynamicRef{dynamic_.kind,
-                                       dynamic_.tensor_id,
-                                       dynamic_.offset_element,
-                                       dynamic_.offset_stride,
-                                       dynamic_.indirect_dim,
-                                       dynamic_.oob == OobMode::kSkip
-                                           ? proto::DynamicOffset::OOB_SKIP
-                                           : proto::DynamicOffset::OOB_ERROR}
-                     : ops::DynamicRef{};
+  ref->pattern = pattern_.data();
+  ref->pattern_size = static_cast<int>(pattern_.size());
+  ref->has_dynamic = has_dynamic();
+  ref->dynamic = dynamic_;
 }
 
 }  // namespace nkigraph::builder

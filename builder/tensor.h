@@ -60,13 +60,15 @@ class Tensor {
   }
   proto::MemorySpace space() const { return decl().space(); }
 
-  int rank() const { return static_cast<int>(dims_.size()); }
+  int rank() const { return static_cast<int>(pattern_.size() / 2); }
   // The count of dim `d`; 0 past the view's rank.
-  int64_t dim(int d) const { return d >= 0 && d < rank() ? dims_[d].count : 0; }
+  int64_t dim(int d) const {
+    return d >= 0 && d < rank() ? pattern_[2 * d + 1] : 0;
+  }
   Shape shape() const;
   int64_t num_elements() const;
   int64_t offset() const { return offset_; }
-  const Dims& dims() const { return dims_; }
+  Dims dims() const;
 
   // Elements [start, start + size) of dim `d`, every `step`-th.
   Tensor Slice(int d, int64_t start, int64_t size, int64_t step = 1,
@@ -114,36 +116,45 @@ class Tensor {
 
   // The operand form of this view, as a message.
   void ToAccessPattern(proto::AccessPattern* ap) const;
-  // The same without a message (what the tracer checks and writes):
-  // `*ref` points at `*pattern`, which receives the [stride, count] pairs.
-  void ToPattern(absl::InlinedVector<int64_t, 16>* pattern,
-                 ops::PatternRef* ref) const;
+  // The same without a message or a copy (what the tracer checks and
+  // writes): `*ref` points at this view's [stride, count] pairs, so it is
+  // valid while this view lives and is not changed.
+  void ToPattern(ops::PatternRef* ref) const;
 
  private:
   friend class Tracer;
   // The whole tensor, compact row-major.
   static Tensor FullView(Tracer* tracer, uint32_t id);
-  Tensor(Tracer* tracer, uint32_t id, int64_t offset, Dims dims)
-      : tracer_(tracer), id_(id), offset_(offset), dims_(std::move(dims)) {}
+  // The [stride, count] pairs, 2 * rank values, outermost first.
+  using Pattern = absl::InlinedVector<int64_t, 2 * 6>;
+  Tensor(Tracer* tracer, uint32_t id, int64_t offset, Pattern pattern)
+      : tracer_(tracer),
+        id_(id),
+        offset_(offset),
+        pattern_(std::move(pattern)) {}
   // Records `message` as the trace's error at `loc`; returns an invalid view.
   Tensor Invalid(const std::string& message, Loc loc) const;
+  int64_t stride(int d) const { return pattern_[2 * d]; }
+  int64_t count(int d) const { return pattern_[2 * d + 1]; }
+  void set_dim(int d, Dim dim) {
+    pattern_[2 * d] = dim.stride;
+    pattern_[2 * d + 1] = dim.count;
+  }
+  void set_dims(const Dims& dims);
+  bool has_dynamic() const {
+    return dynamic_.kind != proto::DynamicOffset::KIND_UNSPECIFIED;
+  }
 
   Tracer* tracer_ = nullptr;
   uint32_t id_ = 0;
   int64_t offset_ = 0;
-  Dims dims_;
+  // Held as an operand's pattern is, so that an ISA call reads it in place.
+  Pattern pattern_;
   // DTYPE_UNSPECIFIED: the tensor's own; otherwise the bitcast's, in whose
-  // elements offset_ and dims_ count.
+  // elements offset_ and pattern_ count.
   DType view_dtype_ = proto::DTYPE_UNSPECIFIED;
-  struct Dynamic {
-    proto::DynamicOffset::Kind kind = proto::DynamicOffset::KIND_UNSPECIFIED;
-    uint32_t tensor_id = 0;
-    int64_t offset_element = 0;
-    int64_t offset_stride = 0;
-    uint32_t indirect_dim = 0;
-    OobMode oob = OobMode::kError;
-  };
-  Dynamic dynamic_;
+  // kind KIND_UNSPECIFIED: no dynamic offset.
+  ops::DynamicRef dynamic_;
 };
 
 }  // namespace nkigraph::builder

@@ -379,13 +379,8 @@ void Tracer::Output(const std::string& name, const Tensor& tensor, Loc loc) {
   // The view must be the tensor itself, each element once in row-major
   // order; a permuted or broadcast view of the same size is not.
   const Tensor whole = Tensor::FullView(this, tensor.id());
-  bool is_whole =
-      tensor.offset() == 0 && tensor.rank() == whole.rank() &&
-      tensor.dynamic_.kind == proto::DynamicOffset::KIND_UNSPECIFIED;
-  for (int d = 0; is_whole && d < whole.rank(); ++d) {
-    is_whole = tensor.dims()[d].stride == whole.dims()[d].stride &&
-               tensor.dims()[d].count == whole.dims()[d].count;
-  }
+  const bool is_whole = tensor.offset() == 0 && !tensor.has_dynamic() &&
+                        tensor.pattern_ == whole.pattern_;
   if (!is_whole) {
     RecordError(
         absl::StrCat("output '", name, "' must be a whole tensor, not a view"),
@@ -495,7 +490,7 @@ void Tracer::AddOperand(proto::Instruction* instr, const Tensor& tensor,
         loc);
     return;
   }
-  tensor.ToPattern(&patterns_[slot], &ref);
+  tensor.ToPattern(&ref);
 }
 
 proto::Attr* Tracer::AddAttr(proto::Instruction* instr, absl::string_view name,

@@ -138,7 +138,9 @@ class Tracer {
   // AddAttr only. The message never holds operands: AddOperand keeps them
   // in the tracer, where they are checked and written from.
   proto::Instruction* BeginInstr(proto::Opcode opcode, Loc loc);
-  // Appends `tensor` (an invalid tensor: an absent optional operand).
+  // Appends `tensor` (an invalid tensor: an absent optional operand). The
+  // operand is read from `tensor` in place: it must live, unchanged, until
+  // FinishInstr.
   void AddOperand(proto::Instruction* instr, const Tensor& tensor, Loc loc);
   // Appends an attribute named `name`, its value for the caller to set.
   // `spec` is its index in the op's attribute specs (whose name it has).
@@ -189,13 +191,12 @@ class Tracer {
   // entries.
   // The message holds the instruction's header and attributes; its
   // operands are kept in the builder's own form instead (no message per
-  // operand): the first kMaxOperands in operands_, their patterns in
-  // patterns_, num_operands_ counting them all (more is an error the check
-  // reports).
+  // operand): the first kMaxOperands in operands_, each pointing at its
+  // view's pattern, num_operands_ counting them all (more is an error the
+  // check reports).
   std::array<std::unique_ptr<proto::Instruction>, proto::Opcode_ARRAYSIZE>
       instrs_;
   std::array<ops::PatternRef, ops::kMaxOperands> operands_;
-  std::array<absl::InlinedVector<int64_t, 16>, ops::kMaxOperands> patterns_;
   int num_operands_ = 0;
   int num_attrs_ = 0;
   // The spec index of each attribute so far (the first
