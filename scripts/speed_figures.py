@@ -16,6 +16,12 @@ moment and their ratio means something even on a busy machine.
 vs_pytorch.py); without it those rows are skipped. fgcc64 (fgcc at tp 64,
 about a minute a run and 2 GB) runs only when named in --only. Needs the
 benchmarks built (`ninja -C build benchmarks`); run on a quiet machine.
+
+The sgemm baseline and numpy use the OpenBLAS kernel the library picks for
+the processor, printed first ("OpenBLAS core"). OpenBLAS 0.3.21 (Debian
+12) picks its AVX2 Haswell kernel on AMD processors with AVX-512, which
+flatters the interpreter's AVX-512 kernel; OPENBLAS_CORETYPE=SkylakeX in
+the environment makes every run here use OpenBLAS's AVX-512 kernel.
 """
 import argparse
 import json
@@ -31,6 +37,17 @@ import time
 def load():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
+
+
+def blas_core():
+    """The kernel OpenBLAS picks here, as it says with OPENBLAS_VERBOSE=2."""
+    env = dict(os.environ, OPENBLAS_VERBOSE="2")
+    out = subprocess.run(
+        ["/usr/bin/python3", "-c",
+         "import numpy; a = numpy.ones((64, 64), numpy.float32); a @ a"],
+        capture_output=True, text=True, env=env)
+    m = re.search(r"Core: (\S+)", out.stdout + out.stderr)
+    return m[1] if m else "unknown"
 
 
 def find(directory, name):
@@ -71,6 +88,8 @@ class Table:
         self.rows.setdefault((figure, side), []).append(value)
 
     def print(self):
+        if not self.rows:
+            return
         width = max(len(f) for f, _ in self.rows) + 2
         for (figure, side), values in self.rows.items():
             med = statistics.median(values)
@@ -92,6 +111,7 @@ def main():
     if args.baseline:
         sides.append(("baseline", args.baseline))
     table = Table()
+    print(f"OpenBLAS core: {blas_core()}", flush=True)
     print(f"load before: {load()}", flush=True)
 
     for _ in range(args.runs):
