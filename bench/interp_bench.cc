@@ -290,7 +290,7 @@ void BM_TransposingCopies(benchmark::State& state) {
   std::vector<uint8_t> out(kSize * kSize * esize, 0);
   std::vector<uint8_t> sbuf(kK * kPartitionBytes, 2);
   const int64_t ld = kSize * esize;
-  auto one_run = [&](ops::BlockCopyPath path) {
+  auto one_run = [&](ops::SimdPath path) {
     for (int64_t m0 = 0; m0 < kSize; m0 += kM) {
       for (int64_t k0 = 0; k0 < kSize; k0 += kK) {
         // lhs[m tile, k tile]^T into [k partitions, m].
@@ -307,14 +307,12 @@ void BM_TransposingCopies(benchmark::State& state) {
       }
     }
   };
-  constexpr ops::BlockCopyPath kPaths[] = {ops::BlockCopyPath::kScalar,
-                                           ops::BlockCopyPath::kAvx2,
-                                           ops::BlockCopyPath::kAvx512};
+  constexpr const auto& kPaths = ops::kSimdPaths;
   constexpr const char* kNames[] = {"scalar_ms", "avx2_ms", "avx512_ms"};
   double best[3] = {1e30, 1e30, 1e30};
   for (auto _ : state) {
     for (int i = 0; i < 3; ++i) {
-      if (!ops::BlockCopyPathAvailable(kPaths[i])) continue;
+      if (!ops::SimdPathAvailable(kPaths[i])) continue;
       const bench::Stopwatch watch;
       one_run(kPaths[i]);
       best[i] = std::min(best[i], watch.Read().wall);

@@ -164,20 +164,20 @@ void Block8x8x2(const uint8_t* in, int64_t in_ld, uint8_t* out,
 }
 
 // False: no vector path for this element size (the caller tiles).
-bool TransposeRows(const Transpose& t, int64_t esize, BlockCopyPath path) {
+bool TransposeRows(const Transpose& t, int64_t esize, SimdPath path) {
   if (esize == 4) {
     switch (path) {
-      case BlockCopyPath::kAvx512:
+      case SimdPath::kAvx512:
         TransposeByBlocks<uint32_t, 16>(t, Block16x16x4);
         return true;
-      case BlockCopyPath::kAvx2:
+      case SimdPath::kAvx2:
         TransposeByBlocks<uint32_t, 8>(t, Block8x8x4);
         return true;
-      case BlockCopyPath::kScalar:
+      case SimdPath::kScalar:
         return false;
     }
   }
-  if (esize == 2 && path != BlockCopyPath::kScalar) {
+  if (esize == 2 && path != SimdPath::kScalar) {
     TransposeByBlocks<uint16_t, 8>(t, Block8x8x2);
     return true;
   }
@@ -227,26 +227,8 @@ void CopyTiled(const MutableBlock& dst, const ConstBlock& src) {
 
 }  // namespace
 
-bool BlockCopyPathAvailable(BlockCopyPath path) {
-  switch (path) {
-    case BlockCopyPath::kAvx512:
-      return CpuHasAvx512F();
-    case BlockCopyPath::kAvx2:
-      return CpuHasAvx2();
-    case BlockCopyPath::kScalar:
-      return true;
-  }
-  return false;
-}
-
-BlockCopyPath BestBlockCopyPath() {
-  if (CpuHasAvx512F()) return BlockCopyPath::kAvx512;
-  if (CpuHasAvx2()) return BlockCopyPath::kAvx2;
-  return BlockCopyPath::kScalar;
-}
-
 void CopyBlock(const MutableBlock& dst, const ConstBlock& src, int64_t esize,
-               BlockCopyPath path) {
+               SimdPath path) {
   if (src.rows <= 0 || src.cols <= 0) return;
   const int64_t row_bytes = src.cols * esize;
   if (dst.col_stride == esize && src.col_stride == esize) {

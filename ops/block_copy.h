@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "ops/cpu_features.h"
+
 namespace nkigraph::ops {
 
 // `rows` x `cols` elements, element (r, c) at
@@ -52,26 +54,17 @@ bool ReshapeToCols(StridedBlock<Byte>& block, int64_t cols) {
   return true;
 }
 
-// The code paths of a transposition, best last: vector paths transpose
-// 4-byte (AVX-512: 16 x 16, AVX2: 8 x 8) and 2-byte (8 x 8) blocks in
-// registers; every path moves the same bits.
-enum class BlockCopyPath { kScalar, kAvx2, kAvx512 };
-
-// Whether this processor runs `path` (kScalar always).
-bool BlockCopyPathAvailable(BlockCopyPath path);
-
-// The best path this processor runs.
-BlockCopyPath BestBlockCopyPath();
-
 // dst(r, c) = src(r, c) for every element of src's rows x cols (dst has
 // the same shape), `esize` bytes each; the two must not overlap. Rows
 // contiguous on both sides are memcpy'd; a transposition of contiguous
 // rows into contiguous rows (a transposing DMA of a matrix) goes by
-// blocks transposed in registers where `path` has them for `esize`;
+// blocks transposed in registers where `path` has them for `esize`
+// (AVX-512: 4-byte elements 16 x 16; AVX2: 4-byte 8 x 8; both: 2-byte
+// 8 x 8; every path moves the same bits);
 // otherwise the copy goes tile by tile, so the cache lines of both sides a
 // tile touches stay cached while it is copied.
 void CopyBlock(const MutableBlock& dst, const ConstBlock& src, int64_t esize,
-               BlockCopyPath path = BestBlockCopyPath());
+               SimdPath path = BestSimdPath());
 
 }  // namespace nkigraph::ops
 

@@ -24,4 +24,22 @@ bool CpuHasAvx512FBwVl() {
   return have;
 }
 
+bool SimdPathAvailable(SimdPath path) {
+  switch (path) {
+    case SimdPath::kAvx512:
+      return CpuHasAvx512FBwVl();
+    case SimdPath::kAvx2:
+      return CpuHasAvx2Fma();
+    case SimdPath::kScalar:
+      return true;
+  }
+  return false;
+}
+
+SimdPath BestSimdPath() {
+  if (SimdPathAvailable(SimdPath::kAvx512)) return SimdPath::kAvx512;
+  if (SimdPathAvailable(SimdPath::kAvx2)) return SimdPath::kAvx2;
+  return SimdPath::kScalar;
+}
+
 }  // namespace nkigraph::ops

@@ -15,6 +15,22 @@ bool CpuHasAvx512F();
 // AVX-512 F with BW and VL (byte/word and 256-bit forms).
 bool CpuHasAvx512FBwVl();
 
+// The vector code paths of the exp, block copies and the matmul kernel,
+// best last. kAvx2 takes AVX2 and FMA, kAvx512 AVX-512 F, BW and VL: one
+// requirement for every kernel (the processors with AVX2 but no FMA, or
+// AVX-512 F without BW and VL, are the few that are not worth a path).
+enum class SimdPath { kScalar, kAvx2, kAvx512 };
+
+// Whether this processor runs `path` (kScalar always).
+bool SimdPathAvailable(SimdPath path);
+
+// The best path this processor runs.
+SimdPath BestSimdPath();
+
+// Every path this processor runs, best last (what tests compare).
+inline constexpr SimdPath kSimdPaths[] = {SimdPath::kScalar, SimdPath::kAvx2,
+                                          SimdPath::kAvx512};
+
 }  // namespace nkigraph::ops
 
 #endif  // NKIGRAPH_OPS_CPU_FEATURES_H_

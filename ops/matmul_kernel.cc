@@ -496,27 +496,27 @@ NKIGRAPH_AVX512 void Avx512Columns(int64_t k, int64_t m, int64_t j0, int64_t j1,
 
 // ---- Dispatch ----
 
-int BlockRows(MatmulPath path) {
+int BlockRows(SimdPath path) {
   switch (path) {
-    case MatmulPath::kAvx512:
+    case SimdPath::kAvx512:
       return kAvx512Rows;
-    case MatmulPath::kAvx2:
+    case SimdPath::kAvx2:
       return kAvx2Rows;
-    case MatmulPath::kScalar:
+    case SimdPath::kScalar:
       return 1;
   }
   return 1;
 }
 
-void Columns(MatmulPath path, int64_t k, int64_t m, int64_t j0, int64_t j1,
+void Columns(SimdPath path, int64_t k, int64_t m, int64_t j0, int64_t j1,
              const float* st, const MatmulOperand& mv, const MatmulOut& c,
              bool accumulate) {
   switch (path) {
-    case MatmulPath::kAvx512:
+    case SimdPath::kAvx512:
       return Avx512Columns(k, m, j0, j1, st, mv, c, accumulate);
-    case MatmulPath::kAvx2:
+    case SimdPath::kAvx2:
       return Avx2Columns(k, m, j0, j1, st, mv, c, accumulate);
-    case MatmulPath::kScalar:
+    case SimdPath::kScalar:
       return ScalarColumns(k, m, j0, j1, st, mv, c, accumulate);
   }
 }
@@ -530,27 +530,9 @@ constexpr int64_t kMaxTasks = 16;
 
 }  // namespace
 
-bool MatmulPathAvailable(MatmulPath path) {
-  switch (path) {
-    case MatmulPath::kAvx512:
-      return CpuHasAvx512FBwVl();
-    case MatmulPath::kAvx2:
-      return CpuHasAvx2Fma();
-    case MatmulPath::kScalar:
-      return true;
-  }
-  return false;
-}
-
-MatmulPath BestMatmulPath() {
-  if (CpuHasAvx512FBwVl()) return MatmulPath::kAvx512;
-  if (CpuHasAvx2Fma()) return MatmulPath::kAvx2;
-  return MatmulPath::kScalar;
-}
-
 void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
                 const MatmulOperand& mv, const MatmulOut& c, bool accumulate,
-                int threads, MatmulPath path) {
+                int threads, SimdPath path) {
   if (m <= 0 || n <= 0) return;
   // The first panel's moving rows are fetched while the stationary operand
   // is packed (the later panels' are fetched during the products).

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 
+#include "ops/cpu_features.h"
 #include "proto/nkigraph.pb.h"
 
 namespace nkigraph::ops {
@@ -48,22 +49,13 @@ struct MatmulOut {
   int64_t ld = 0;  // floats
 };
 
-// The code paths, best last.
-enum class MatmulPath { kScalar, kAvx2, kAvx512 };
-
-// Whether this processor runs `path` (kScalar always).
-bool MatmulPathAvailable(MatmulPath path);
-
-// The best path this processor runs.
-MatmulPath BestMatmulPath();
-
 // The product above for a [k, m] stationary and a [k, n] moving operand
 // into an [m, n] destination that overlaps neither. `threads` (at least 1)
 // may split the columns among threads: each element is still summed by
 // one thread in the order above.
 void MatmulTile(int64_t k, int64_t m, int64_t n, const MatmulOperand& st,
                 const MatmulOperand& mv, const MatmulOut& c, bool accumulate,
-                int threads = 1, MatmulPath path = BestMatmulPath());
+                int threads = 1, SimdPath path = BestSimdPath());
 
 }  // namespace nkigraph::ops
 

@@ -169,13 +169,13 @@ __attribute__((target("avx512f"))) void ExpRowAvx512(const float* x,
 
 template <bool kAffine>
 void ExpRowOf(const float* x, float scale, float bias, float* out, int64_t n,
-              ExpPath path) {
+              SimdPath path) {
   switch (path) {
-    case ExpPath::kAvx512:
+    case SimdPath::kAvx512:
       return ExpRowAvx512<kAffine>(x, scale, bias, out, n);
-    case ExpPath::kAvx2:
+    case SimdPath::kAvx2:
       return ExpRowAvx2<kAffine>(x, scale, bias, out, n);
-    case ExpPath::kScalar:
+    case SimdPath::kScalar:
       break;
   }
   for (int64_t j = 0; j < n; ++j) {
@@ -187,30 +187,12 @@ void ExpRowOf(const float* x, float scale, float bias, float* out, int64_t n,
 
 float ExpOf(float x) { return CpuHasAvx2Fma() ? ExpOfFma(x) : ExpOfBody(x); }
 
-bool ExpPathAvailable(ExpPath path) {
-  switch (path) {
-    case ExpPath::kAvx512:
-      return CpuHasAvx512F();
-    case ExpPath::kAvx2:
-      return CpuHasAvx2Fma();
-    case ExpPath::kScalar:
-      return true;
-  }
-  return false;
-}
-
-ExpPath BestExpPath() {
-  if (CpuHasAvx512F()) return ExpPath::kAvx512;
-  if (CpuHasAvx2Fma()) return ExpPath::kAvx2;
-  return ExpPath::kScalar;
-}
-
-void ExpRow(const float* x, float* out, int64_t n, ExpPath path) {
+void ExpRow(const float* x, float* out, int64_t n, SimdPath path) {
   ExpRowOf<false>(x, 1.0f, 0.0f, out, n, path);
 }
 
 void ExpAffineRow(const float* x, float scale, float bias, float* out,
-                  int64_t n, ExpPath path) {
+                  int64_t n, SimdPath path) {
   ExpRowOf<true>(x, scale, bias, out, n, path);
 }
 

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "ops/cpu_features.h"
+
 namespace nkigraph::ops {
 
 // The interpreter's exp of a float: every activation that exponentiates
@@ -23,19 +25,13 @@ namespace nkigraph::ops {
 // 2.5 times as long in vector form, and its results are the C library's.
 float ExpOf(float x);
 
-// The code paths of ExpRow and ExpAffineRow, best last; every path gives
-// the same bits.
-enum class ExpPath { kScalar, kAvx2, kAvx512 };
-
-// Whether this processor runs `path` (kScalar always), and the best it runs.
-bool ExpPathAvailable(ExpPath path);
-ExpPath BestExpPath();
+// ExpRow and ExpAffineRow give the same bits on every SimdPath.
 
 // out[j] = ExpOf(x[j]) for j < n, bit for bit: sixteen at a time on the
 // AVX-512 path, eight on AVX2 and FMA (the same operations on every lane).
 // `out` may be `x`.
 void ExpRow(const float* x, float* out, int64_t n,
-            ExpPath path = BestExpPath());
+            SimdPath path = BestSimdPath());
 
 // out[j] = ExpOf(x[j] * scale + bias) for j < n, the product and the sum
 // each rounded to float (no fused multiply-add), in the same pass. A NaN
@@ -43,7 +39,7 @@ void ExpRow(const float* x, float* out, int64_t n,
 // one is machine-dependent (ApplyActFuncRow takes those rows element by
 // element). `out` may be `x`.
 void ExpAffineRow(const float* x, float scale, float bias, float* out,
-                  int64_t n, ExpPath path = BestExpPath());
+                  int64_t n, SimdPath path = BestSimdPath());
 
 }  // namespace nkigraph::ops
 

@@ -100,22 +100,21 @@ std::vector<float> Reference(const Shape& s, const Operand& st_operand,
   return c;
 }
 
-std::vector<MatmulPath> Paths() {
-  std::vector<MatmulPath> paths;
-  for (MatmulPath p :
-       {MatmulPath::kScalar, MatmulPath::kAvx2, MatmulPath::kAvx512}) {
-    if (MatmulPathAvailable(p)) paths.push_back(p);
+std::vector<SimdPath> Paths() {
+  std::vector<SimdPath> paths;
+  for (SimdPath p : kSimdPaths) {
+    if (SimdPathAvailable(p)) paths.push_back(p);
   }
   return paths;
 }
 
-const char* PathName(MatmulPath p) {
+const char* PathName(SimdPath p) {
   switch (p) {
-    case MatmulPath::kScalar:
+    case SimdPath::kScalar:
       return "scalar";
-    case MatmulPath::kAvx2:
+    case SimdPath::kAvx2:
       return "avx2";
-    case MatmulPath::kAvx512:
+    case SimdPath::kAvx512:
       return "avx512";
   }
   return "?";
@@ -159,7 +158,7 @@ TEST(MatmulKernelTest, EveryPathIsTheDefinedOrderBitForBit) {
       for (float& x : old) x = RandomValue(rng);
       for (const bool accumulate : {false, true}) {
         const std::vector<float> want = Reference(s, st, mv, old, accumulate);
-        for (const MatmulPath path : Paths()) {
+        for (const SimdPath path : Paths()) {
           SCOPED_TRACE(testing::Message()
                        << "k " << s.k << " m " << s.m << " n " << s.n << " "
                        << DTypeName(st_dtype) << " x " << DTypeName(mv_dtype)
@@ -184,7 +183,7 @@ TEST(MatmulKernelTest, WritesOnlyTheDestinationsColumns) {
   const Operand mv = RandomOperand(s.k, s.n, proto::FLOAT32, 0, 0, rng);
   const std::vector<float> want =
       Reference(s, st, mv, std::vector<float>(s.m * s.n), false);
-  for (const MatmulPath path : Paths()) {
+  for (const SimdPath path : Paths()) {
     SCOPED_TRACE(PathName(path));
     std::vector<float> c(s.m * kLd, 3.5f);
     MatmulTile(s.k, s.m, s.n, View(st), View(mv), {c.data(), kLd},
@@ -233,7 +232,7 @@ TEST(MatmulKernelTest, SpecialValuesAlikeOnEveryPath) {
     const std::vector<float> old(s.m * s.n, -0.0f);
     for (const bool accumulate : {false, true}) {
       const std::vector<float> want = Reference(s, st, mv, old, accumulate);
-      for (const MatmulPath path : Paths()) {
+      for (const SimdPath path : Paths()) {
         SCOPED_TRACE(PathName(path));
         std::vector<float> c = old;
         MatmulTile(s.k, s.m, s.n, View(st), View(mv), {c.data(), s.n},

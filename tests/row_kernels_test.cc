@@ -210,9 +210,8 @@ TEST(RowKernelsTest, ExpRowIsExpOfAndNearTheExactExpOnASampleOfAllFloats) {
     }
   }
   // Every path this processor runs gives ExpOf's bits.
-  for (const ExpPath path :
-       {ExpPath::kScalar, ExpPath::kAvx2, ExpPath::kAvx512}) {
-    if (!ExpPathAvailable(path)) continue;
+  for (const SimdPath path : kSimdPaths) {
+    if (!SimdPathAvailable(path)) continue;
     std::vector<float> out(x.size());
     ExpRow(x.data(), out.data(), static_cast<int64_t>(x.size()), path);
     for (size_t i = 0; i < x.size(); ++i) {
@@ -256,9 +255,8 @@ TEST(RowKernelsTest, ExpRowIsExpOfAndNearTheExactExpOnASampleOfAllFloats) {
 TEST(RowKernelsTest, ExpAffineRowIsExpOfTheRoundedAffineOnEveryPath) {
   std::vector<float> x = Specials();
   for (int i = -300; i <= 300; ++i) x.push_back(static_cast<float>(i) * 0.31f);
-  for (const ExpPath path :
-       {ExpPath::kScalar, ExpPath::kAvx2, ExpPath::kAvx512}) {
-    if (!ExpPathAvailable(path)) continue;
+  for (const SimdPath path : kSimdPaths) {
+    if (!SimdPathAvailable(path)) continue;
     for (const auto& [scale, bias] :
          {std::pair{1.0f, 0.0f}, std::pair{-0.7f, 0.3f},
           std::pair{3.0f, -88.0f}}) {
