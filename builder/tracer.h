@@ -225,6 +225,8 @@ class Tracer {
   // Reused by every check: a fresh InstrView zeroes all kMaxOperands
   // operand slots, which showed up in tracing profiles. MakeInstrView sets
   // every slot the instruction has, as the interpreter relies on too.
+  // Valid only inside FinishInstr: its operands point at the views the
+  // ISA call passed, which are gone once it returns.
   ops::InstrView check_view_;
 };
 
