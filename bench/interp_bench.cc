@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/kernel_timing.h"
@@ -307,20 +308,19 @@ void BM_TransposingCopies(benchmark::State& state) {
       }
     }
   };
-  constexpr const auto& kPaths = ops::kSimdPaths;
-  constexpr const char* kNames[] = {"scalar_ms", "avx2_ms", "avx512_ms"};
-  double best[3] = {1e30, 1e30, 1e30};
+  const std::vector<ops::SimdPath> paths = ops::AvailableSimdPaths();
+  std::vector<double> best(paths.size(), 1e30);
   for (auto _ : state) {
-    for (int i = 0; i < 3; ++i) {
-      if (!ops::SimdPathAvailable(kPaths[i])) continue;
+    for (size_t i = 0; i < paths.size(); ++i) {
       const bench::Stopwatch watch;
-      one_run(kPaths[i]);
+      one_run(paths[i]);
       best[i] = std::min(best[i], watch.Read().wall);
     }
     benchmark::DoNotOptimize(out.data());
   }
-  for (int i = 0; i < 3; ++i) {
-    if (best[i] < 1e30) state.counters[kNames[i]] = best[i] * 1e3;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    state.counters[absl::StrCat(ops::SimdPathName(paths[i]), "_ms")] =
+        best[i] * 1e3;
   }
 }
 BENCHMARK(BM_TransposingCopies)

@@ -6,14 +6,15 @@
 // (each path is compiled for its set with a target attribute and taken
 // only where the processor runs it). Read once, on first use.
 
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
 namespace nkigraph::ops {
 
 bool CpuHasAvx2();
 // AVX2 and FMA.
 bool CpuHasAvx2Fma();
-bool CpuHasAvx512F();
-// AVX-512 F with BW and VL (byte/word and 256-bit forms).
-bool CpuHasAvx512FBwVl();
 
 // The vector code paths of the exp, block copies and the matmul kernel,
 // best last. kAvx2 takes AVX2 and FMA, kAvx512 AVX-512 F, BW and VL: one
@@ -27,9 +28,12 @@ bool SimdPathAvailable(SimdPath path);
 // The best path this processor runs.
 SimdPath BestSimdPath();
 
-// Every path this processor runs, best last (what tests compare).
-inline constexpr SimdPath kSimdPaths[] = {SimdPath::kScalar, SimdPath::kAvx2,
-                                          SimdPath::kAvx512};
+// The paths this processor runs, best last (what tests and benchmarks
+// compare).
+std::vector<SimdPath> AvailableSimdPaths();
+
+// "scalar", "avx2" or "avx512".
+absl::string_view SimdPathName(SimdPath path);
 
 }  // namespace nkigraph::ops
 

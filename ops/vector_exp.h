@@ -25,10 +25,9 @@ namespace nkigraph::ops {
 // 2.5 times as long in vector form, and its results are the C library's.
 float ExpOf(float x);
 
-// ExpRow and ExpAffineRow give the same bits on every SimdPath.
-
-// out[j] = ExpOf(x[j]) for j < n, bit for bit: sixteen at a time on the
-// AVX-512 path, eight on AVX2 and FMA (the same operations on every lane).
+// out[j] = ExpOf(x[j]) for j < n, bit for bit on every SimdPath: sixteen at
+// a time on the AVX-512 path, eight on AVX2 and FMA (the same operations on
+// every lane).
 // `out` may be `x`.
 void ExpRow(const float* x, float* out, int64_t n,
             SimdPath path = BestSimdPath());

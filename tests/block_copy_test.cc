@@ -107,9 +107,8 @@ TEST(CopyBlockTest, MatchesAnElementLoopForEveryLayout) {
     ElementLoop(&want.bytes[want.origin], c.dst_row * e, c.dst_col * e,
                 &src.bytes[src.origin], c.src_row * e, c.src_col * e, c.rows,
                 c.cols, e);
-    for (const ops::SimdPath path : ops::kSimdPaths) {
-      if (!ops::SimdPathAvailable(path)) continue;
-      SCOPED_TRACE(::testing::Message() << "path " << static_cast<int>(path));
+    for (const ops::SimdPath path : ops::AvailableSimdPaths()) {
+      SCOPED_TRACE(ops::SimdPathName(path));
       Arena dst = before;
       ops::CopyBlock({&dst.bytes[dst.origin], c.rows, c.cols, c.dst_row * e,
                       c.dst_col * e},

@@ -100,26 +100,6 @@ std::vector<float> Reference(const Shape& s, const Operand& st_operand,
   return c;
 }
 
-std::vector<SimdPath> Paths() {
-  std::vector<SimdPath> paths;
-  for (SimdPath p : kSimdPaths) {
-    if (SimdPathAvailable(p)) paths.push_back(p);
-  }
-  return paths;
-}
-
-const char* PathName(SimdPath p) {
-  switch (p) {
-    case SimdPath::kScalar:
-      return "scalar";
-    case SimdPath::kAvx2:
-      return "avx2";
-    case SimdPath::kAvx512:
-      return "avx512";
-  }
-  return "?";
-}
-
 void ExpectBitsEqual(const std::vector<float>& got,
                      const std::vector<float>& want) {
   ASSERT_EQ(got.size(), want.size());
@@ -158,12 +138,12 @@ TEST(MatmulKernelTest, EveryPathIsTheDefinedOrderBitForBit) {
       for (float& x : old) x = RandomValue(rng);
       for (const bool accumulate : {false, true}) {
         const std::vector<float> want = Reference(s, st, mv, old, accumulate);
-        for (const SimdPath path : Paths()) {
+        for (const SimdPath path : AvailableSimdPaths()) {
           SCOPED_TRACE(testing::Message()
                        << "k " << s.k << " m " << s.m << " n " << s.n << " "
                        << DTypeName(st_dtype) << " x " << DTypeName(mv_dtype)
                        << " accumulate " << accumulate << " "
-                       << PathName(path));
+                       << SimdPathName(path));
           std::vector<float> c = old;
           MatmulTile(s.k, s.m, s.n, View(st), View(mv), {c.data(), s.n},
                      accumulate, /*threads=*/1, path);
@@ -183,8 +163,8 @@ TEST(MatmulKernelTest, WritesOnlyTheDestinationsColumns) {
   const Operand mv = RandomOperand(s.k, s.n, proto::FLOAT32, 0, 0, rng);
   const std::vector<float> want =
       Reference(s, st, mv, std::vector<float>(s.m * s.n), false);
-  for (const SimdPath path : Paths()) {
-    SCOPED_TRACE(PathName(path));
+  for (const SimdPath path : AvailableSimdPaths()) {
+    SCOPED_TRACE(SimdPathName(path));
     std::vector<float> c(s.m * kLd, 3.5f);
     MatmulTile(s.k, s.m, s.n, View(st), View(mv), {c.data(), kLd},
                /*accumulate=*/false, 1, path);
@@ -232,8 +212,8 @@ TEST(MatmulKernelTest, SpecialValuesAlikeOnEveryPath) {
     const std::vector<float> old(s.m * s.n, -0.0f);
     for (const bool accumulate : {false, true}) {
       const std::vector<float> want = Reference(s, st, mv, old, accumulate);
-      for (const SimdPath path : Paths()) {
-        SCOPED_TRACE(PathName(path));
+      for (const SimdPath path : AvailableSimdPaths()) {
+        SCOPED_TRACE(SimdPathName(path));
         std::vector<float> c = old;
         MatmulTile(s.k, s.m, s.n, View(st), View(mv), {c.data(), s.n},
                    accumulate, 1, path);

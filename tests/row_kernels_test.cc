@@ -210,8 +210,7 @@ TEST(RowKernelsTest, ExpRowIsExpOfAndNearTheExactExpOnASampleOfAllFloats) {
     }
   }
   // Every path this processor runs gives ExpOf's bits.
-  for (const SimdPath path : kSimdPaths) {
-    if (!SimdPathAvailable(path)) continue;
+  for (const SimdPath path : AvailableSimdPaths()) {
     std::vector<float> out(x.size());
     ExpRow(x.data(), out.data(), static_cast<int64_t>(x.size()), path);
     for (size_t i = 0; i < x.size(); ++i) {
@@ -255,8 +254,7 @@ TEST(RowKernelsTest, ExpRowIsExpOfAndNearTheExactExpOnASampleOfAllFloats) {
 TEST(RowKernelsTest, ExpAffineRowIsExpOfTheRoundedAffineOnEveryPath) {
   std::vector<float> x = Specials();
   for (int i = -300; i <= 300; ++i) x.push_back(static_cast<float>(i) * 0.31f);
-  for (const SimdPath path : kSimdPaths) {
-    if (!SimdPathAvailable(path)) continue;
+  for (const SimdPath path : AvailableSimdPaths()) {
     for (const auto& [scale, bias] :
          {std::pair{1.0f, 0.0f}, std::pair{-0.7f, 0.3f},
           std::pair{3.0f, -88.0f}}) {
