@@ -27,6 +27,8 @@
 namespace nkigraph::kernels {
 namespace {
 
+using testing::TensorOf;
+
 using builder::Tensor;
 using nkigraph::testing::OperandOf;
 using ::testing::HasSubstr;
@@ -312,11 +314,6 @@ proto::Graph TraceOk(const AttentionParams& p) {
   absl::StatusOr<proto::Graph> graph = AttentionBlockTkgSpec().Trace(p);
   EXPECT_TRUE(graph.ok()) << graph.status();
   return graph.ok() ? *std::move(graph) : proto::Graph();
-}
-
-const proto::Tensor& TensorOf(const proto::Graph& g,
-                              const proto::AccessPattern& ap) {
-  return g.tensors(static_cast<int>(ap.tensor_id()) - 1);
 }
 
 bool InHbm(const proto::Tensor& t) {

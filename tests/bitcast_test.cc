@@ -15,6 +15,7 @@
 #include "graph/graph_index.h"
 #include "graph/validate.h"
 #include "gtest/gtest.h"
+#include "tests/scoped_temp_dir.h"
 #include "tests/test_util.h"
 #include "util/graph_io.h"
 #include "viz/labels.h"
@@ -209,7 +210,8 @@ TEST(BitcastTest, ValidationRefusesAViewInASchemaVersionOneGraph) {
 
 TEST(BitcastTest, AVersionTwoGraphIsWrittenAndReadBack) {
   const proto::Graph graph = PairsAsInt32Graph();
-  const std::string path = ::testing::TempDir() + "/bitcast_graph.pb";
+  const testing::ScopedTempDir dir;
+  const std::string path = dir.Path("bitcast_graph.pb");
   ASSERT_TRUE(WriteGraph(graph, path).ok());
   absl::StatusOr<proto::Graph> read = ReadGraph(path);
   ASSERT_TRUE(read.ok()) << read.status();

@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/scoped_temp_dir.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 #include "util/graph_io.h"
@@ -48,18 +49,7 @@ inline std::vector<std::string> Lines(const std::string& text) {
 
 class CliFixture : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/nkigraph_cli_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
-  }
-
-  std::string Path(const std::string& name) const {
-    return absl::StrCat(dir_, "/", name);
-  }
+  std::string Path(const std::string& name) const { return dir_.Path(name); }
 
   // Writes never.pb, whose second instruction (#1, traced at line `*line`
   // of this file) copies never-written SBUF tensor 'a' to the output (a
@@ -119,7 +109,7 @@ class CliFixture : public ::testing::Test {
     }
   }
 
-  std::string dir_;
+  const ScopedTempDir dir_{"nkigraph_cli"};
 };
 
 }  // namespace nkigraph::testing

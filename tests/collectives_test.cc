@@ -28,6 +28,9 @@
 namespace nkigraph::kernels {
 namespace {
 
+using testing::InstructionsOf;
+using testing::TensorOf;
+
 using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
 using nkigraph::testing::OperandTensor;
@@ -43,23 +46,6 @@ std::string Describe(const Settings& settings) {
 absl::StatusOr<proto::Graph> Trace(const std::string& kernel,
                                    const Settings& settings) {
   return KernelRegistry::Global().Trace(kernel, settings);
-}
-
-const proto::Tensor& TensorOf(const proto::Graph& graph, uint32_t id) {
-  return graph.tensors(static_cast<int>(id) - 1);
-}
-
-std::vector<const proto::Instruction*> Instructions(const proto::Graph& graph,
-                                                    proto::Opcode opcode,
-                                                    int core = -1) {
-  std::vector<const proto::Instruction*> found;
-  for (const proto::Stream& stream : graph.streams()) {
-    if (core >= 0 && static_cast<int>(stream.core()) != core) continue;
-    for (const proto::Instruction& instr : stream.instructions()) {
-      if (instr.opcode() == opcode) found.push_back(&instr);
-    }
-  }
-  return found;
 }
 
 const proto::Stream& StreamOf(const proto::Graph& graph, int core) {
@@ -345,7 +331,7 @@ TEST(FgccRingTest, ChannelCountFollowsTheTable) {
       // The channels split the 8 rows between them.
       int64_t elements = 0;
       for (const proto::Instruction* permute :
-           Instructions(*graph, proto::COLLECTIVE_PERMUTE_IMPLICIT)) {
+           InstructionsOf(*graph, proto::COLLECTIVE_PERMUTE_IMPLICIT)) {
         int64_t n = 1;
         const auto& pattern = OperandOf(*permute, "src").pattern();
         for (int i = 1; i < pattern.size(); i += 2) n *= pattern[i];
@@ -375,7 +361,7 @@ std::pair<uint32_t, uint32_t> RingBufferIds(const proto::Graph& graph,
                                             int core) {
   uint32_t ids[2] = {0, 0};
   for (const proto::Instruction* permute :
-       Instructions(graph, proto::COLLECTIVE_PERMUTE_IMPLICIT, core)) {
+       InstructionsOf(graph, proto::COLLECTIVE_PERMUTE_IMPLICIT, core)) {
     for (int i = 0; i < 2; ++i) {
       const proto::Tensor& t =
           OperandTensor(graph, *permute, i == 0 ? "dst" : "src");
@@ -517,7 +503,7 @@ TEST(FgccRingTest, SlotRowIsTheResolverTimesRowsPerRank) {
       "fgcc",
       {{"tp_degree", "2"}, {"lnc", "1"}, {"m", "24"}, {"k", "8"}, {"n", "8"}});
   ASSERT_TRUE(graph.ok()) << graph.status();
-  const auto scalars = Instructions(*graph, proto::TENSOR_SCALAR);
+  const auto scalars = InstructionsOf(*graph, proto::TENSOR_SCALAR);
   ASSERT_EQ(scalars.size(), 2u);
   for (const proto::Instruction* ts : scalars) {
     EXPECT_EQ(OperandTensor(*graph, *ts, "dst").dtype(), proto::INT32);
@@ -562,7 +548,7 @@ TEST(FgccPathTest, RingInSbufWhileTheDoubleBufferFitsTheBudget) {
     EXPECT_TRUE(graph.ok()) << graph.status();
     if (!graph.ok()) return proto::MEMORY_SPACE_UNSPECIFIED;
     const auto permutes =
-        Instructions(*graph, proto::COLLECTIVE_PERMUTE_IMPLICIT);
+        InstructionsOf(*graph, proto::COLLECTIVE_PERMUTE_IMPLICIT);
     EXPECT_EQ(permutes.size(), 1u);
     if (permutes.empty()) return proto::MEMORY_SPACE_UNSPECIFIED;
     EXPECT_EQ(OperandTensor(*graph, *permutes[0], "dst").space(),
@@ -611,10 +597,10 @@ TEST(FgccPathTest, RhsHeldInSbufWhenTwiceItFitsSixteenMiB) {
     ASSERT_TRUE(graph.ok()) << graph.status();
     int rhs_loads = 0;
     for (const proto::Instruction* dma :
-         Instructions(*graph, proto::DMA_COPY)) {
+         InstructionsOf(*graph, proto::DMA_COPY)) {
       if (OperandTensor(*graph, *dma, "src").name() == "rhs") ++rhs_loads;
     }
-    const auto matmuls = Instructions(*graph, proto::NC_MATMUL);
+    const auto matmuls = InstructionsOf(*graph, proto::NC_MATMUL);
     for (const proto::Instruction* mm : matmuls) {
       EXPECT_EQ(OperandTensor(*graph, *mm, "moving").name(),
                 held ? "rhs_sb" : "rhs_tile");
@@ -632,7 +618,7 @@ TEST(FgccPathTest, MatmulsRespectTileLimitsAndEvacuatePsumBeforeDma) {
                                                       {"k", "300"},
                                                       {"n", "700"}});
   ASSERT_TRUE(graph.ok()) << graph.status();
-  const auto matmuls = Instructions(*graph, proto::NC_MATMUL);
+  const auto matmuls = InstructionsOf(*graph, proto::NC_MATMUL);
   // 2 steps x m tiles (128, 128, 44) x n tiles (512, 188) x k tiles (3).
   EXPECT_EQ(matmuls.size(), 2u * 3 * 2 * 3);
   for (const proto::Instruction* mm : matmuls) {
@@ -642,11 +628,12 @@ TEST(FgccPathTest, MatmulsRespectTileLimitsAndEvacuatePsumBeforeDma) {
     EXPECT_LE(psum.shape(0), 128);
     EXPECT_LE(psum.shape(1), 512);
   }
-  for (const proto::Instruction* dma : Instructions(*graph, proto::DMA_COPY)) {
+  for (const proto::Instruction* dma :
+       InstructionsOf(*graph, proto::DMA_COPY)) {
     EXPECT_NE(OperandTensor(*graph, *dma, "dst").space(), proto::PSUM);
     EXPECT_NE(OperandTensor(*graph, *dma, "src").space(), proto::PSUM);
   }
-  EXPECT_EQ(Instructions(*graph, proto::ACTIVATION).size(), 2u * 3 * 2);
+  EXPECT_EQ(InstructionsOf(*graph, proto::ACTIVATION).size(), 2u * 3 * 2);
 }
 
 TEST(FgccValidationTest, RefusesBadParametersNamingThem) {
@@ -774,7 +761,7 @@ TEST(FgAllgatherRingTest, TransposesTheCurrentBufferAndScattersToTheSlot) {
       Trace("fg_allgather",
             {{"tp_degree", "4"}, {"lnc", "1"}, {"m", "8"}, {"k", "200"}});
   ASSERT_TRUE(graph.ok()) << graph.status();
-  EXPECT_TRUE(Instructions(*graph, proto::NC_MATMUL).empty());
+  EXPECT_TRUE(InstructionsOf(*graph, proto::NC_MATMUL).empty());
   const auto [buf0, buf1] = RingBufferIds(*graph, 0);
   ASSERT_NE(buf0, 0u);
   const uint32_t buf[2] = {buf0, buf1};
@@ -806,7 +793,7 @@ TEST(FgAllgatherRingTest, HbmRingScattersStraightFromTheSharedBuffer) {
                              {"k", "20"},
                              {"force_hbm_cc", "1"}});
   ASSERT_TRUE(graph.ok()) << graph.status();
-  EXPECT_TRUE(Instructions(*graph, proto::NC_TRANSPOSE).empty());
+  EXPECT_TRUE(InstructionsOf(*graph, proto::NC_TRANSPOSE).empty());
   for (int core = 0; core < 2; ++core) {
     const auto [buf0, buf1] = RingBufferIds(*graph, core);
     const uint32_t buf[2] = {buf0, buf1};
@@ -882,7 +869,7 @@ TEST(Sb2sbAllgatherTest, OneAllGatherSbufToSbufAlongDimOne) {
       "sb2sb_allgather", {{"tp_degree", "4"}, {"rows", "100"}, {"width", "6"}});
   ASSERT_TRUE(graph.ok()) << graph.status();
   EXPECT_EQ(graph->world().num_cores(), 1u);
-  const auto gathers = Instructions(*graph, proto::ALL_GATHER);
+  const auto gathers = InstructionsOf(*graph, proto::ALL_GATHER);
   ASSERT_EQ(gathers.size(), 1u);
   const proto::Instruction& gather = *gathers[0];
   EXPECT_EQ(IntAttr(gather, "collective_dim"), 1);
@@ -893,8 +880,9 @@ TEST(Sb2sbAllgatherTest, OneAllGatherSbufToSbufAlongDimOne) {
   EXPECT_THAT(src.shape(), ::testing::ElementsAre(100, 6));
   EXPECT_THAT(dst.shape(), ::testing::ElementsAre(100, 24));
   // Loaded and stored once; no ring.
-  EXPECT_EQ(Instructions(*graph, proto::DMA_COPY).size(), 2u);
-  EXPECT_TRUE(Instructions(*graph, proto::COLLECTIVE_PERMUTE_IMPLICIT).empty());
+  EXPECT_EQ(InstructionsOf(*graph, proto::DMA_COPY).size(), 2u);
+  EXPECT_TRUE(
+      InstructionsOf(*graph, proto::COLLECTIVE_PERMUTE_IMPLICIT).empty());
 }
 
 TEST(Sb2sbAllgatherTest, RefusesMoreThan128RowsAndOversizedTiles) {
@@ -961,7 +949,7 @@ TEST(Sb2sbAllgatherTiledTest, TilesRowsByMinM128AndSplitsTilesAcrossCores) {
     for (int core = 0; core < graph->streams_size(); ++core) {
       std::vector<int64_t> tile_rows;
       for (const proto::Instruction* gather :
-           Instructions(*graph, proto::ALL_GATHER, core)) {
+           InstructionsOf(*graph, proto::ALL_GATHER, core)) {
         EXPECT_EQ(IntAttr(*gather, "collective_dim"), 1);
         const proto::Tensor& src = OperandTensor(*graph, *gather, "src");
         const proto::Tensor& dst = OperandTensor(*graph, *gather, "dst");

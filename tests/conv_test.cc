@@ -25,6 +25,8 @@
 namespace nkigraph::kernels {
 namespace {
 
+using testing::InstructionsOf;
+
 using nkigraph::testing::FloatAttr;
 using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
@@ -41,20 +43,6 @@ using Settings = std::vector<std::pair<std::string, std::string>>;
 absl::StatusOr<proto::Graph> Trace(const std::string& kernel,
                                    const Settings& settings) {
   return KernelRegistry::Global().Trace(kernel, settings);
-}
-
-// Instructions of `opcode`, of one core's stream (or every core's).
-std::vector<const proto::Instruction*> Instrs(const proto::Graph& graph,
-                                              proto::Opcode opcode,
-                                              int core = -1) {
-  std::vector<const proto::Instruction*> found;
-  for (const proto::Stream& stream : graph.streams()) {
-    if (core >= 0 && static_cast<int>(stream.core()) != core) continue;
-    for (const proto::Instruction& instr : stream.instructions()) {
-      if (instr.opcode() == opcode) found.push_back(&instr);
-    }
-  }
-  return found;
 }
 
 bool HasOperand(const proto::Instruction& instr, int i) {
@@ -358,7 +346,7 @@ TEST(Conv1dGraphTest, MatmulsPerOutputTileAreCeilKOverKRepPerCinTile) {
              {ConvSettings(2, c.c_in, 200, 600 + c.k - 1, c.k), 8}}) {
       absl::StatusOr<proto::Graph> graph = Trace("conv1d", settings);
       ASSERT_TRUE(graph.ok()) << graph.status();
-      const auto matmuls = Instrs(*graph, proto::NC_MATMUL);
+      const auto matmuls = InstructionsOf(*graph, proto::NC_MATMUL);
       const size_t per_tile = c.contraction.size();
       ASSERT_EQ(matmuls.size(), per_tile * tiles) << Describe(settings);
       for (size_t i = 0; i < matmuls.size(); ++i) {
@@ -391,7 +379,8 @@ TEST(Conv1dGraphTest, StackedTapsStartAtAlignedPartitions) {
     ASSERT_TRUE(graph.ok()) << graph.status();
     std::set<int64_t> seen;
     int copies = 0;
-    for (const proto::Instruction* copy : Instrs(*graph, proto::TENSOR_COPY)) {
+    for (const proto::Instruction* copy :
+         InstructionsOf(*graph, proto::TENSOR_COPY)) {
       if (!StartsWith(Operand(*graph, *copy, 0).name(), "x_stacked")) continue;
       ++copies;
       seen.insert(PartitionStart(*graph, *copy, 0));
@@ -442,7 +431,7 @@ TEST(Conv1dGraphTest, GapsAndPaddingAreMemsetToZero) {
       ConvSettings(1, 16, 8, 40, 3, {{"pad_left", "2"}, {"pad_right", "1"}}));
   ASSERT_TRUE(graph.ok()) << graph.status();
   std::map<std::string, int> memsets;
-  for (const proto::Instruction* m : Instrs(*graph, proto::MEMSET)) {
+  for (const proto::Instruction* m : InstructionsOf(*graph, proto::MEMSET)) {
     EXPECT_EQ(FloatAttr(*m, "value"), 0.0);
     const std::string name = Operand(*graph, *m, 0).name();
     for (const char* prefix : {"x_stacked", "filters_stacked", "x_window"}) {
@@ -460,7 +449,7 @@ TEST(Conv1dGraphTest, GapsAndPaddingAreMemsetToZero) {
   // Without padding no window is memset; a full 32-channel tile has no gaps.
   graph = Trace("conv1d", ConvSettings(1, 32, 8, 40, 3));
   ASSERT_TRUE(graph.ok()) << graph.status();
-  EXPECT_TRUE(Instrs(*graph, proto::MEMSET).empty());
+  EXPECT_TRUE(InstructionsOf(*graph, proto::MEMSET).empty());
 }
 
 TEST(Conv1dGraphTest, EvacuationIsOneActivationFromPsumWithBias) {
@@ -474,7 +463,7 @@ TEST(Conv1dGraphTest, EvacuationIsOneActivationFromPsumWithBias) {
         Trace("conv1d",
               ConvSettings(2, 20, 200, 600, 3, {{"activation", activation}}));
     ASSERT_TRUE(graph.ok()) << graph.status();
-    const auto acts = Instrs(*graph, proto::ACTIVATION);
+    const auto acts = InstructionsOf(*graph, proto::ACTIVATION);
     ASSERT_EQ(acts.size(), 2u * 2u * 2u) << "batches x l tiles x c_out tiles";
     for (const proto::Instruction* act : acts) {
       EXPECT_EQ(StrAttr(*act, "func"), func);
@@ -490,7 +479,7 @@ TEST(Conv1dGraphTest, EvacuationIsOneActivationFromPsumWithBias) {
     // No other instruction reads PSUM: the evacuation is fused.
     for (const proto::Opcode op :
          {proto::TENSOR_COPY, proto::TENSOR_SCALAR, proto::TENSOR_TENSOR}) {
-      for (const proto::Instruction* i : Instrs(*graph, op)) {
+      for (const proto::Instruction* i : InstructionsOf(*graph, op)) {
         EXPECT_NE(Operand(*graph, *i, 1).space(), proto::PSUM);
       }
     }
@@ -499,7 +488,8 @@ TEST(Conv1dGraphTest, EvacuationIsOneActivationFromPsumWithBias) {
       Trace("conv1d", ConvSettings(1, 8, 8, 16, 3, {{"bias", "0"}}));
   ASSERT_TRUE(graph.ok()) << graph.status();
   EXPECT_EQ(TensorNamed(*graph, "bias"), nullptr);
-  for (const proto::Instruction* act : Instrs(*graph, proto::ACTIVATION)) {
+  for (const proto::Instruction* act :
+       InstructionsOf(*graph, proto::ACTIVATION)) {
     EXPECT_FALSE(HasOperand(*act, 2));
   }
 }
@@ -521,7 +511,7 @@ TEST(Conv1dGraphTest, LncShardEachCoreWritesOnlyItsCoutHalf) {
     const int64_t lo = core == 0 ? 0 : 150, hi = core == 0 ? 150 : 300;
     int stores = 0;
     for (const proto::Instruction* dma :
-         Instrs(*graph, proto::DMA_COPY, core)) {
+         InstructionsOf(*graph, proto::DMA_COPY, core)) {
       if (Operand(*graph, *dma, 0).name() == "out") {
         ++stores;
         for (int64_t flat : FlatElements(*dma, 0)) {
@@ -560,11 +550,12 @@ TEST(Conv1dGraphTest, OnChipBuffersAreReusedAndPsumTilesRotate) {
       Trace("conv1d", ConvSettings(3, 48, 200, 1500, 3));
   ASSERT_TRUE(small.ok() && big.ok());
   EXPECT_EQ(on_chip_tensors(*small), on_chip_tensors(*big));
-  EXPECT_GT(Instrs(*big, proto::NC_MATMUL).size(),
-            Instrs(*small, proto::NC_MATMUL).size());
+  EXPECT_GT(InstructionsOf(*big, proto::NC_MATMUL).size(),
+            InstructionsOf(*small, proto::NC_MATMUL).size());
   uint32_t previous = 0;
   std::set<uint32_t> psum_tiles;
-  for (const proto::Instruction* act : Instrs(*big, proto::ACTIVATION)) {
+  for (const proto::Instruction* act :
+       InstructionsOf(*big, proto::ACTIVATION)) {
     const uint32_t psum = OperandOf(*act, "data").tensor_id();
     EXPECT_NE(psum, previous) << "consecutive output tiles share a bank";
     previous = psum;
@@ -582,7 +573,8 @@ TEST(Conv1dGraphTest, InputsAreReadFromHbmOnce) {
                                    {{"pad_left", "2"}, {"pad_right", "2"}}));
   ASSERT_TRUE(graph.ok()) << graph.status();
   std::map<std::string, int64_t> read;
-  for (const proto::Instruction* dma : Instrs(*graph, proto::DMA_COPY)) {
+  for (const proto::Instruction* dma :
+       InstructionsOf(*graph, proto::DMA_COPY)) {
     read[Operand(*graph, *dma, 1).name()] +=
         FreeSize(*dma, 1) * Partitions(*dma, 1);
   }
@@ -729,7 +721,8 @@ TEST(DepthwiseConv1dGraphTest, OneDmaLoadsTheWindowsAtStride1) {
       Trace("depthwise_conv1d", DwSettings(1, channels, width, taps));
   ASSERT_TRUE(graph.ok()) << graph.status();
   std::vector<const proto::Instruction*> loads;
-  for (const proto::Instruction* dma : Instrs(*graph, proto::DMA_COPY)) {
+  for (const proto::Instruction* dma :
+       InstructionsOf(*graph, proto::DMA_COPY)) {
     if (Operand(*graph, *dma, 1).name() == "img") loads.push_back(dma);
   }
   ASSERT_EQ(loads.size(), 1u);
@@ -738,12 +731,13 @@ TEST(DepthwiseConv1dGraphTest, OneDmaLoadsTheWindowsAtStride1) {
               ElementsAre(std::make_pair(int64_t{1}, taps),
                           std::make_pair(width, channels),
                           std::make_pair(int64_t{1}, q)));
-  EXPECT_TRUE(Instrs(*graph, proto::MEMSET).empty());
+  EXPECT_TRUE(InstructionsOf(*graph, proto::MEMSET).empty());
   // More batches and q tiles: one load per (batch, channel group, q tile).
   graph = Trace("depthwise_conv1d", DwSettings(2, channels, 1000, taps));
   ASSERT_TRUE(graph.ok()) << graph.status();
   int img_loads = 0;
-  for (const proto::Instruction* dma : Instrs(*graph, proto::DMA_COPY)) {
+  for (const proto::Instruction* dma :
+       InstructionsOf(*graph, proto::DMA_COPY)) {
     img_loads += Operand(*graph, *dma, 1).name() == "img";
   }
   EXPECT_EQ(img_loads, 2 * 2);
@@ -757,7 +751,8 @@ TEST(DepthwiseConv1dGraphTest, PaddingIsMemsetEdgesWithClippedCopies) {
             DwSettings(1, 4, 100, 3, {{"pad_left", "2"}, {"pad_right", "1"}}));
   ASSERT_TRUE(graph.ok()) << graph.status();
   std::vector<int64_t> load_partitions;
-  for (const proto::Instruction* dma : Instrs(*graph, proto::DMA_COPY)) {
+  for (const proto::Instruction* dma :
+       InstructionsOf(*graph, proto::DMA_COPY)) {
     if (Operand(*graph, *dma, 1).name() != "img") continue;
     load_partitions.push_back(Partitions(*dma, 0));
   }
@@ -765,7 +760,7 @@ TEST(DepthwiseConv1dGraphTest, PaddingIsMemsetEdgesWithClippedCopies) {
   // edge q=100 (s=0..1).
   EXPECT_THAT(load_partitions, UnorderedElementsAreArray({3, 1, 2, 2}));
   int64_t zeroed = 0;
-  for (const proto::Instruction* m : Instrs(*graph, proto::MEMSET)) {
+  for (const proto::Instruction* m : InstructionsOf(*graph, proto::MEMSET)) {
     EXPECT_TRUE(StartsWith(Operand(*graph, *m, 0).name(), "input_tile"));
     zeroed += FreeSize(*m, 0) / 4;  // columns (4 channels each)
   }
@@ -776,7 +771,7 @@ TEST(DepthwiseConv1dGraphTest, FiltersAreTransposedOnChip) {
   absl::StatusOr<proto::Graph> graph =
       Trace("depthwise_conv1d", DwSettings(2, 200, 300, 130));
   ASSERT_TRUE(graph.ok()) << graph.status();
-  const auto transposes = Instrs(*graph, proto::NC_TRANSPOSE);
+  const auto transposes = InstructionsOf(*graph, proto::NC_TRANSPOSE);
   ASSERT_EQ(transposes.size(), 2u * 2u) << "channel tiles x s tiles";
   for (const proto::Instruction* t : transposes) {
     EXPECT_EQ(Operand(*graph, *t, 1).space(), proto::SBUF);
@@ -785,7 +780,8 @@ TEST(DepthwiseConv1dGraphTest, FiltersAreTransposedOnChip) {
     EXPECT_EQ(Partitions(*t, 1), FreeSize(*t, 0));
   }
   int filter_loads = 0;
-  for (const proto::Instruction* dma : Instrs(*graph, proto::DMA_COPY)) {
+  for (const proto::Instruction* dma :
+       InstructionsOf(*graph, proto::DMA_COPY)) {
     filter_loads += Operand(*graph, *dma, 1).name() == "filter";
   }
   EXPECT_EQ(filter_loads, 2) << "once per channel tile, not per batch";
@@ -803,7 +799,7 @@ TEST(DepthwiseConv1dGraphTest, MatmulContractsOverTapsOnly) {
     ASSERT_TRUE(graph.ok()) << graph.status();
     const proto::Tensor* out = TensorNamed(*graph, "out");
     const int64_t n = out->shape(0), c = out->shape(1), q = out->shape(3);
-    const auto matmuls = Instrs(*graph, proto::NC_MATMUL);
+    const auto matmuls = InstructionsOf(*graph, proto::NC_MATMUL);
     EXPECT_EQ(static_cast<int64_t>(matmuls.size()), n * c * CeilDiv(q, 512))
         << "one per channel and q tile";
     for (const proto::Instruction* mm : matmuls) {
@@ -822,7 +818,8 @@ TEST(DepthwiseConv1dGraphTest, MatmulContractsOverTapsOnly) {
       Trace("depthwise_conv1d", DwSettings(1, 2, 300, 200));
   ASSERT_TRUE(graph.ok()) << graph.status();
   std::vector<int64_t> contraction, accumulate;
-  for (const proto::Instruction* mm : Instrs(*graph, proto::NC_MATMUL)) {
+  for (const proto::Instruction* mm :
+       InstructionsOf(*graph, proto::NC_MATMUL)) {
     contraction.push_back(Partitions(*mm, 1));
     accumulate.push_back(IntAttr(*mm, "accumulate"));
   }
@@ -840,7 +837,8 @@ TEST(DepthwiseConv1dGraphTest, NoHbmTensorBesidesInputsAndOutputIsWritten) {
       EXPECT_NE(t.role(), proto::ROLE_INTERNAL) << t.name();
     }
   }
-  for (const proto::Instruction* dma : Instrs(*graph, proto::DMA_COPY)) {
+  for (const proto::Instruction* dma :
+       InstructionsOf(*graph, proto::DMA_COPY)) {
     const proto::Tensor& dst = Operand(*graph, *dma, 0);
     if (dst.space() != proto::SBUF) {
       EXPECT_EQ(dst.name(), "out");

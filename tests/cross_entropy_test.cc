@@ -26,6 +26,9 @@
 namespace nkigraph::kernels {
 namespace {
 
+using testing::InstructionsOf;
+using testing::TensorOf;
+
 using nkigraph::testing::FloatAttr;
 using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
@@ -54,22 +57,6 @@ proto::Graph TraceOk(const std::string& kernel, const Settings& settings) {
       KernelRegistry::Global().Trace(kernel, settings);
   EXPECT_TRUE(graph.ok()) << graph.status();
   return graph.ok() ? *std::move(graph) : proto::Graph();
-}
-
-std::vector<const proto::Instruction*> InstructionsOf(const proto::Graph& graph,
-                                                      proto::Opcode opcode) {
-  std::vector<const proto::Instruction*> found;
-  for (const proto::Stream& stream : graph.streams()) {
-    for (const proto::Instruction& instr : stream.instructions()) {
-      if (instr.opcode() == opcode) found.push_back(&instr);
-    }
-  }
-  return found;
-}
-
-const proto::Tensor& TensorOf(const proto::Graph& graph,
-                              const proto::AccessPattern& ap) {
-  return graph.tensors(static_cast<int>(ap.tensor_id()) - 1);
 }
 
 // --- Interpreted graph against the reference --------------------------------

@@ -71,12 +71,6 @@ inline std::vector<int64_t> TouchedElements(const proto::AccessPattern& ap) {
   return elements;
 }
 
-// The declaration of an operand's tensor.
-inline const proto::Tensor& TensorOf(const proto::Graph& graph,
-                                     const proto::AccessPattern& ap) {
-  return graph.tensors(static_cast<int>(ap.tensor_id()) - 1);
-}
-
 inline bool IsHbmSpace(proto::MemorySpace space) {
   return space == proto::HBM || space == proto::SHARED_HBM;
 }

@@ -20,6 +20,7 @@
 #include "graph/validate.h"
 #include "gtest/gtest.h"
 #include "interp/interpreter.h"
+#include "tests/scoped_temp_dir.h"
 #include "tests/test_util.h"
 #include "util/file_io.h"
 #include "util/graph_io.h"
@@ -183,7 +184,8 @@ TEST(DiagnosticTest, TravelsInAStatusWhateverBytesItsStringsHold) {
 // The loader
 
 TEST(DiagnosticProducerTest, LoaderErrorsAreLoadDiagnostics) {
-  const std::string dir = ::testing::TempDir();
+  const testing::ScopedTempDir temp;
+  const std::string& dir = temp.path();
   const Diagnostic missing =
       MustCarry(ReadGraph(dir + "/no_such_graph.pb").status());
   EXPECT_EQ(missing.kind, DiagnosticKind::kLoad);

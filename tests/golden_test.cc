@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
+#include "tests/scoped_temp_dir.h"
 #include "tests/test_paths.h"
 #include "util/graph_io.h"
 
@@ -147,7 +148,8 @@ TEST(GoldenConfigTest, ListParsesAndNamesRegisteredKernels) {
 }
 
 TEST(GoldenConfigTest, ParserRejectsMalformedLines) {
-  const std::string path = ::testing::TempDir() + "/golden_configs_test.txt";
+  const testing::ScopedTempDir dir;
+  const std::string path = dir.Path("golden_configs_test.txt");
   std::ofstream(path) << "# comment\n\nk c a=1 b=x=y\nk2\n";
   absl::StatusOr<std::vector<GoldenConfig>> bad = ReadConfigs(path);
   ASSERT_FALSE(bad.ok());
@@ -241,7 +243,8 @@ TEST(GoldenCheckTest, AnEditedGoldenFailsWithItsDiff) {
       stream->mutable_instructions(0)->mutable_operands(0);
   operand->set_offset(operand->offset() + 1);
   stream->mutable_instructions()->DeleteSubrange(2, 1);
-  const std::string edited = ::testing::TempDir() + "/edited_golden.pbtxt";
+  const testing::ScopedTempDir dir;
+  const std::string edited = dir.Path("edited_golden.pbtxt");
   ASSERT_TRUE(WriteGraph(*graph, edited).ok());
 
   const std::string failure = CompareWithGolden(config, edited);
@@ -252,7 +255,7 @@ TEST(GoldenCheckTest, AnEditedGoldenFailsWithItsDiff) {
   EXPECT_THAT(failure, HasSubstr("summary: 1 added, 0 removed, 1 changed"));
   EXPECT_THAT(failure, HasSubstr(kRegenCommand));
   // And an untouched copy passes, also when written as binary.
-  const std::string copy = ::testing::TempDir() + "/golden_copy.pb";
+  const std::string copy = dir.Path("golden_copy.pb");
   absl::StatusOr<proto::Graph> original = ReadGraph(config.Path());
   ASSERT_TRUE(original.ok());
   ASSERT_TRUE(WriteGraph(*original, copy).ok());

@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "graph/validate.h"
 #include "gtest/gtest.h"
+#include "tests/scoped_temp_dir.h"
 #include "tests/test_util.h"
 #include "util/diagnostic.h"
 #include "util/graph_io.h"
@@ -30,6 +31,7 @@ using testing::Ints;
 using testing::MutableOperandOf;
 using testing::OperandOf;
 using testing::RunGraph;
+using testing::ScopedTempDir;
 using testing::Trace1;
 
 constexpr int64_t kHuge = int64_t{1} << 40;
@@ -81,10 +83,6 @@ void ExpectRefused(const proto::Graph& graph, absl::string_view what) {
   EXPECT_THAT(interp.status().message(), HasSubstr(what));
 }
 
-std::string TempPath(absl::string_view name) {
-  return absl::StrCat(::testing::TempDir(), "/malformed_graph_test_", name);
-}
-
 void WriteBytes(const std::string& path, const std::string& bytes) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -105,11 +103,12 @@ TEST(MalformedBaseTest, TheBaseGraphIsValidAndRuns) {
 
 TEST(MalformedFileTest, TruncatedBinaryGraphIsAnError) {
   const proto::Graph graph = BaseGraph();
-  const std::string path = TempPath("full.pb");
+  const ScopedTempDir dir;
+  const std::string path = dir.Path("full.pb");
   ASSERT_TRUE(WriteGraph(graph, path).ok());
   const std::string bytes = SerializeDeterministic(graph);
   ASSERT_GT(bytes.size(), 100u);
-  const std::string cut = TempPath("cut.pb");
+  const std::string cut = dir.Path("cut.pb");
   for (size_t size : {bytes.size() - 1, bytes.size() / 2, size_t{3}}) {
     WriteBytes(cut, bytes.substr(0, size));
     absl::StatusOr<proto::Graph> read = ReadGraph(cut);
@@ -139,7 +138,8 @@ TEST(MalformedFileTest, TruncatedBinaryGraphIsAnError) {
 
 TEST(MalformedFileTest, RandomBytesAreAnError) {
   std::mt19937 rng(12345);
-  const std::string path = TempPath("random.pb");
+  const ScopedTempDir dir;
+  const std::string path = dir.Path("random.pb");
   for (int trial = 0; trial < 200; ++trial) {
     std::string bytes(1 + rng() % 2000, '\0');
     for (char& c : bytes) c = static_cast<char>(rng());
@@ -153,7 +153,8 @@ TEST(MalformedFileTest, RandomBytesAreAnError) {
 TEST(MalformedFileTest, NewerSchemaVersionIsRefusedByTheReader) {
   proto::Graph graph = BaseGraph();
   graph.set_schema_version(static_cast<proto::SchemaVersion>(3));
-  const std::string path = TempPath("newer.pb");
+  const ScopedTempDir dir;
+  const std::string path = dir.Path("newer.pb");
   WriteBytes(path, SerializeDeterministic(graph));
   absl::StatusOr<proto::Graph> read = ReadGraph(path);
   ASSERT_FALSE(read.ok());
@@ -437,7 +438,8 @@ TEST(MalformedInstructionTest, DuplicateIdsFarBeyondTheCountAreFound) {
 // naming instruction `id` (`opcode`).
 void ExpectRefusedFromFile(const proto::Graph& graph, int id,
                            absl::string_view opcode, absl::string_view what) {
-  const std::string path = TempPath("attrs.pb");
+  const ScopedTempDir dir;
+  const std::string path = dir.Path("attrs.pb");
   ASSERT_TRUE(WriteGraph(graph, path).ok());
   absl::StatusOr<proto::Graph> read = ReadGraph(path);
   ASSERT_TRUE(read.ok()) << read.status();

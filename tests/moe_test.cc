@@ -31,6 +31,8 @@
 namespace nkigraph::kernels {
 namespace {
 
+using testing::TensorOf;
+
 using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
 using nkigraph::testing::OperandTensor;
@@ -208,10 +210,6 @@ std::vector<MoeParams> TailCases(proto::DType dtype) {
 
 // --- Graph inspection
 // -----------------------------------------------------------
-
-const proto::Tensor& TensorOf(const proto::Graph& g, uint32_t id) {
-  return g.tensors(static_cast<int>(id) - 1);
-}
 
 // Whether `instr` writes tensor `id` (through an operand whose role is not
 // read-only).

@@ -1,13 +1,13 @@
 // Reading and writing .npy files.
 #include "util/npy.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/scoped_temp_dir.h"
 #include "util/file_io.h"
 
 namespace nkigraph {
@@ -27,30 +28,11 @@ using ::testing::HasSubstr;
 
 class NpyTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/npy_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    if (DIR* d = opendir(dir_.c_str())) {
-      while (dirent* e = readdir(d)) {
-        const std::string name = e->d_name;
-        if (name != "." && name != "..") unlink((dir_ + "/" + name).c_str());
-      }
-      closedir(d);
-    }
-    rmdir(dir_.c_str());
-  }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  std::string Path(const std::string& name) const { return dir_.Path(name); }
   std::vector<std::string> DirEntries() const {
     std::vector<std::string> names;
-    if (DIR* d = opendir(dir_.c_str())) {
-      while (dirent* e = readdir(d)) {
-        const std::string name = e->d_name;
-        if (name != "." && name != "..") names.push_back(name);
-      }
-      closedir(d);
+    for (const auto& entry : std::filesystem::directory_iterator(dir_.path())) {
+      names.push_back(entry.path().filename().string());
     }
     return names;
   }
@@ -61,7 +43,7 @@ class NpyTest : public ::testing::Test {
     return ReadNpy(path);
   }
 
-  std::string dir_;
+  const testing::ScopedTempDir dir_{"npy_test"};
 };
 
 // A .npy file with the given version, header dict and raw data; the header

@@ -27,6 +27,8 @@
 namespace nkigraph::kernels {
 namespace {
 
+using testing::InstructionsOf;
+
 using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
 using nkigraph::testing::OperandTensor;
@@ -291,17 +293,6 @@ TEST(GlobalRegistryTest, RoutingInputsDeclareTheirValueRanges) {
 
 absl::StatusOr<proto::Graph> TraceTiledMatmul(const Settings& settings) {
   return KernelRegistry::Global().Trace("tiled_matmul", settings);
-}
-
-std::vector<const proto::Instruction*> InstructionsOf(const proto::Graph& graph,
-                                                      proto::Opcode opcode) {
-  std::vector<const proto::Instruction*> found;
-  for (const proto::Stream& stream : graph.streams()) {
-    for (const proto::Instruction& instr : stream.instructions()) {
-      if (instr.opcode() == opcode) found.push_back(&instr);
-    }
-  }
-  return found;
 }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -17,6 +17,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "ops/access_pattern.h"
+#include "tests/scoped_temp_dir.h"
 #include "tests/test_util.h"
 #include "util/file_io.h"
 #include "util/graph_io.h"
@@ -68,14 +69,9 @@ absl::StatusOr<proto::Graph> TraceSample() {
 
 class SchemaTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/schema_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  std::string Path(const std::string& name) const { return dir_.Path(name); }
 
-  std::string dir_;
+  const testing::ScopedTempDir dir_{"schema_test"};
 };
 
 TEST_F(SchemaTest, SampleGraphIsNotTrivial) {

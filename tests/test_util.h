@@ -142,6 +142,37 @@ inline const proto::AccessPattern& OperandOf(const proto::Instruction& instr,
   return instr.operands(*slot);
 }
 
+// The instructions of `opcode` in `graph`, stream by stream; only those of
+// the streams of core `core` when it is not negative.
+inline std::vector<const proto::Instruction*> InstructionsOf(
+    const proto::Graph& graph, proto::Opcode opcode, int core = -1) {
+  std::vector<const proto::Instruction*> found;
+  for (const proto::Stream& stream : graph.streams()) {
+    if (core >= 0 && static_cast<int>(stream.core()) != core) continue;
+    for (const proto::Instruction& instr : stream.instructions()) {
+      if (instr.opcode() == opcode) found.push_back(&instr);
+    }
+  }
+  return found;
+}
+
+// Tensor `id` of `graph` (ids count from 1); an empty tensor, and a test
+// failure, for an id the graph does not have.
+inline const proto::Tensor& TensorOf(const proto::Graph& graph, uint32_t id) {
+  EXPECT_TRUE(id >= 1 && id <= static_cast<uint32_t>(graph.tensors_size()))
+      << "no tensor " << id;
+  if (id < 1 || id > static_cast<uint32_t>(graph.tensors_size())) {
+    return proto::Tensor::default_instance();
+  }
+  return graph.tensors(static_cast<int>(id) - 1);
+}
+
+// The tensor an operand refers to.
+inline const proto::Tensor& TensorOf(const proto::Graph& graph,
+                                     const proto::AccessPattern& operand) {
+  return TensorOf(graph, operand.tensor_id());
+}
+
 // The tensor operand `role` of `instr` refers to, in `graph`.
 inline const proto::Tensor& OperandTensor(const proto::Graph& graph,
                                           const proto::Instruction& instr,
@@ -149,10 +180,7 @@ inline const proto::Tensor& OperandTensor(const proto::Graph& graph,
   const uint32_t id = OperandOf(instr, role).tensor_id();
   EXPECT_TRUE(id >= 1 && id <= static_cast<uint32_t>(graph.tensors_size()))
       << "operand '" << role << "' refers to tensor " << id;
-  if (id < 1 || id > static_cast<uint32_t>(graph.tensors_size())) {
-    return proto::Tensor::default_instance();
-  }
-  return graph.tensors(static_cast<int>(id) - 1);
+  return TensorOf(graph, id);
 }
 
 // The same, to change it (tests that corrupt a graph).

@@ -25,6 +25,9 @@
 namespace nkigraph::kernels {
 namespace {
 
+using testing::InstructionsOf;
+using testing::TensorOf;
+
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;
@@ -213,19 +216,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 // --- The graph ---------------------------------------------------------------
 
-std::vector<const proto::Instruction*> Instrs(const proto::Graph& graph,
-                                              proto::Opcode opcode, int core) {
-  std::vector<const proto::Instruction*> found;
-  for (const proto::Instruction& instr : graph.streams(core).instructions()) {
-    if (instr.opcode() == opcode) found.push_back(&instr);
-  }
-  return found;
-}
-
-const proto::Tensor& TensorOf(const proto::Graph& graph, uint32_t id) {
-  return graph.tensors(static_cast<int>(id) - 1);
-}
-
 // The instructions of `core` that write tensor `id`.
 std::vector<const proto::Instruction*> Writers(const proto::Graph& graph,
                                                uint32_t id, int core) {
@@ -258,24 +248,25 @@ TEST(TopkReduceGraphTest, IndexMatchAgainstAnIotaThenKGathersPerCoreHalf) {
     }
     // The index column: transposed into SBUF per row tile, read back as
     // int32 through a bitcast, broadcast by a shuffle in both quadrants.
-    const auto transposes = Instrs(*graph, proto::DMA_TRANSPOSE, core);
+    const auto transposes = InstructionsOf(*graph, proto::DMA_TRANSPOSE, core);
     EXPECT_EQ(transposes.size(), 2u);  // 700 rows in tiles of 512
     std::set<uint32_t> staged;
     for (const auto* transpose : transposes) {
       staged.insert(testing::OperandOf(*transpose, "dst").tensor_id());
     }
     int bitcast_reads = 0;
-    for (const auto* copy : Instrs(*graph, proto::TENSOR_COPY, core)) {
+    for (const auto* copy : InstructionsOf(*graph, proto::TENSOR_COPY, core)) {
       const proto::AccessPattern& src = testing::OperandOf(*copy, "src");
       if (src.view_dtype() == proto::INT32 && staged.count(src.tensor_id())) {
         ++bitcast_reads;
       }
     }
     EXPECT_EQ(bitcast_reads, 2);
-    EXPECT_EQ(Instrs(*graph, proto::NC_STREAM_SHUFFLE, core).size(), 2u);
+    EXPECT_EQ(InstructionsOf(*graph, proto::NC_STREAM_SHUFFLE, core).size(),
+              2u);
 
     // One match: data is the broadcast index, vals the iota of token ids.
-    const auto finds = Instrs(*graph, proto::NC_FIND_INDEX8, core);
+    const auto finds = InstructionsOf(*graph, proto::NC_FIND_INDEX8, core);
     ASSERT_EQ(finds.size(), 1u);
     const proto::AccessPattern& data = testing::OperandOf(*finds[0], "data");
     EXPECT_EQ(TensorOf(*graph, data.tensor_id()).shape(0), p.num_tokens);
@@ -294,7 +285,7 @@ TEST(TopkReduceGraphTest, IndexMatchAgainstAnIotaThenKGathersPerCoreHalf) {
     // K gathers, column k of the match, accumulated by dma_compute over
     // this core's half of H.
     const uint32_t found = testing::OperandOf(*finds[0], "dst").tensor_id();
-    const auto gathers = Instrs(*graph, proto::DMA_COMPUTE, core);
+    const auto gathers = InstructionsOf(*graph, proto::DMA_COMPUTE, core);
     ASSERT_EQ(gathers.size(), static_cast<size_t>(p.top_k));
     const int64_t half = p.hidden / 2;
     for (int k = 0; k < p.top_k; ++k) {
@@ -311,7 +302,7 @@ TEST(TopkReduceGraphTest, IndexMatchAgainstAnIotaThenKGathersPerCoreHalf) {
     }
     // The core writes its half of the output.
     bool wrote_half = false;
-    for (const auto* copy : Instrs(*graph, proto::DMA_COPY, core)) {
+    for (const auto* copy : InstructionsOf(*graph, proto::DMA_COPY, core)) {
       const proto::AccessPattern& dst = testing::OperandOf(*copy, "dst");
       if (TensorOf(*graph, dst.tensor_id()).name() == "output") {
         wrote_half = dst.offset() == core * half &&

@@ -89,8 +89,9 @@ TEST(WorkerPoolTest, IdleSpinningPoolUsesNoCpu) {
   const double before = CpuSeconds(worker_clock);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const double used = CpuSeconds(worker_clock) - before;
-  // At most the 2 ms spin, plus scheduling noise.
-  EXPECT_LT(used, 0.020) << used << " s of the worker's CPU while idle";
+  // At most the 2 ms spin, plus scheduling noise on a loaded machine; a
+  // worker that kept spinning would use most of the 200 ms.
+  EXPECT_LT(used, 0.050) << used << " s of the worker's CPU while idle";
   // And it still wakes for the next batch once blocked.
   std::atomic<int> ran = 0;
   pool.Run(4, [&](int) { ran.fetch_add(1); });
