@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "dist/backoff.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::dist {
@@ -23,25 +23,6 @@ constexpr int kExchangeTag = 1;
 constexpr int kSendTag = 2;
 
 using Clock = std::chrono::steady_clock;
-
-// Waits politely: a few spins, then sleeps growing to a millisecond, so
-// that processes sharing few cores (mpirun --oversubscribe) leave them to
-// the process that is computing.
-class Backoff {
- public:
-  void Pause() {
-    if (++rounds_ < 64) {
-      std::this_thread::yield();
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_));
-    sleep_us_ = std::min(1000, sleep_us_ * 2);
-  }
-
- private:
-  int rounds_ = 0;
-  int sleep_us_ = 10;
-};
 
 absl::Status MpiError(int code, absl::string_view what) {
   char text[MPI_MAX_ERROR_STRING];
