@@ -24,6 +24,13 @@
 // BM_TransposingCopies makes the run's transposing DMA copies alone, on
 // each code path of ops::CopyBlock in turn.
 //
+// BM_RowOpSplit runs streams of one row op on [128, cols] fp32 SBUF tiles
+// (`op`: 0 tensor_tensor add, 1 an exp activation, 2 tensor_scalar of two
+// stages, 3 tensor_reduce max over the free axis) at 1 and 2 threads in
+// alternate runs, and reports their time per instruction and
+// `t2_over_t1`, the medians' ratio: where two threads split an op's rows
+// (ops/split_work.h's thresholds) and whether that pays each side of them.
+//
 // BM_InterpDispatch runs a stream of tiny tensor_tensor instructions
 // ([1, 1] operands) and reports Run()'s time per instruction, wall and
 // CPU (setting the interpreter up and tearing it down excluded).
@@ -466,6 +473,91 @@ BENCHMARK(BM_InterpDispatchDistinct)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// A stream of `count` row ops `op` (as BM_RowOpSplit numbers them) on
+// [128, cols] fp32 SBUF tiles, alternating between two so that each reads
+// what the one before wrote, after a memset of both.
+absl::StatusOr<proto::Graph> RowOpStream(int64_t cols, int op, int64_t count) {
+  builder::Tracer tracer(builder::TraceConfig{"row_op_split", {}, {}});
+  return tracer.Trace([&](builder::Tracer& t) {
+    using builder::Buffer;
+    namespace isa = builder::isa;
+    builder::Tensor out =
+        t.Allocate({128, cols}, proto::FLOAT32, Buffer::kSharedHbm, "out");
+    builder::Tensor a =
+        builder::ndarray({128, cols}, proto::FLOAT32, Buffer::kSbuf, "a");
+    builder::Tensor b =
+        builder::ndarray({128, cols}, proto::FLOAT32, Buffer::kSbuf, "b");
+    builder::Tensor column =
+        builder::ndarray({128, 1}, proto::FLOAT32, Buffer::kSbuf, "column");
+    isa::memset(a, 0.5f);
+    isa::memset(b, 0.25f);
+    for (int64_t i = 0; i < count; ++i) {
+      const builder::Tensor& dst = i % 2 == 0 ? b : a;
+      const builder::Tensor& src = i % 2 == 0 ? a : b;
+      switch (op) {
+        case 0:
+          isa::tensor_tensor(dst, src, dst, isa::Alu::kAdd);
+          break;
+        case 1:
+          isa::activation(dst, isa::ActFunc::kExp, src, {.scale = -1.0f});
+          break;
+        case 2:
+          isa::tensor_scalar(dst, src, isa::Alu::kMultiply, 0.5f,
+                             {.op1 = isa::Alu::kAdd, .operand1 = 0.25f});
+          break;
+        default:
+          isa::tensor_reduce(column, isa::Alu::kMaximum, src);
+          break;
+      }
+    }
+    isa::dma_copy(out, a);
+    t.Output("out", out);
+  });
+}
+
+// Run()'s time of `graph` at `threads` (set-up and tear-down excluded).
+bench::Elapsed TimeRun(const proto::Graph& graph, int threads) {
+  interp::RunOptions options;
+  options.threads = threads;
+  absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
+      interp::Interpreter::Create(graph, options);
+  if (!interp.ok()) Die(interp.status());
+  const bench::Stopwatch watch;
+  if (absl::Status s = (*interp)->Run(); !s.ok()) Die(s);
+  return watch.Read();
+}
+
+void BM_RowOpSplit(benchmark::State& state) {
+  const int64_t cols = state.range(0);
+  const int op = static_cast<int>(state.range(1));
+  // About 50 ms a run at one thread whatever the size.
+  const int64_t count =
+      std::max<int64_t>(200, (int64_t{1} << 25) / (128 * cols));
+  const absl::StatusOr<proto::Graph> graph = RowOpStream(cols, op, count);
+  if (!graph.ok()) Die(graph.status());
+  TimeRun(*graph, 2);  // the split pool started, the pages touched once
+  std::vector<double> t1, t2;
+  for (auto _ : state) {
+    t1.push_back(TimeRun(*graph, 1).wall);
+    t2.push_back(TimeRun(*graph, 2).wall);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double per_instr = 1e6 / static_cast<double>(count + 3);
+  state.counters["elements"] = static_cast<double>(128 * cols);
+  state.counters["t1_us_per_instr"] = median(t1) * per_instr;
+  state.counters["t2_us_per_instr"] = median(t2) * per_instr;
+  state.counters["t2_over_t1"] = median(t2) / median(t1);
+}
+BENCHMARK(BM_RowOpSplit)
+    ->ArgsProduct({{64, 128, 256, 512, 1024, 2048, 4096}, {0, 1, 2, 3}})
+    ->ArgNames({"cols", "op"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(7);
 
 }  // namespace
 }  // namespace nkigraph

@@ -19,8 +19,16 @@ namespace nkigraph::ops {
 void RunSplit(int threads, int tasks, absl::FunctionRef<void(int)> task);
 
 // Below this many elements a row op's second thread costs more in its
-// hand-off than it saves (an element is a few nanoseconds at most).
+// hand-off than it saves. Measured with every size split (bench/interp_bench
+// BM_RowOpSplit, medians of 5 on an Intel Xeon at load 0.5-0.9), two
+// threads took, against one: an exp activation 1.02x at 32k elements, 0.81x
+// at 64k, 0.68x at 128k; a two-stage tensor_scalar 1.00x, 0.88x, 0.79x.
 inline constexpr int64_t kMinRowSplitWork = int64_t{1} << 16;
+// The same for the row ops that do least per element, where the rows'
+// memory is most of the cost: tensor_tensor (add) took 1.12x at 64k, 1.06x
+// at 128k, 0.91x at 256k, 0.61x at 512k; tensor_reduce (max over the free
+// axis) 1.20x, 1.08x, 0.83x, 0.70x.
+inline constexpr int64_t kMinCheapRowSplitWork = int64_t{1} << 18;
 
 // Row ops: for an instruction over `rows` partitions of `work` elements in
 // all, calls run(r0, r1) over consecutive row ranges, in multiples of

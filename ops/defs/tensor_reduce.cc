@@ -77,17 +77,24 @@ absl::Status Execute(ExecContext& ctx) {
   // row's reduction is the same on any thread. By 16 rows, as ReduceRows
   // sums them (two groups of eight lanes).
   if (group == in.cols) {
-    ForRowRanges(in.rows, in.rows * in.cols, 16, [&](int64_t r0, int64_t r1) {
-      ReduceRows(op, identity, in.row(r0), r1 - r0, group, in.stride, &out[r0]);
-    });
+    ForRowRanges(
+        in.rows, in.rows * in.cols, 16,
+        [&](int64_t r0, int64_t r1) {
+          ReduceRows(op, identity, in.row(r0), r1 - r0, group, in.stride,
+                     &out[r0]);
+        },
+        kMinCheapRowSplitWork);
   } else {
     const int64_t per_row = in.cols / group;
-    ForRowRanges(in.rows, in.rows * in.cols, 1, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        ReduceRows(op, identity, in.row(r), per_row, group, group,
-                   &out[r * per_row]);
-      }
-    });
+    ForRowRanges(
+        in.rows, in.rows * in.cols, 1,
+        [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r) {
+            ReduceRows(op, identity, in.row(r), per_row, group, group,
+                       &out[r * per_row]);
+          }
+        },
+        kMinCheapRowSplitWork);
   }
   if (negate) {
     for (float& x : out) x = -x;

@@ -59,12 +59,15 @@ absl::Status Execute(ExecContext& ctx) {
   // Big instructions split their rows over the threads the run lends
   // (ForRowRanges); a row's result is the same on any thread.
   if (in_place.dst.data != nullptr) {
-    ForRowRanges(in_place.dst.rows, n, 1, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        ApplyAluRow(op, in_place.src_row(0, r), in_place.src_row(1, r),
-                    in_place.dst.row(r), in_place.dst.cols);
-      }
-    });
+    ForRowRanges(
+        in_place.dst.rows, n, 1,
+        [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r) {
+            ApplyAluRow(op, in_place.src_row(0, r), in_place.src_row(1, r),
+                        in_place.dst.row(r), in_place.dst.cols);
+          }
+        },
+        kMinCheapRowSplitWork);
     return absl::OkStatus();
   }
   NKI_ASSIGN_OR_RETURN(const FloatRows a, ReadFloatRows(ctx, kData1));
@@ -73,11 +76,14 @@ absl::Status Execute(ExecContext& ctx) {
   const FloatOut out =
       FloatDestination(ctx, kDst, {{kData1, a}, {kData2, b}}, scratch);
   // Same tiles (Check), so the same rows and columns.
-  ForRowRanges(a.rows, n, 1, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      ApplyAluRow(op, a.row(r), b.row(r), out.rows.row(r), a.cols);
-    }
-  });
+  ForRowRanges(
+      a.rows, n, 1,
+      [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          ApplyAluRow(op, a.row(r), b.row(r), out.rows.row(r), a.cols);
+        }
+      },
+      kMinCheapRowSplitWork);
   return FinishFloat(ctx, kDst, out, scratch);
 }
 
