@@ -106,7 +106,7 @@ absl::StatusOr<FloatRows> ReadFloatRows(ExecContext& ctx, int i) {
   absl::StatusOr<absl::Span<const float>> values = ctx.ReadFloat(i);
   if (!values.ok()) return values.status();
   return FloatRows{values->data(), op.partitions(), op.free_size(),
-                   op.free_size()};
+                   op.free_size(), /*copied=*/true};
 }
 
 bool MayOverlap(const OperandInfo& a, const OperandInfo& b) {

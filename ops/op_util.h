@@ -77,6 +77,9 @@ struct FloatRows {
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t stride = 0;  // floats between row starts
+  // A copy the calling thread made (the operand converted to float, or
+  // gathered), not the operand in place.
+  bool copied = false;
   const float* row(int64_t r) const { return data + r * stride; }
 };
 absl::StatusOr<FloatRows> ReadFloatRows(ExecContext& ctx, int i);

@@ -2,6 +2,7 @@
 #define NKIGRAPH_OPS_SPLIT_WORK_H_
 
 #include <cstdint>
+#include <limits>
 
 #include "absl/functional/function_ref.h"
 
@@ -29,6 +30,16 @@ inline constexpr int64_t kMinRowSplitWork = int64_t{1} << 16;
 // at 128k, 0.91x at 256k, 0.61x at 512k; tensor_reduce (max over the free
 // axis) 1.20x, 1.08x, 0.83x, 0.70x.
 inline constexpr int64_t kMinCheapRowSplitWork = int64_t{1} << 18;
+
+// The threshold for a row op that reads its rows from, or writes them to, a
+// copy the calling thread makes or drains (a bfloat16 operand converted to
+// float and back): none. The calling thread would then convert, out of
+// the other cores' caches, the rows they computed; bf16
+// cross_entropy_forward at 2 threads took 1.18-1.25x its one-thread time
+// so (cross_entropy_bench, Intel Xeon), and the same as one thread without.
+inline int64_t RowSplitThreshold(bool rows_in_place, int64_t min_work) {
+  return rows_in_place ? min_work : std::numeric_limits<int64_t>::max();
+}
 
 // Row ops: for an instruction over `rows` partitions of `work` elements in
 // all, calls run(r0, r1) over consecutive row ranges, in multiples of

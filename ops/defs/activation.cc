@@ -89,20 +89,23 @@ absl::Status Execute(ExecContext& ctx) {
   // Big instructions split their row groups over the threads the run
   // lends (ForRowRanges); each row is computed alike on any thread.
   constexpr int64_t kGroup = 16;
-  ForRowRanges(p, p * f, kGroup, [&](int64_t first, int64_t end) {
-    for (int64_t r0 = first; r0 < end; r0 += kGroup) {
-      const int64_t n = std::min(kGroup, end - r0);
-      for (int64_t i = r0; i < r0 + n; ++i) {
-        const float s = scale.empty() ? scale_imm : scale[i];
-        const float b = bias.empty() ? bias_imm : bias[i];
-        ApplyActFuncRow(func, data.row(i), s, b, out.rows.row(i), f);
-      }
-      if (reduce) {
-        ReduceRows(Alu::kAdd, 0.0f, out.rows.row(r0), n, f, out.rows.stride,
-                   &sums[r0]);
-      }
-    }
-  });
+  ForRowRanges(
+      p, p * f, kGroup,
+      [&](int64_t first, int64_t end) {
+        for (int64_t r0 = first; r0 < end; r0 += kGroup) {
+          const int64_t n = std::min(kGroup, end - r0);
+          for (int64_t i = r0; i < r0 + n; ++i) {
+            const float s = scale.empty() ? scale_imm : scale[i];
+            const float b = bias.empty() ? bias_imm : bias[i];
+            ApplyActFuncRow(func, data.row(i), s, b, out.rows.row(i), f);
+          }
+          if (reduce) {
+            ReduceRows(Alu::kAdd, 0.0f, out.rows.row(r0), n, f, out.rows.stride,
+                       &sums[r0]);
+          }
+        }
+      },
+      RowSplitThreshold(!data.copied && out.in_place, kMinRowSplitWork));
   if (reduce) {
     for (int64_t i = 0; i < p; ++i) regs[i] += sums[i];
   }

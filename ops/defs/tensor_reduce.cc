@@ -83,7 +83,7 @@ absl::Status Execute(ExecContext& ctx) {
           ReduceRows(op, identity, in.row(r0), r1 - r0, group, in.stride,
                      &out[r0]);
         },
-        kMinCheapRowSplitWork);
+        RowSplitThreshold(!in.copied, kMinCheapRowSplitWork));
   } else {
     const int64_t per_row = in.cols / group;
     ForRowRanges(
@@ -94,7 +94,7 @@ absl::Status Execute(ExecContext& ctx) {
                        &out[r * per_row]);
           }
         },
-        kMinCheapRowSplitWork);
+        RowSplitThreshold(!in.copied, kMinCheapRowSplitWork));
   }
   if (negate) {
     for (float& x : out) x = -x;

@@ -124,22 +124,28 @@ void Compute(absl::Span<const T> data, int64_t p, int64_t f, const Stage<T>& s0,
 
 // The float path row by row: each stage over a whole partition row with
 // its operand fixed, which is the same arithmetic per element.
+// `rows_in_place`: both `data` and `out` are the operands' own rows
+// (RowSplitThreshold).
 void ComputeRows(const FloatRows& data, const Stage<float>& s0,
-                 const Stage<float>* s1, const ExecContext::MutableRows& out) {
+                 const Stage<float>* s1, const ExecContext::MutableRows& out,
+                 bool rows_in_place) {
   const int64_t f = data.cols;
   // Big instructions split their rows over the threads the run lends
   // (ForRowRanges); a row's result is the same on any thread.
-  ForRowRanges(data.rows, data.rows * f, 1, [&](int64_t r0, int64_t r1) {
-    for (const Stage<float>* stage : {&s0, s1}) {
-      if (stage == nullptr) continue;
-      for (int64_t i = r0; i < r1; ++i) {
-        const float* in = stage == &s0 ? data.row(i) : out.row(i);
-        const float s =
-            stage->column.empty() ? stage->immediate : stage->column[i];
-        ApplyAluRowScalar(stage->op, in, s, stage->reverse, out.row(i), f);
-      }
-    }
-  });
+  ForRowRanges(
+      data.rows, data.rows * f, 1,
+      [&](int64_t r0, int64_t r1) {
+        for (const Stage<float>* stage : {&s0, s1}) {
+          if (stage == nullptr) continue;
+          for (int64_t i = r0; i < r1; ++i) {
+            const float* in = stage == &s0 ? data.row(i) : out.row(i);
+            const float s =
+                stage->column.empty() ? stage->immediate : stage->column[i];
+            ApplyAluRowScalar(stage->op, in, s, stage->reverse, out.row(i), f);
+          }
+        }
+      },
+      RowSplitThreshold(rows_in_place, kMinRowSplitWork));
 }
 
 absl::Status Execute(ExecContext& ctx) {
@@ -188,13 +194,15 @@ absl::Status Execute(ExecContext& ctx) {
   if (in_place.dst.data != nullptr) {
     ComputeRows({in_place.src[0], in_place.dst.rows, in_place.dst.cols,
                  in_place.src_stride[0]},
-                s0, has_op1 ? &s1 : nullptr, in_place.dst);
+                s0, has_op1 ? &s1 : nullptr, in_place.dst,
+                /*rows_in_place=*/true);
     return absl::OkStatus();
   }
   NKI_ASSIGN_OR_RETURN(const FloatRows data, ReadFloatRows(ctx, kData));
   std::vector<float>& scratch = ctx.ScratchFloat(0);
   const FloatOut out = FloatDestination(ctx, kDst, {{kData, data}}, scratch);
-  ComputeRows(data, s0, has_op1 ? &s1 : nullptr, out.rows);
+  ComputeRows(data, s0, has_op1 ? &s1 : nullptr, out.rows,
+              !data.copied && out.in_place);
   return FinishFloat(ctx, kDst, out, scratch);
 }
 

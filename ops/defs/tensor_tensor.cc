@@ -83,7 +83,8 @@ absl::Status Execute(ExecContext& ctx) {
           ApplyAluRow(op, a.row(r), b.row(r), out.rows.row(r), a.cols);
         }
       },
-      kMinCheapRowSplitWork);
+      RowSplitThreshold(!a.copied && !b.copied && out.in_place,
+                        kMinCheapRowSplitWork));
   return FinishFloat(ctx, kDst, out, scratch);
 }
 
