@@ -372,10 +372,13 @@ TEST_F(MpiCliTest, AKilledProcessStopsTheOthersWithinTheTimeout) {
   }
   setpgid(launcher, launcher);  // also here: either may run first
   // On any way out of this test, no process of the run is left behind to
-  // hold the test's output open and load the machine for later tests.
+  // hold the test's output open and load the machine for later tests. The
+  // ranks are mpirun's children but not in its process group (Open MPI
+  // gives them their own), so each is killed by its pid first.
   bool reaped = false;
   absl::Cleanup stop_the_run = [&] {
     if (reaped) return;
+    for (const pid_t rank : ChildrenOf(launcher)) kill(rank, SIGKILL);
     kill(-launcher, SIGKILL);
     int ignored = 0;
     waitpid(launcher, &ignored, 0);
