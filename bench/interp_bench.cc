@@ -531,7 +531,8 @@ bench::Elapsed TimeRun(const proto::Graph& graph, int threads) {
 void BM_RowOpSplit(benchmark::State& state) {
   const int64_t cols = state.range(0);
   const int op = static_cast<int>(state.range(1));
-  // About 50 ms a run at one thread whatever the size.
+  // 2^25 elements of work in all (at least 200 instructions): tens of
+  // milliseconds a run at one thread.
   const int64_t count =
       std::max<int64_t>(200, (int64_t{1} << 25) / (128 * cols));
   const absl::StatusOr<proto::Graph> graph = RowOpStream(cols, op, count);

@@ -20,8 +20,9 @@ namespace nkigraph::ops {
 void RunSplit(int threads, int tasks, absl::FunctionRef<void(int)> task);
 
 // Below this many elements a row op's second thread costs more in its
-// hand-off than it saves. Measured with every size split (bench/interp_bench
-// BM_RowOpSplit, medians of 5 on an Intel Xeon at load 0.5-0.9), two
+// hand-off than it saves. Measured in a build with every size split (both
+// thresholds at 4k; bench/interp_bench BM_RowOpSplit, the median of 5 runs
+// of its median of 7 alternations, on an Intel Xeon at load 0.5-0.9), two
 // threads took, against one: an exp activation 1.02x at 32k elements, 0.81x
 // at 64k, 0.68x at 128k; a two-stage tensor_scalar 1.00x, 0.88x, 0.79x.
 inline constexpr int64_t kMinRowSplitWork = int64_t{1} << 16;
@@ -34,9 +35,11 @@ inline constexpr int64_t kMinCheapRowSplitWork = int64_t{1} << 18;
 // The threshold for a row op that reads its rows from, or writes them to, a
 // copy the calling thread makes or drains (a bfloat16 operand converted to
 // float and back): none. The calling thread would then convert, out of
-// the other cores' caches, the rows they computed; bf16
+// the other cores' caches, the rows they computed: bf16
 // cross_entropy_forward at 2 threads took 1.18-1.25x its one-thread time
-// so (cross_entropy_bench, Intel Xeon), and the same as one thread without.
+// so (cross_entropy_bench, Intel Xeon), and about 1.07x with such ops kept
+// on the calling thread (its chunk copies still split). tensor_reduce's
+// result is one short column per row, so only its source counts.
 inline int64_t RowSplitThreshold(bool rows_in_place, int64_t min_work) {
   return rows_in_place ? min_work : std::numeric_limits<int64_t>::max();
 }

@@ -27,10 +27,9 @@
 namespace nkigraph::kernels {
 namespace {
 
-using testing::TensorOf;
-
 using builder::Tensor;
 using nkigraph::testing::OperandOf;
+using nkigraph::testing::TensorOf;
 using ::testing::HasSubstr;
 using Outputs = std::map<std::string, HostArray>;
 

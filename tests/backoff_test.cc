@@ -32,22 +32,16 @@ double ThreadCpuSeconds() {
 
 // What the schedule is for: a process polling for 200 ms leaves the core
 // to the others. Polling without sleeping would use all of the 200 ms.
+// (How often it polls is the schedule above: on a loaded machine the
+// yields and sleeps take longer than asked, so a count of polls is not.)
 TEST(BackoffTest, APollingWaitUsesLittleCpu) {
   Backoff backoff;
   const double cpu_before = ThreadCpuSeconds();
   const auto end =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-  int polls = 0;
-  while (std::chrono::steady_clock::now() < end) {
-    backoff.Pause();
-    ++polls;
-  }
+  while (std::chrono::steady_clock::now() < end) backoff.Pause();
   const double used = ThreadCpuSeconds() - cpu_before;
-  EXPECT_LT(used, 0.050) << used << " s of CPU in " << polls << " polls";
-  // And it still polls often, so a message is seen soon after it comes:
-  // sleeps of a millisecond are about 180 polls in 200 ms; sleeps of tens
-  // of milliseconds would be under 80 (63 of them the first yields).
-  EXPECT_GT(polls, 63 + 7 + 20);
+  EXPECT_LT(used, 0.050) << used << " s of CPU";
 }
 
 }  // namespace

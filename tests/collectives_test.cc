@@ -28,12 +28,11 @@
 namespace nkigraph::kernels {
 namespace {
 
-using testing::InstructionsOf;
-using testing::TensorOf;
-
+using nkigraph::testing::InstructionsOf;
 using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
 using nkigraph::testing::OperandTensor;
+using nkigraph::testing::TensorOf;
 using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;
 

@@ -25,9 +25,8 @@
 namespace nkigraph::kernels {
 namespace {
 
-using testing::InstructionsOf;
-
 using nkigraph::testing::FloatAttr;
+using nkigraph::testing::InstructionsOf;
 using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
 using nkigraph::testing::StrAttr;

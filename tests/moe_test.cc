@@ -31,12 +31,11 @@
 namespace nkigraph::kernels {
 namespace {
 
-using testing::TensorOf;
-
 using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
 using nkigraph::testing::OperandTensor;
 using nkigraph::testing::StrAttr;
+using nkigraph::testing::TensorOf;
 using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;
 using Outputs = std::map<std::string, HostArray>;

@@ -150,30 +150,38 @@ TEST(ParallelRunTest, OneProgramsMatmulsOnIdleThreadsAreTheSame) {
 // tensor_scalar on 128 x 2048 tiles) split their rows over the idle
 // threads (ops::ForRowRanges): every row is computed as on one thread,
 // NaN and infinite rows among them (a row with a NaN takes the ops'
-// element-by-element paths, its neighbours the vector ones).
+// element-by-element paths, its neighbours the vector ones). In float32
+// the ops read and write their rows in place and split; in bfloat16 the
+// ones whose rows are converted stay on one thread (ops::RowSplitThreshold)
+// and the others split.
 TEST(ParallelRunTest, OneProgramsBigRowOpsOnIdleThreadsAreTheSame) {
   // 200 positions: a last tile of 72 partitions, split unevenly.
-  for (const auto& [kernel, positions] :
-       {std::pair{"cross_entropy_forward", "256"},
-        std::pair{"cross_entropy_backward", "256"},
-        std::pair{"cross_entropy_forward", "200"}}) {
-    SCOPED_TRACE(absl::StrCat(kernel, " over ", positions, " positions"));
-    std::vector<HostArray> inputs;
-    const proto::Graph graph = TraceKernel(
-        kernel, {{"num_positions", positions}, {"vocab_size", "4096"}},
-        &inputs);
-    const Observed clean = ExpectSameForEveryThreadCount(graph, inputs);
-    EXPECT_TRUE(clean.status.ok()) << clean.status;
-    EXPECT_FALSE(clean.outputs.empty());
-    for (HostArray& input : inputs) {
-      if (input.name != "logits") continue;
-      const int64_t v = input.shape[1];
-      input.f32[3 * v + 17] = std::numeric_limits<float>::quiet_NaN();
-      input.f32[130 * v + 2047] = std::numeric_limits<float>::infinity();
-      input.f32[190 * v + 5] = -std::numeric_limits<float>::infinity();
+  for (const char* dtype : {"float32", "bfloat16"}) {
+    for (const auto& [kernel, positions] :
+         {std::pair{"cross_entropy_forward", "256"},
+          std::pair{"cross_entropy_backward", "256"},
+          std::pair{"cross_entropy_forward", "200"}}) {
+      SCOPED_TRACE(
+          absl::StrCat(kernel, " over ", positions, " positions, ", dtype));
+      std::vector<HostArray> inputs;
+      const proto::Graph graph = TraceKernel(kernel,
+                                             {{"num_positions", positions},
+                                              {"vocab_size", "4096"},
+                                              {"dtype", dtype}},
+                                             &inputs);
+      const Observed clean = ExpectSameForEveryThreadCount(graph, inputs);
+      EXPECT_TRUE(clean.status.ok()) << clean.status;
+      EXPECT_FALSE(clean.outputs.empty());
+      for (HostArray& input : inputs) {
+        if (input.name != "logits") continue;
+        const int64_t v = input.shape[1];
+        input.f32[3 * v + 17] = std::numeric_limits<float>::quiet_NaN();
+        input.f32[130 * v + 2047] = std::numeric_limits<float>::infinity();
+        input.f32[190 * v + 5] = -std::numeric_limits<float>::infinity();
+      }
+      const Observed odd = ExpectSameForEveryThreadCount(graph, inputs);
+      EXPECT_TRUE(odd.status.ok()) << odd.status;
     }
-    const Observed odd = ExpectSameForEveryThreadCount(graph, inputs);
-    EXPECT_TRUE(odd.status.ok()) << odd.status;
   }
 }
 

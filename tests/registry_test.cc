@@ -27,8 +27,7 @@
 namespace nkigraph::kernels {
 namespace {
 
-using testing::InstructionsOf;
-
+using nkigraph::testing::InstructionsOf;
 using nkigraph::testing::IntAttr;
 using nkigraph::testing::OperandOf;
 using nkigraph::testing::OperandTensor;

@@ -1,8 +1,11 @@
 #ifndef NKIGRAPH_TESTS_SCOPED_TEMP_DIR_H_
 #define NKIGRAPH_TESTS_SCOPED_TEMP_DIR_H_
 
+#include <errno.h>
 #include <stdlib.h>
 
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -25,20 +28,22 @@ class ScopedTempDir {
     std::string pattern =
         absl::StrCat(::testing::TempDir(), "/", prefix, "_XXXXXX");
     if (mkdtemp(pattern.data()) == nullptr) {
-      ADD_FAILURE() << "cannot create a temporary directory " << pattern;
-      return;
+      // No test can go on: with no directory its files would be written
+      // wherever an empty path leads.
+      std::fprintf(stderr, "cannot create a temporary directory %s: %s\n",
+                   pattern.c_str(), std::strerror(errno));
+      std::abort();
     }
     path_ = pattern;
   }
   ~ScopedTempDir() {
-    if (path_.empty()) return;
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }
   ScopedTempDir(const ScopedTempDir&) = delete;
   ScopedTempDir& operator=(const ScopedTempDir&) = delete;
 
-  // The directory itself; empty if it could not be made (the test has failed).
+  // The directory itself.
   const std::string& path() const { return path_; }
   // `name` inside the directory.
   std::string Path(absl::string_view name) const {

@@ -25,9 +25,8 @@
 namespace nkigraph::kernels {
 namespace {
 
-using testing::InstructionsOf;
-using testing::TensorOf;
-
+using nkigraph::testing::InstructionsOf;
+using nkigraph::testing::TensorOf;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;

@@ -374,10 +374,13 @@ TEST_F(MpiCliTest, AKilledProcessStopsTheOthersWithinTheTimeout) {
   // On any way out of this test, no process of the run is left behind to
   // hold the test's output open and load the machine for later tests. The
   // ranks are mpirun's children but not in its process group (Open MPI
-  // gives them their own), so each is killed by its pid first.
+  // gives them their own), so each is killed by its pid first: those found
+  // below, and any mpirun has now.
   bool reaped = false;
+  std::vector<pid_t> children;
   absl::Cleanup stop_the_run = [&] {
     if (reaped) return;
+    for (const pid_t rank : children) kill(rank, SIGKILL);
     for (const pid_t rank : ChildrenOf(launcher)) kill(rank, SIGKILL);
     kill(-launcher, SIGKILL);
     int ignored = 0;
@@ -389,7 +392,6 @@ TEST_F(MpiCliTest, AKilledProcessStopsTheOthersWithinTheTimeout) {
   // under the sanitizers, on a loaded machine, starting takes seconds.
   constexpr auto kDeadline = std::chrono::seconds(60);
   const auto start = std::chrono::steady_clock::now();
-  std::vector<pid_t> children;
   while (children.size() < 2 &&
          std::chrono::steady_clock::now() - start < kDeadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
@@ -407,8 +409,15 @@ TEST_F(MpiCliTest, AKilledProcessStopsTheOthersWithinTheTimeout) {
       << "the process ended or never ran the graph";
   const auto killed = std::chrono::steady_clock::now();
   kill(children[1], SIGKILL);
+  // Waited for against a deadline: a survivor that hung would otherwise
+  // hold the test until ctest's timeout, which kills it with no cleanup.
   int status = 0;
-  ASSERT_EQ(waitpid(launcher, &status, 0), launcher);
+  pid_t waited = 0;
+  while ((waited = waitpid(launcher, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - killed < kDeadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(waited, launcher) << "the run did not end after a process died";
   reaped = true;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed)
