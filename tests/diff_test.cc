@@ -3,12 +3,10 @@
 
 #include <stdlib.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <fstream>
 #include <random>
 #include <sstream>

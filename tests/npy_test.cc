@@ -1,8 +1,6 @@
 // Reading and writing .npy files.
 #include "util/npy.h"
 
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>

@@ -1,7 +1,6 @@
 // The serialized graph: round trips through .pb and .pbtxt, deterministic
 // bytes, version and corruption refusals, and the bookkeeping fields (ids,
 // source lines, scopes) the tracer records.
-#include <stdlib.h>
 
 #include <cstdint>
 #include <limits>

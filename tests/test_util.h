@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "builder/isa.h"
 #include "builder/tracer.h"
 #include "gtest/gtest.h"
@@ -177,10 +178,8 @@ inline const proto::Tensor& TensorOf(const proto::Graph& graph,
 inline const proto::Tensor& OperandTensor(const proto::Graph& graph,
                                           const proto::Instruction& instr,
                                           absl::string_view role) {
-  const uint32_t id = OperandOf(instr, role).tensor_id();
-  EXPECT_TRUE(id >= 1 && id <= static_cast<uint32_t>(graph.tensors_size()))
-      << "operand '" << role << "' refers to tensor " << id;
-  return TensorOf(graph, id);
+  SCOPED_TRACE(absl::StrCat("operand '", role, "'"));
+  return TensorOf(graph, OperandOf(instr, role));
 }
 
 // The same, to change it (tests that corrupt a graph).
