@@ -35,6 +35,7 @@
 #include "proto/nkigraph.pb.h"
 #include "util/dtype.h"
 #include "util/host_array.h"
+#include "util/tensor_roles.h"
 
 namespace nkigraph::bench {
 
@@ -116,8 +117,7 @@ inline std::vector<HostArray> MakeInputs(const kernels::KernelDef& def,
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (const proto::Tensor& t : graph.tensors()) {
-    if (t.role() != proto::ROLE_INPUT && t.role() != proto::ROLE_INPUT_OUTPUT)
-      continue;
+    if (!IsHostInput(t)) continue;
     bool made = false;
     for (const HostArray& a : inputs) made |= a.name == t.name();
     if (made) continue;
@@ -198,14 +198,14 @@ inline Elapsed TimeReference(const KernelCase& c, int64_t calls,
 inline double MaxError(const KernelCase& c, const interp::Interpreter& interp,
                        const std::vector<HostArray>& want, int64_t* failures,
                        std::string* report) {
-  const double tol = c.def->tolerance ? c.def->tolerance(c.values) : 1e-4;
   double worst = 0;
   *failures = 0;
   for (const HostArray& w : want) {
     absl::StatusOr<HostArray> got = interp.GetOutput(w.name);
     if (!got.ok()) Die(got.status());
     absl::StatusOr<kernels::OutputComparison> compared =
-        kernels::CompareOutput(*got, w, c.def->comparison, tol);
+        kernels::CompareOutput(*got, w, c.def->comparison,
+                               kernels::ToleranceOf(*c.def, c.values, w.name));
     if (!compared.ok()) Die(compared.status());
     *failures += compared->failures;
     *report += "  " + w.name + ": max |error| " +

@@ -19,6 +19,7 @@
 #include "ops/instr_view.h"
 #include "util/dtype.h"
 #include "util/graph_io.h"
+#include "util/tensor_roles.h"
 #include "util/worker_pool.h"
 
 namespace nkigraph::graph {
@@ -151,7 +152,7 @@ void CheckTensor(const proto::Graph& graph, int index,
   }
   if (t.has_value_range()) {
     const proto::ValueRange& range = t.value_range();
-    if (t.role() != proto::ROLE_INPUT && t.role() != proto::ROLE_INPUT_OUTPUT) {
+    if (!IsHostInput(t)) {
       error("declares a value range but is not an input");
     } else if (range.lo() > range.hi()) {
       error("value range [", range.lo(), ", ", range.hi(), "] is empty");
@@ -178,13 +179,16 @@ void CheckHostNames(const proto::Graph& graph,
                                    "outputs by name")));
   };
   for (const proto::Tensor& t : graph.tensors()) {
-    const bool input =
-        t.role() == proto::ROLE_INPUT || t.role() == proto::ROLE_INPUT_OUTPUT;
-    if (input) claim(inputs, "input", t.name(), t);
-    if (t.role() == proto::ROLE_OUTPUT) claim(outputs, "output", t.name(), t);
-    if (t.role() == proto::ROLE_INPUT_OUTPUT) {
-      claim(outputs, "output", t.output_name(), t);
+    if (IsHostInput(t)) claim(inputs, "input", t.name(), t);
+    if (!IsHostOutput(t)) continue;
+    if (HostOutputName(t).empty()) {
+      errors->push_back(TensorProblem(
+          t.id(), absl::string_view(t.name()).substr(0, 80),
+          "is an output without a name (an input-output tensor names its "
+          "output in output_name)"));
+      continue;
     }
+    claim(outputs, "output", HostOutputName(t), t);
   }
 }
 

@@ -15,21 +15,10 @@
 #include "util/diagnostic.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
+#include "util/tensor_roles.h"
 
 namespace nkigraph::interp {
 namespace {
-
-bool IsInput(const proto::Tensor& t) {
-  return t.role() == proto::ROLE_INPUT || t.role() == proto::ROLE_INPUT_OUTPUT;
-}
-
-bool IsOutput(const proto::Tensor& t) {
-  return t.role() == proto::ROLE_OUTPUT || t.role() == proto::ROLE_INPUT_OUTPUT;
-}
-
-const std::string& OutputName(const proto::Tensor& t) {
-  return t.role() == proto::ROLE_INPUT_OUTPUT ? t.output_name() : t.name();
-}
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
@@ -47,7 +36,7 @@ absl::Status HostError(absl::string_view name, std::string message) {
 std::vector<std::string> Interpreter::InputNames() const {
   std::vector<std::string> names;
   for (const proto::Tensor& t : graph_.tensors()) {
-    if (IsInput(t)) names.push_back(t.name());
+    if (IsHostInput(t)) names.push_back(t.name());
   }
   return names;
 }
@@ -55,7 +44,7 @@ std::vector<std::string> Interpreter::InputNames() const {
 std::vector<std::string> Interpreter::OutputNames() const {
   std::vector<std::string> names;
   for (const proto::Tensor& t : graph_.tensors()) {
-    if (IsOutput(t)) names.push_back(OutputName(t));
+    if (IsHostOutput(t)) names.push_back(HostOutputName(t));
   }
   return names;
 }
@@ -69,14 +58,14 @@ std::vector<int64_t> Interpreter::HostShape(const proto::Tensor& t) const {
 
 const proto::Tensor* Interpreter::FindInput(const std::string& name) const {
   for (const proto::Tensor& t : graph_.tensors()) {
-    if (IsInput(t) && t.name() == name) return &t;
+    if (IsHostInput(t) && t.name() == name) return &t;
   }
   return nullptr;
 }
 
 const proto::Tensor* Interpreter::FindOutput(const std::string& name) const {
   for (const proto::Tensor& t : graph_.tensors()) {
-    if (IsOutput(t) && OutputName(t) == name) return &t;
+    if (IsHostOutput(t) && HostOutputName(t) == name) return &t;
   }
   return nullptr;
 }
@@ -177,7 +166,7 @@ absl::Status Interpreter::FillRandomInputs(uint64_t seed) {
   // values of one input do not depend on how another's are drawn.
   std::mt19937_64 rng(seed);
   for (const proto::Tensor& t : graph_.tensors()) {
-    if (!IsInput(t) || impl_->input_set[t.id() - 1]) continue;
+    if (!IsHostInput(t) || impl_->input_set[t.id() - 1]) continue;
     HostArray array;
     array.name = t.name();
     array.shape = HostShape(t);
@@ -239,7 +228,7 @@ absl::Status Interpreter::FillRandomInputs(uint64_t seed) {
 std::vector<std::string> Interpreter::MissingInputs() const {
   std::vector<std::string> missing;
   for (const proto::Tensor& t : graph_.tensors()) {
-    if (IsInput(t) && !impl_->input_set[t.id() - 1])
+    if (IsHostInput(t) && !impl_->input_set[t.id() - 1])
       missing.push_back(t.name());
   }
   return missing;

@@ -78,10 +78,13 @@ std::vector<ParamField<P>> RingFields(std::string k_help,
                                       std::vector<ParamField<P>> after_k) {
   std::vector<ParamField<P>> fields = {
       IntField<P>("tp_degree", &P::tp_degree, {2, kRingMaxRanks},
-                  "ranks per replica group, the ring length (even, >= 2)"),
+                  "ranks per replica group, the ring length (even, >= 2)")
+          .Edges({4}),
       NumGroupsField<P>(),
-      IntField<P>("m", &P::m, {1, kRingMaxDim}, "rows of lhs per rank"),
-      IntField<P>("k", &P::k, {1, kRingMaxDim}, std::move(k_help)),
+      IntField<P>("m", &P::m, {1, kRingMaxDim}, "rows of lhs per rank")
+          .Edges(AroundTiles({128, 512})),
+      IntField<P>("k", &P::k, {1, kRingMaxDim}, std::move(k_help))
+          .Edges(AroundTiles({128, 512})),
   };
   return Concat(
       Concat(std::move(fields), std::move(after_k)),

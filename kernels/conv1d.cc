@@ -442,16 +442,21 @@ const KernelSpec<Conv1dParams>& Conv1dSpec() {
               {
                   IntField<P>("batch", &P::batch, {1, kConvMaxBatch},
                               "B: batch size")
-                      .Required(),
+                      .Required()
+                      .Edges({2}),
                   IntField<P>("c_in", &P::c_in, {1, kConvMaxChannels},
                               "input channels")
-                      .Required(),
+                      .Required()
+                      // Taps stack 4 deep up to 32 channels, 2 up to 64.
+                      .Edges(AroundTiles({32, 64, 128})),
                   IntField<P>("c_out", &P::c_out, {1, kConvMaxChannels},
                               "output channels")
-                      .Required(),
+                      .Required()
+                      .Edges(AroundTiles({128})),
                   IntField<P>("length", &P::length, {1, kConvMaxLength},
                               "L: input length")
-                      .Required(),
+                      .Required()
+                      .Edges(AroundTiles({512})),
               },
               ConvWindowFields<P>("K", "length")),
           {

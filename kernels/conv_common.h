@@ -41,13 +41,18 @@ std::vector<ParamField<P>> ConvWindowFields(const std::string& taps,
   return {
       IntField<P>("kernel_size", &P::kernel_size, {1, kConvMaxKernelSize},
                   taps + ": filter taps")
-          .Required(),
+          .Required()
+          // conv1d stacks min(K, 4) taps; depthwise puts S on partitions.
+          .Edges({2, 3, 4, 5}),
       IntField<P>("stride", &P::stride, {1, kConvMaxKernelSize},
-                  "output step along the " + axis),
+                  "output step along the " + axis)
+          .Edges({2}),
       IntField<P>("pad_left", &P::pad_left, {0, kConvMaxKernelSize},
-                  "zeros before the input"),
+                  "zeros before the input")
+          .Edges({2}),
       IntField<P>("pad_right", &P::pad_right, {0, kConvMaxKernelSize},
-                  "zeros after the input"),
+                  "zeros after the input")
+          .Edges({2}),
   };
 }
 

@@ -63,21 +63,26 @@ std::vector<ParamField<P>> CrossEntropyFields() {
       IntField<P>("num_positions", &P::num_positions,
                   {1, kCrossEntropyMaxPositions},
                   "P: positions (rows of logits)")
-          .Required(),
+          .Required()
+          .Edges(AroundTiles({128})),
       IntField<P>("vocab_size", &P::vocab_size,
                   {1, kCrossEntropyMaxVocab, "indices are compared in float32"},
                   "V: vocabulary size (columns of logits)")
-          .Required(),
+          .Required()
+          // Either side of the default chunk of 2048 and of a small one.
+          .Edges(AroundTiles({512, 2048})),
       IntField<P>("chunk_size", &P::chunk_size,
                   {1, kCrossEntropyMaxChunkSize,
                    "three chunk-wide buffers must fit one SBUF partition"},
-                  "vocabulary columns streamed through SBUF at a time"),
+                  "vocabulary columns streamed through SBUF at a time")
+          .Edges({512}),
       OptionalIntField<P>(
           "ignore_index", &P::ignore_index,
           {-kCrossEntropyMaxVocab, kCrossEntropyMaxVocab,
            "targets are compared in float32"},
           "positions whose target equals it get loss 0 and gradient 0 (unset: "
-          "every target must be in [0, V))"),
+          "every target must be in [0, V))")
+          .Edges({-100, 0}),
   };
 }
 

@@ -153,6 +153,8 @@ double DecodeTolerance(const DecodeParams& p) {
   return p.dtype == proto::FLOAT32 ? 1e-4 : 3e-2;
 }
 
+double Fp8CacheTolerance() { return 0.125; }
+
 Tensor RmsNormXT(const BlockIo& io, const Tensor& gamma, const DecodeParams& p,
                  builder::Loc loc) {
   const CoreShard h = HiddenShard(p);

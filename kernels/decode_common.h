@@ -106,6 +106,13 @@ builder::WorldConfig DecodeWorld(int64_t tp_degree);
 // compares with Comparison::kScale: outputs are sums of many products).
 double DecodeTolerance(const DecodeParams& params);
 
+// A float8_e4m3 cache against its reference: one e4m3 step of the
+// output's scale (a step is at most 2^-3 of the largest magnitude). The
+// kernel quantises its float32 projection, the reference its double one:
+// a value within a float32 rounding of a step's midpoint lands on either
+// side (seen: 1 element of 64,386 in a sweep).
+double Fp8CacheTolerance();
+
 // --- The I/O rows -----------------------------------------------------------
 
 // `X` [B, S, H].
@@ -204,21 +211,31 @@ std::vector<ParamField<P>> DecodeFields(
     std::initializer_list<absl::string_view> names) {
   static_assert(std::is_base_of_v<DecodeParams, P>);
   std::vector<ParamField<P>> all = {
-      IntField<P>("batch", &P::batch, {1, kDecodeMaxBatch}, "B: sequences"),
+      IntField<P>("batch", &P::batch, {1, kDecodeMaxBatch}, "B: sequences")
+          // B·S token rows on ≤ 128 partitions.
+          .Edges({2, 127, 128}),
       IntField<P>("seq_tkg", &P::seq_tkg, {1, kDecodeMaxSeq},
-                  "S: active tokens per sequence"),
+                  "S: active tokens per sequence")
+          .Edges({2, 127, 128}),
       IntField<P>("hidden", &P::hidden, {2, kDecodeMaxHidden},
-                  "H: hidden size (even), split across the two cores"),
+                  "H: hidden size (even), split across the two cores")
+          // Each core's half in tiles of 128, output tiles of 512.
+          .Edges({254, 256, 258, 1022, 1024, 1026}),
       IntField<P>("q_heads", &P::q_heads, {1, kDecodeMaxHeads},
-                  "query heads per TP rank (a multiple of kv_heads)"),
+                  "query heads per TP rank (a multiple of kv_heads)")
+          .Edges({2, 8}),
       IntField<P>("kv_heads", &P::kv_heads, {1, kDecodeMaxHeads},
-                  "key/value heads per TP rank"),
+                  "key/value heads per TP rank")
+          .Edges({2}),
       IntField<P>("head_dim", &P::head_dim, {2, kDecodeMaxHeadDim},
-                  "d: head size (even)"),
+                  "d: head size (even)")
+          .Edges({64, 126, 128}),
       IntField<P>("cache_len", &P::cache_len, {1, kDecodeMaxCacheLen},
-                  "C: prior positions in the KV cache"),
+                  "C: prior positions in the KV cache")
+          .Edges(AroundTiles({128, 512})),
       IntField<P>("intermediate", &P::intermediate, {1, kDecodeMaxIntermediate},
-                  "I: MLP intermediate size per TP rank"),
+                  "I: MLP intermediate size per TP rank")
+          .Edges(AroundTiles({128, 512})),
       FloatField<P>("rmsnorm_eps", &P::rmsnorm_eps, {1e-12, 1.0},
                     "eps of every RMSNorm"),
       DTypeField<P>(),

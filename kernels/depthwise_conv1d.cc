@@ -304,13 +304,16 @@ const KernelSpec<DepthwiseConv1dParams>& DepthwiseConv1dSpec() {
               {
                   IntField<P>("batch", &P::batch, {1, kConvMaxBatch},
                               "N: batch size")
-                      .Required(),
+                      .Required()
+                      .Edges({2}),
                   IntField<P>("channels", &P::channels, {1, kConvMaxChannels},
                               "C: channels (one filter each)")
-                      .Required(),
+                      .Required()
+                      .Edges(AroundTiles({128})),
                   IntField<P>("width", &P::width, {1, kConvMaxLength},
                               "W: input width")
-                      .Required(),
+                      .Required()
+                      .Edges(AroundTiles({512})),
               },
               ConvWindowFields<P>("S", "width")),
           {

@@ -153,9 +153,10 @@ const KernelSpec<FgccParams>& FgccSpec() {
           "allgather_compute_matmul: out = AllGather(lhs) @ rhs as a "
           "double-buffered ring of collective_permute_implicit, each step's "
           "product written at the resolver's rank slot",
-      .params = RingFields<P>("contraction size: columns of lhs, rows of rhs",
-                              {IntField<P>("n", &P::n, {1, kRingMaxDim},
-                                           "columns of rhs and out")}),
+      .params = RingFields<P>(
+          "contraction size: columns of lhs, rows of rhs",
+          {IntField<P>("n", &P::n, {1, kRingMaxDim}, "columns of rhs and out")
+               .Edges(AroundTiles({128, 512}))}),
       .validate = ValidateFgccParams,
       .io =
           {

@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,7 +94,30 @@ struct ParamField {
     spec.default_value.clear();
     return *this;
   }
+  // The values where the kernel's tiling of this integer changes (see
+  // ParamSpec::edges; AroundTiles builds the usual ones); those outside
+  // the field's limits are dropped.
+  ParamField& Edges(std::vector<int64_t> values) {
+    spec.edges.clear();
+    for (const int64_t v : values) {
+      if (spec.int_range && v >= spec.int_range->first &&
+          v <= spec.int_range->second) {
+        spec.edges.push_back(v);
+      }
+    }
+    return *this;
+  }
 };
+
+// t − 1, t and t + 1 for every tile size t: a parameter cut into tiles of
+// t has a short last tile on one side and one tile more on the other.
+inline std::vector<int64_t> AroundTiles(std::initializer_list<int64_t> tiles) {
+  std::vector<int64_t> values;
+  for (const int64_t t : tiles) {
+    for (const int64_t v : {t - 1, t, t + 1}) values.push_back(v);
+  }
+  return values;
+}
 
 // The field factories. Each names P, the parameter struct, explicitly
 // (IntField<P>(...)): a member of a base struct then converts to P's. The
@@ -115,6 +139,7 @@ ParamField<P> IntField(std::string name, int64_t P::*member, IntLimits limits,
   f.check = [name, member, limits](const P& p) {
     return CheckRange(name, p.*member, limits.lo, limits.hi, limits.why);
   };
+  f.spec.int_range = std::pair{limits.lo, limits.hi};
   return f;
 }
 
@@ -137,6 +162,7 @@ ParamField<P> OptionalIntField(std::string name,
     if (!(p.*member).has_value()) return absl::OkStatus();
     return CheckRange(name, *(p.*member), limits.lo, limits.hi, limits.why);
   };
+  f.spec.int_range = std::pair{limits.lo, limits.hi};
   return f;
 }
 
@@ -175,6 +201,7 @@ ParamField<P> FlagField(std::string name, bool P::*member, std::string help) {
     return std::string(p.*member ? "1" : "0");
   };
   f.check = [](const P&) { return absl::OkStatus(); };
+  f.spec.int_range = std::pair<int64_t, int64_t>{0, 1};
   return f;
 }
 
@@ -379,6 +406,10 @@ struct KernelSpec {
   std::function<HostOutputs(const P&, uint64_t seed)> make_inputs = nullptr;
   // A representative configuration, for kernels with required parameters.
   Settings example = {};
+  // The tolerance of an output compared otherwise than `tolerance` says
+  // (KernelDef::output_tolerance); nullopt for the kernel's.
+  std::function<std::optional<double>(const P&, const std::string& output)>
+      output_tolerance = nullptr;
 
   // Every field's limits, then `validate`.
   absl::Status Validate(const P& p) const {
@@ -501,6 +532,15 @@ KernelDef ToKernelDef(const KernelSpec<P>& spec) {
     def.tolerance = [s](const ParamValues& values) -> double {
       absl::StatusOr<const P*> p = values.Typed<P>();
       return p.ok() ? s->tolerance(**p) : 0.0;
+    };
+  }
+  if (s->output_tolerance) {
+    def.output_tolerance =
+        [s](const ParamValues& values,
+            const std::string& output) -> std::optional<double> {
+      absl::StatusOr<const P*> p = values.Typed<P>();
+      if (!p.ok()) return std::nullopt;
+      return s->output_tolerance(**p, output);
     };
   }
   if (s->make_inputs) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/device.h"
 #include "kernels/mlp_tkg.h"
 #include "util/status_macros.h"
 
@@ -19,8 +20,13 @@ std::vector<double> MlpTkgReferenceRows(const MlpParams& p,
                                         absl::Span<const float> w_gate_up,
                                         absl::Span<const float> w_down) {
   const int64_t T = p.tokens(), H = p.hidden, I = p.intermediate;
-  const std::vector<double> xn =
-      ReferenceRmsNorm(x, gamma, T, H, p.rmsnorm_eps);
+  // The normalised rows and the gated product are dtype tensors on the
+  // device (stage 1's xnT, the product the down projection reads), as in
+  // the attention reference: rounded so here too. Unrounded, bfloat16 runs
+  // of a small hidden size drifted apart layer by layer (hidden 2, two
+  // layers: 6% of the output's scale).
+  std::vector<double> xn = ReferenceRmsNorm(x, gamma, T, H, p.rmsnorm_eps);
+  for (double& v : xn) v = RoundLikeDevice(p.dtype, static_cast<float>(v));
   std::vector<double> out(T * H, 0.0);
   std::vector<double> g(I), u(I);
   for (int64_t t = 0; t < T; ++t) {
@@ -34,7 +40,8 @@ std::vector<double> MlpTkgReferenceRows(const MlpParams& p,
       }
     }
     for (int64_t i = 0; i < I; ++i) {
-      const double m = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+      const double m = RoundLikeDevice(
+          p.dtype, static_cast<float>(g[i] / (1.0 + std::exp(-g[i])) * u[i]));
       for (int64_t h = 0; h < H; ++h) out[t * H + h] += m * w_down[i * H + h];
     }
   }

@@ -34,17 +34,23 @@ std::vector<ParamField<MoeParams>> MoeFields() {
   using P = MoeParams;
   return {
       IntField<P>("num_tokens", &P::num_tokens, {1, kMoeMaxTokens},
-                  "T: tokens (rows of hidden_states)"),
+                  "T: tokens (rows of hidden_states)")
+          .Edges(AroundTiles({128})),
       IntField<P>("hidden", &P::hidden, {2, kMoeMaxHidden},
-                  "H: hidden size (even: split across the two cores)"),
+                  "H: hidden size (even: split across the two cores)")
+          // Each core's half in tiles of 128.
+          .Edges({254, 256, 258}),
       IntField<P>("num_experts", &P::num_experts, {1, kMoeMaxExperts},
-                  "E: experts"),
+                  "E: experts")
+          .Edges({2}),
       IntField<P>("intermediate", &P::intermediate, {1, kMoeMaxIntermediate},
-                  "I: intermediate size per rank (I_TP)"),
+                  "I: intermediate size per rank (I_TP)")
+          .Edges(AroundTiles({128, 512})),
       IntField<P>("block_size", &P::block_size, {1, kMoeMaxBlockSize},
-                  "B: token slots per block"),
-      IntField<P>("num_blocks", &P::num_blocks, {1, kMoeMaxBlocks},
-                  "N: blocks"),
+                  "B: token slots per block")
+          .Edges(AroundTiles({128})),
+      IntField<P>("num_blocks", &P::num_blocks, {1, kMoeMaxBlocks}, "N: blocks")
+          .Edges({2}),
       ChoiceField<P>(
           "activation", &P::activation,
           {{"silu", MoeActivation::kSilu}, {"swish", MoeActivation::kSwish}},

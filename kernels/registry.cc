@@ -64,6 +64,16 @@ std::string KernelNames(const std::vector<KernelDef>& kernels) {
 
 }  // namespace
 
+double ToleranceOf(const KernelDef& def, const ParamValues& values,
+                   const std::string& output) {
+  if (def.output_tolerance) {
+    if (std::optional<double> own = def.output_tolerance(values, output)) {
+      return *own;
+    }
+  }
+  return def.tolerance ? def.tolerance(values) : 1e-4;
+}
+
 ParamSpec MakeParamSpec(std::string name, ParamType type,
                         std::string default_value, std::string help) {
   ParamSpec spec;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +38,13 @@ struct ParamSpec {
   bool required = false;
   // kString only: the accepted values (empty: any).
   std::vector<std::string> choices;
+  // kInt only: the allowed values, both ends included (a flag's are 0 and
+  // 1), when the field declares them.
+  std::optional<std::pair<int64_t, int64_t>> int_range;
+  // kInt only: the values at which the kernel's tiling changes (either side
+  // of every tile size the parameter is cut by: 127, 128, 129, ...), for
+  // the boundary sweep (kernels/boundary_cases.h). Inside int_range.
+  std::vector<int64_t> edges;
 };
 
 // A kernel's parameter struct, type-erased: what a KernelSpec<P> reads from
@@ -146,7 +154,18 @@ struct KernelDef {
   // job and `nkigraph verify --all` trace, for kernels whose contract
   // leaves some sizes without a default.
   std::vector<std::pair<std::string, std::string>> example = {};
+  // An output whose precision is not the kernel's `tolerance`'s (a cache
+  // stored in float8): its own tolerance, or nullopt for the kernel's.
+  // Optional. ToleranceOf asks both.
+  std::function<std::optional<double>(const ParamValues&,
+                                      const std::string& output)>
+      output_tolerance = nullptr;
 };
+
+// The tolerance `output` of `def` is compared with at `values`: its own,
+// else the kernel's, else 1e-4.
+double ToleranceOf(const KernelDef& def, const ParamValues& values,
+                   const std::string& output);
 
 class KernelRegistry {
  public:

@@ -66,16 +66,20 @@ template <typename P>
 KernelSpec<P> Sb2sbSpec(bool tiled) {
   std::vector<ParamField<P>> fields = {
       IntField<P>("tp_degree", &P::tp_degree, {1, kRingMaxRanks},
-                  "ranks per replica group"),
+                  "ranks per replica group")
+          .Edges({2, 4}),
       NumGroupsField<P>(),
       tiled ? IntField<P>("rows", &P::rows, {1, kMaxRows},
                           "rows M of inp, tiled by min(M, 128)")
+                  .Edges(AroundTiles({128}))
             : IntField<P>("rows", &P::rows,
                           {1, Partitions(),
                            "the rows are the SBUF partition dim; "
                            "sb2sb_allgather_tiled tiles larger inputs"},
-                          "rows M of inp: the SBUF partitions (at most 128)"),
-      IntField<P>("width", &P::width, {1, kMaxWidth}, "columns W of inp"),
+                          "rows M of inp: the SBUF partitions (at most 128)")
+                  .Edges(AroundTiles({128})),
+      IntField<P>("width", &P::width, {1, kMaxWidth}, "columns W of inp")
+          .Edges(AroundTiles({512})),
   };
   if (tiled) {
     fields.push_back(

@@ -143,10 +143,13 @@ const KernelSpec<TiledMatmulParams>& TiledMatmulSpec() {
           "(k), bias and activation fused into the PSUM evacuation",
       .params =
           {
-              IntField<P>("m", &P::m, {1, kMaxDim}, "rows of lhs and out"),
+              IntField<P>("m", &P::m, {1, kMaxDim}, "rows of lhs and out")
+                  .Edges(AroundTiles({128, 512})),
               IntField<P>("k", &P::k, {1, kMaxDim},
-                          "contraction size: columns of lhs, rows of rhs"),
-              IntField<P>("n", &P::n, {1, kMaxDim}, "columns of rhs and out"),
+                          "contraction size: columns of lhs, rows of rhs")
+                  .Edges(AroundTiles({128, 512})),
+              IntField<P>("n", &P::n, {1, kMaxDim}, "columns of rhs and out")
+                  .Edges(AroundTiles({128, 512})),
               FlagField<P>("bias", &P::bias,
                            "1: add the float32 bias [n]; 0: no bias"),
               ActivationField<P>(),

@@ -135,18 +135,22 @@ const KernelSpec<TopkReduceParams>& TopkReduceSpec() {
               IntField<P>("num_tokens", &P::num_tokens, {1, kMaxTokens},
                           "tokens T: the partitions the index is "
                           "broadcast to")
-                  .Required(),
+                  .Required()
+                  .Edges(AroundTiles({128})),
               IntField<P>("top_k", &P::top_k, {1, kMaxTopK},
                           "K: rows summed per token at most (one "
                           "nc_find_index8 finds 8)")
-                  .Required(),
+                  .Required()
+                  .Edges(AroundTiles({8})),
               IntField<P>("hidden", &P::hidden, {2, kMaxHidden},
                           "hidden H (even: the cores split it)")
-                  .Required(),
+                  .Required()
+                  .Edges({254, 256, 258, 1022, 1024, 1026}),
               IntField<P>("rows", &P::rows, {1, kMaxRows},
                           "rows R of the padded sparse buffer "
                           "(T * K <= R)")
-                  .Required(),
+                  .Required()
+                  .Edges(AroundTiles({128, 512})),
           },
       .validate = ValidateTopkReduceParams,
       .io =

@@ -254,9 +254,11 @@ const KernelSpec<TransformerParams>& TransformerTkgSpec() {
                            "head_dim", "cache_len", "intermediate",
                            "rmsnorm_eps", "dtype"}),
           {IntField<P>("num_layers", &P::num_layers, {1, kTransformerMaxLayers},
-                       "L: decoder layers"),
+                       "L: decoder layers")
+               .Edges({2}),
            IntField<P>("tp_degree", &P::tp_degree, {1, kTransformerMaxTpDegree},
-                       "tensor-parallel ranks (1: no all-reduce)"),
+                       "tensor-parallel ranks (1: no all-reduce)")
+               .Edges({2, 8}),
            FlagField<P>("sbuf_residual_and_cc", &P::sbuf_residual_and_cc,
                         "1: residual and all-reduce in SBUF, shards swapped "
                         "by sendrecv")}),
@@ -325,7 +327,19 @@ const KernelSpec<TransformerParams>& TransformerTkgSpec() {
       .world = [](const P& p) { return DecodeWorld(p.tp_degree); },
       .body = TraceTransformerTkg,
       .reference = TransformerTkgReference,
-      .tolerance = [](const P& p) { return DecodeTolerance(p); },
+      // A layer's RMSNorm over fewer than 64 values is ill-conditioned: a
+      // bfloat16 rounding that lands the other way in one layer's output
+      // turns the next layer's normalised row (seen: hidden 2, two layers,
+      // one token 7% of the output's scale off, float32 within 6e-6).
+      // Such bfloat16 stacks are held to 0.1; everything else to the
+      // family's tolerance.
+      .tolerance =
+          [](const P& p) {
+            return p.dtype == proto::BFLOAT16 && p.hidden < 64 &&
+                           p.num_layers > 1
+                       ? 0.1
+                       : DecodeTolerance(p);
+          },
       .comparison = Comparison::kScale,
       .make_inputs = MakeTransformerTkgInputs,
   };

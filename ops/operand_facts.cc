@@ -8,7 +8,7 @@ namespace {
 
 // Sets the row fields of `f` when `ap`'s elements lie in rows; leaves
 // as_rows false otherwise (a dynamic offset, strided elements, two outer
-// dims, on chip rows that are not whole partitions apart).
+// dims, on chip rows that are not the partitions).
 void LayOutAsRows(const proto::Tensor& t, const proto::AccessPattern& ap,
                   OperandFacts& f) {
   if (ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED) return;
@@ -31,6 +31,10 @@ void LayOutAsRows(const proto::Tensor& t, const proto::AccessPattern& ap,
     for (; d >= 0; --d) {
       if (Count(ap, d) == 1) continue;
       if (rows != 1) return;  // two outer dims
+      // On chip the rows are the partitions: every reader takes them so
+      // (partitions × free size). A free dim left outside the run (a
+      // broadcast over a middle dim of a one-partition tile) is no row.
+      if (f.on_chip && d != 0) return;
       rows = Count(ap, d);
       flat_stride = Stride(ap, d);
     }

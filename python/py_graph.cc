@@ -32,6 +32,7 @@
 #include "util/dtype.h"
 #include "util/file_io.h"
 #include "util/graph_io.h"
+#include "util/tensor_roles.h"
 #include "viz/viz.h"
 
 namespace nkigraph::python {
@@ -61,19 +62,12 @@ py::list Signature(const proto::Graph& graph, bool inputs) {
   py::list rows;
   const int64_t ranks = graph.world().num_ranks();
   for (const proto::Tensor& t : graph.tensors()) {
-    const bool is_input =
-        t.role() == proto::ROLE_INPUT || t.role() == proto::ROLE_INPUT_OUTPUT;
-    const bool is_output =
-        t.role() == proto::ROLE_OUTPUT || t.role() == proto::ROLE_INPUT_OUTPUT;
-    if (inputs ? !is_input : !is_output) continue;
+    if (inputs ? !IsHostInput(t) : !IsHostOutput(t)) continue;
     std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
     if (t.per_rank() && ranks > 1) shape.insert(shape.begin(), ranks);
     py::dict row;
-    // An in-place tensor's output may go by its own name.
-    row["name"] = !inputs && t.role() == proto::ROLE_INPUT_OUTPUT &&
-                          !t.output_name().empty()
-                      ? t.output_name()
-                      : t.name();
+    // An in-place tensor's output goes by its own name.
+    row["name"] = inputs ? t.name() : HostOutputName(t);
     row["shape"] = py::tuple(py::cast(shape));
     row["dtype"] = std::string(DTypeName(t.dtype()));
     rows.append(row);

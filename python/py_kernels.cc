@@ -72,6 +72,9 @@ struct Verification {
   std::vector<tools::OutputCheck> checks;
   bool passed = false;
   std::string text;
+  // The inputs as the device held them (2-byte ones as uint16 bits): run()
+  // on them gives `outputs` again.
+  py::dict inputs;
   py::dict outputs;
   py::dict reference;
 };
@@ -101,11 +104,12 @@ Verification Verify(const std::string& name, uint64_t seed,
   result.passed = v.passed();
   result.text = tools::VerifyHeader(v) + "\n";
   for (const tools::OutputCheck& check : v.checks) {
-    absl::StrAppend(&result.text,
-                    tools::FormatCheck(check, v.comparison, v.tolerance), "\n");
+    absl::StrAppend(&result.text, tools::FormatCheck(check, v.comparison),
+                    "\n");
   }
   absl::StrAppend(&result.text, v.kernel, ": ", result.passed ? "PASS" : "FAIL",
                   "\n");
+  result.inputs = ToNumpyDict(v.inputs);
   result.outputs = ToNumpyDict(v.outputs);
   result.reference = ToNumpyDict(v.reference);
   return result;
@@ -253,6 +257,7 @@ void DefineKernels(py::module_& m) {
       .def_readonly("checks", &Verification::checks)
       .def_readonly("passed", &Verification::passed)
       .def_readonly("text", &Verification::text)
+      .def_readonly("inputs", &Verification::inputs)
       .def_readonly("outputs", &Verification::outputs)
       .def_readonly("reference", &Verification::reference)
       .def("__bool__", [](const Verification& v) { return v.passed; })

@@ -106,6 +106,11 @@ TEST(OperandFactsTest, RowsLieWhereEachElementsByteOffsetIs) {
       {"strided elements", sbuf, MakeAp(0, {{64, 4}, {2, 8}}), false, 0, 0},
       {"rows inside one partition", sbuf, MakeAp(0, {{64, 1}, {16, 3}, {1, 8}}),
        false, 0, 0},
+      // Each of the 4 heads reads the same 8 values: rows to an HBM copy,
+      // but on chip a row is a partition, and this tile has one.
+      {"a middle dim broadcast over one partition", sbuf,
+       MakeAp(0, {{64, 1}, {0, 4}, {1, 8}}), false, 0, 0},
+      {"hbm rows broadcast", hbm, MakeAp(10, {{0, 4}, {1, 10}}), true, 4, 10},
       {"bf16 psum rows at partition 32", psum_bf16,
        MakeAp(64, {{64, 2}, {16, 4}, {1, 16}}), true, 2, 64},
       {"hbm block", hbm, MakeAp(12, {{10, 3}, {1, 5}}), true, 3, 5},
@@ -177,6 +182,55 @@ TEST(OperandFactsTest, InPlaceWriteOverlappingItsSourceReadsTheOldValues) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(out->at("out").f32,
               ::testing::ElementsAre(1, 2, 4, 6, 8, 10, 12, 14));
+}
+
+// A one-partition tile [1, heads, d] times a row [1, d] broadcast over the
+// heads (RoPE's x · cos at one token): every head is multiplied by the same
+// row. The broadcast source lies in memory as d floats read `heads` times;
+// it is not `heads` rows of the tile. (attention_block_tkg at batch 1,
+// seq_tkg 1 multiplied every head after the first by what lay past the
+// row.) The same through tensor_scalar's and activation's readers.
+TEST(OperandFactsTest, AOnePartitionTileTimesARowBroadcastOverItsHeads) {
+  constexpr int64_t kHeads = 3, kD = 4;
+  absl::StatusOr<proto::Graph> graph = Trace1([](Tracer& t) {
+    Tensor x = t.Input("x", {1, kHeads * kD}, proto::FLOAT32);
+    Tensor c = t.Input("c", {1, kD}, proto::FLOAT32);
+    Tensor out =
+        t.Allocate({1, kHeads * kD}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    Tensor out2 =
+        t.Allocate({1, kHeads * kD}, proto::FLOAT32, Buffer::kSharedHbm, "o2");
+    // x and c side by side in one SBUF tensor, so what lies past c's row
+    // is x, not unwritten memory.
+    Tensor both = builder::ndarray({1, kD + kHeads * kD}, proto::FLOAT32,
+                                   Buffer::kSbuf, "both");
+    isa::dma_copy(both.Slice(1, 0, kD), c);
+    isa::dma_copy(both.Slice(1, kD, kHeads * kD), x);
+    const Tensor row = both.Slice(1, 0, kD).Broadcast(1, kHeads);  // [1,H,d]
+    const Tensor heads =
+        both.Slice(1, kD, kHeads * kD).Reshape({1, kHeads, kD});
+    Tensor prod = builder::ndarray({1, kHeads, kD}, proto::FLOAT32,
+                                   Buffer::kSbuf, "prod");
+    isa::tensor_tensor(prod, heads, row, isa::Alu::kMultiply);
+    isa::dma_copy(out, prod.Reshape({1, kHeads * kD}));
+    Tensor copy = builder::ndarray({1, kHeads, kD}, proto::FLOAT32,
+                                   Buffer::kSbuf, "copy");
+    isa::tensor_scalar(copy, row, isa::Alu::kAdd, 0.5f);
+    isa::dma_copy(out2, copy.Reshape({1, kHeads * kD}));
+    t.Output("out", out);
+    t.Output("out2", out2);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<std::map<std::string, HostArray>> out = RunGraph(
+      *graph, {Floats("x", {1, kHeads * kD},
+                      {1, 2, 3, 4, 10, 20, 30, 40, 100, 200, 300, 400}),
+               Floats("c", {1, kD}, {1, -1, 2, 0.5})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(out->at("out").f32,
+              ::testing::ElementsAre(1, -2, 6, 2, 10, -20, 60, 20, 100, -200,
+                                     600, 200));
+  EXPECT_THAT(out->at("out2").f32,
+              ::testing::ElementsAre(1.5, -0.5, 2.5, 1, 1.5, -0.5, 2.5, 1, 1.5,
+                                     -0.5, 2.5, 1));
 }
 
 // Partition 2 of `a` is never written; partition 1 only in its first 5

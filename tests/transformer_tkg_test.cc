@@ -108,6 +108,30 @@ TEST(TransformerTkgTest, InterpretedGraphMatchesReference) {
   }
 }
 
+// B·S = 1 (one user's one new token), the shape: tp 1, 4 and 8 on
+// both residual paths, both dtypes between them.
+TEST(TransformerTkgTest, OneTokenOfOneSequenceMatchesReference) {
+  uint64_t seed = 21;
+  for (const int64_t tp : {1, 4, 8}) {
+    for (const bool sbuf : {false, true}) {
+      TransformerParams p =
+          Small(tp, sbuf, sbuf == (tp == 4) ? proto::FLOAT32 : proto::BFLOAT16);
+      p.num_layers = 1;
+      p.batch = 1;
+      p.seq_tkg = 1;
+      p.hidden = 256;
+      p.kv_heads = 2;
+      p.intermediate = 96;
+      SCOPED_TRACE(Describe(p));
+      const HostArrays inputs = InputsOk(p, seed++);
+      const Outputs got = testing::RunOk(TraceOk(p), inputs);
+      HostOutputs want = TransformerTkgReference(p, inputs);
+      ASSERT_TRUE(want.ok()) << want.status();
+      testing::ExpectAllCloseToScale(got, *want, DecodeTolerance(p));
+    }
+  }
+}
+
 // The HBM and SBUF paths give identical bits: every value is produced by
 // the same instruction on the same operand values in the same dtype on
 // both (block outputs rounded to dtype, the all-reduce summing in group

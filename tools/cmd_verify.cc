@@ -14,6 +14,7 @@
 #include "interp/interpreter.h"
 #include "kernels/compare.h"
 #include "kernels/registry.h"
+#include "tools/boundary_sweep.h"
 #include "tools/commands.h"
 #include "tools/processes.h"
 #include "tools/run_flags.h"
@@ -28,6 +29,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: nkigraph verify NAME [--set PARAM=VALUE]... [--seed S] [--out-dir DIR]
        nkigraph verify --all [--seed S] [--out-dir DIR]
+       nkigraph verify (NAME | --all) --sweep pairwise|3-wise|product
        (either form also takes [--memory-limit BYTES] [--max-steps N]
         [--threads N] [--quiet] [--peer-timeout SECONDS])
        mpirun -np P nkigraph verify ...: the ranks spread over P processes
@@ -48,6 +50,15 @@ relative error, the maximum of the measure and PASS or FAIL.
 options:
   -s, --set PARAM=VALUE   set a kernel parameter (repeatable)
   --all                   verify every registered kernel at its defaults
+  --sweep HOW             verify the kernel's boundary cases instead: each
+                          integer parameter at its smallest legal value, at
+                          1, at its default and either side of every tile
+                          size the kernel cuts it by, with every flag and
+                          choice (both dtypes), combined pairwise, 3-wise
+                          or as the full product (3-wise when that has more
+                          than 20000 legal cases); combinations the kernel
+                          refuses are left out. Prints every case that
+                          fails or is refused when traced, then a table
   --seed S                the inputs' random seed (default 1)
   --out-dir DIR           also write DIR/NAME.pb (the graph) and
                           DIR/NAME/{inputs,outputs,reference}/*.npy
@@ -172,7 +183,7 @@ int VerifyAndReport(
   }
   bool pass = true;
   for (const OutputCheck& check : v.checks) {
-    std::cout << FormatCheck(check, v.comparison, v.tolerance) << "\n";
+    std::cout << FormatCheck(check, v.comparison) << "\n";
     pass &= check.ok();
   }
   std::cout << name << ": " << (pass ? "PASS" : "FAIL") << "\n";
@@ -180,6 +191,61 @@ int VerifyAndReport(
 }
 
 int VerifyIn(const ParsedArgs& parsed_args, const Processes& processes);
+
+// --sweep: the boundary cases of one kernel or of every kernel with a
+// reference.
+int SweepAndReport(const ParsedArgs& parsed, const VerifyOptions& options) {
+  absl::StatusOr<SweepStrength> strength =
+      ParseSweepStrength(parsed.Get("--sweep"));
+  if (!strength.ok()) return ReportError(kVerb, strength.status());
+  if (parsed.Has("--set") || parsed.Has("--out-dir")) {
+    return ReportError(kVerb,
+                       "--sweep chooses the parameters and writes no "
+                       "--out-dir; it takes no --set or --out-dir");
+  }
+  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
+  std::vector<const kernels::KernelDef*> defs;
+  if (parsed.Has("--all")) {
+    if (!parsed.positionals.empty()) {
+      return ReportError(kVerb, "--all takes no kernel name");
+    }
+    for (const kernels::KernelDef& def : registry.kernels()) {
+      if (def.reference) defs.push_back(&def);
+    }
+  } else {
+    absl::StatusOr<std::string> name = OnePositional(
+        parsed, kVerb, "kernel name", "nkigraph verify NAME --sweep HOW");
+    if (!name.ok()) return ReportError(kVerb, name.status());
+    const kernels::KernelDef* def = registry.Find(*name);
+    if (def == nullptr) {
+      return ReportError(kVerb, absl::StrCat("unknown kernel '", *name, "'"));
+    }
+    defs.push_back(def);
+  }
+  std::vector<SweepRow> rows;
+  for (const kernels::KernelDef* def : defs) {
+    SweepOptions sweep;
+    sweep.strength = *strength;
+    sweep.seed = options.seed;
+    absl::StatusOr<SweepRow> row =
+        SweepKernel(registry, *def, sweep, options.run);
+    if (!row.ok()) return ReportError(kVerb, row.status());
+    for (const auto& [outcomes, verdict] :
+         {std::pair{&row->failed, "FAIL"}, {&row->refused, "REFUSED"}}) {
+      for (const SweepOutcome& o : *outcomes) {
+        std::cout << def->name << " (" << kernels::DescribeCase(o.settings)
+                  << "): " << verdict << ": " << o.why << "\n";
+      }
+    }
+    rows.push_back(*std::move(row));
+    std::cout.flush();
+  }
+  std::cout << FormatSweepTable(rows);
+  const bool failed = std::any_of(rows.begin(), rows.end(), [](const auto& r) {
+    return !r.failed.empty();
+  });
+  return failed ? kExitFailure : kExitOk;
+}
 
 }  // namespace
 
@@ -190,6 +256,7 @@ int RunVerify(const std::vector<std::string>& args) {
                        {"--all", "", /*takes_value=*/false, false},
                        {"--seed", "", true, false},
                        {"--out-dir", "", true, false},
+                       {"--sweep", "", true, false},
                        kMemoryLimitFlag,
                        kMaxStepsFlag,
                        kThreadsFlag,
@@ -241,6 +308,7 @@ int VerifyIn(const ParsedArgs& parsed_args, const Processes& processes) {
   options.writes = processes.first();
   const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
 
+  if (parsed->Has("--sweep")) return SweepAndReport(*parsed, options);
   if (parsed->Has("--all")) {
     if (!parsed->positionals.empty() || parsed->Has("--set")) {
       return ReportError(kVerb,

@@ -14,6 +14,7 @@
 #include "util/memory_budget.h"
 #include "util/npy.h"
 #include "util/status_macros.h"
+#include "util/tensor_roles.h"
 
 #ifdef NKIGRAPH_HAVE_MPI
 #include "dist/mpi_transport.h"
@@ -188,7 +189,7 @@ absl::Status WriteOutputsTogether(const Processes& processes,
     return t.per_rank() && ranks > 1;
   };
   auto path = [&](const proto::Tensor& t) {
-    return absl::StrCat(dir, "/", SafeFileName(t.name()), ".npy");
+    return absl::StrCat(dir, "/", SafeFileName(HostOutputName(t)), ".npy");
   };
   // This process's rows of a per-rank output, read and written one rank at
   // a time (the first rank's write makes the file when `create`).
@@ -200,12 +201,12 @@ absl::Status WriteOutputsTogether(const Processes& processes,
       ScopedCharge charge(
           &interp.budget(),
           HostArrayBytes(ShapeElementCount(shape), two_byte_bits),
-          absl::StrCat("host memory for a rank's rows of output '", t.name(),
-                       "'"));
+          absl::StrCat("host memory for a rank's rows of output '",
+                       HostOutputName(t), "'"));
       NKI_RETURN_IF_ERROR(charge.status());
       NKI_ASSIGN_OR_RETURN(HostArray rows,
                            interp.ReadTensor(t.id(), r, 0, form));
-      rows.name = t.name();
+      rows.name = HostOutputName(t);
       rows.shape = shape;
       NKI_RETURN_IF_ERROR(WriteNpyRows(path(t) + ".part", rows, ranks, r,
                                        create && r == held.first));
@@ -226,7 +227,8 @@ absl::Status WriteOutputsTogether(const Processes& processes,
       std::vector<ScopedCharge> charge;
       status = ChargeHostArray(interp, *t, raw_bits16, "output", &charge);
       if (!status.ok()) break;
-      absl::StatusOr<HostArray> whole = interp.GetOutput(t->name(), form);
+      absl::StatusOr<HostArray> whole =
+          interp.GetOutput(HostOutputName(*t), form);
       status = whole.ok() ? WriteNpy(path(*t), *whole) : whole.status();
     }
   }

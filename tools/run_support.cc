@@ -16,6 +16,7 @@
 #include "util/host_array.h"
 #include "util/npy.h"
 #include "util/status_macros.h"
+#include "util/tensor_roles.h"
 
 namespace nkigraph::tools {
 
@@ -99,26 +100,17 @@ int64_t HostBytes(const proto::Graph& graph, bool raw_bits16,
 }  // namespace
 
 int64_t HostInputBytes(const proto::Graph& graph, bool raw_bits16) {
-  return HostBytes(graph, raw_bits16, [](const proto::Tensor& t) {
-    return t.role() == proto::ROLE_INPUT ||
-           t.role() == proto::ROLE_INPUT_OUTPUT;
-  });
+  return HostBytes(graph, raw_bits16, IsHostInput);
 }
 
 int64_t HostOutputBytes(const proto::Graph& graph, bool raw_bits16) {
-  return HostBytes(graph, raw_bits16, [](const proto::Tensor& t) {
-    return t.role() == proto::ROLE_OUTPUT ||
-           t.role() == proto::ROLE_INPUT_OUTPUT;
-  });
+  return HostBytes(graph, raw_bits16, IsHostOutput);
 }
 
 int64_t HostOutputWriteBytes(const proto::Graph& graph, bool raw_bits16) {
   int64_t most = 0;
   for (const proto::Tensor& t : graph.tensors()) {
-    if (t.role() != proto::ROLE_OUTPUT &&
-        t.role() != proto::ROLE_INPUT_OUTPUT) {
-      continue;
-    }
+    if (!IsHostOutput(t)) continue;
     // One rank's rows of a per-rank output, or the whole of another.
     const int64_t bytes = HostArrayBytes(
         ShapeElementCount(t.shape()), raw_bits16 && DTypeSize(t.dtype()) == 2);

@@ -24,6 +24,7 @@ OutputCheck CheckOutput(const HostArray& got,
   OutputCheck check;
   check.name = got.name;
   check.shape = got.shape;
+  check.tolerance = tolerance;
   auto want =
       std::find_if(reference.begin(), reference.end(),
                    [&](const HostArray& r) { return r.name == got.name; });
@@ -69,6 +70,7 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
                        registry.ParseParams(def, settings));
   v.params = values.AsPairs();
   v.tolerance = def.tolerance ? def.tolerance(values) : kDefaultTolerance;
+  static_assert(kDefaultTolerance == 1e-4, "kernels::ToleranceOf's default");
 
   v.stage = VerifyStage::kTrace;
   // Traced to bytes and parsed onto an arena, which the interpreter runs
@@ -166,7 +168,8 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
 
   for (const HostArray& output : v.outputs) {
     v.checks.push_back(
-        CheckOutput(output, v.reference, def.comparison, v.tolerance));
+        CheckOutput(output, v.reference, def.comparison,
+                    kernels::ToleranceOf(def, values, output.name)));
   }
   v.stage = VerifyStage::kCompared;
   return absl::OkStatus();
@@ -184,7 +187,7 @@ std::string VerifyHeader(const KernelVerification& v) {
 }
 
 std::string FormatCheck(const OutputCheck& check,
-                        kernels::Comparison comparison, double tolerance) {
+                        kernels::Comparison comparison) {
   std::string line =
       absl::StrCat("  ", check.name, " ", ShapeString(check.shape), ": ");
   if (!check.error.empty()) return absl::StrCat(line, "FAIL: ", check.error);
@@ -196,7 +199,7 @@ std::string FormatCheck(const OutputCheck& check,
   }
   absl::StrAppend(&line, absl::StrFormat("max %s %.3g, tol %.3g: ",
                                          kernels::ComparisonMeasure(comparison),
-                                         c.error, tolerance));
+                                         c.error, check.tolerance));
   if (c.ok()) return absl::StrCat(line, "PASS");
   int64_t elements = 1;
   for (int64_t d : check.shape) elements *= d;

@@ -41,6 +41,8 @@ struct OutputCheck {
   // Why the output could not be compared (no such reference output,
   // mismatched shapes); empty when it was.
   std::string error;
+  // The output's own (kernels::ToleranceOf).
+  double tolerance = 0.0;
   kernels::OutputComparison comparison;
 
   bool ok() const { return error.empty() && comparison.ok(); }
@@ -53,6 +55,7 @@ struct KernelVerification {
   std::vector<std::pair<std::string, std::string>> params;
   uint64_t seed = 1;
   kernels::Comparison comparison = kernels::Comparison::kElementwise;
+  // The kernel's; an output may have its own (OutputCheck::tolerance).
   double tolerance = 0.0;
   // The account the check's host and device memory is charged to, when
   // the caller's run options gave none (declared before everything charged
@@ -97,7 +100,7 @@ std::string VerifyHeader(const KernelVerification& v);
 // The report's line of one output: "  out [256, 256]: max abs err ...,
 // tol ...: PASS" (or FAIL, with the count and the first failure).
 std::string FormatCheck(const OutputCheck& check,
-                        kernels::Comparison comparison, double tolerance);
+                        kernels::Comparison comparison);
 
 }  // namespace nkigraph::tools
 
