@@ -259,11 +259,12 @@ const KernelSpec<AttentionParams>& AttentionBlockTkgSpec() {
       .reference = AttentionBlockTkgReference,
       // With fp8_kv a K or V element can round to either side of an e4m3
       // midpoint (Fp8CacheTolerance), and `out` attends what it rounded
-      // to: in float32 that moves `out` by more than float32 rounding
-      // (seen: 1.3e-4 of the scale), so fp8 in float32 is held to 1e-3.
+      // to: in float32 that moves `out` by far more than float32 rounding
+      // (seen in the 3-wise sweep: up to 5.1e-3 of the scale), so fp8 in
+      // float32 is held to 1e-2.
       .tolerance =
           [](const P& p) {
-            return p.fp8_kv && p.dtype == proto::FLOAT32 ? 1e-3
+            return p.fp8_kv && p.dtype == proto::FLOAT32 ? 1e-2
                                                          : DecodeTolerance(p);
           },
       .comparison = Comparison::kScale,

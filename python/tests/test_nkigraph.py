@@ -254,3 +254,49 @@ def test_verify_device_error_raises():
     # No kernel fails verify; a parameter error raises before any run.
     with pytest.raises(nkigraph.InvalidArgumentError, match="parameter 'n'"):
         nkigraph.verify("tiled_matmul", n=-1)
+
+
+def _file_path_variants():
+    """Every kernel with a reference at its defaults (its example where
+    parameters are required); in-place kernels with inplace 0 and 1."""
+    variants = []
+    for kernel in nkigraph.kernels():
+        if not kernel.has_reference:
+            continue
+        params = dict(kernel.example)
+        if any(p.name == "inplace" for p in kernel.params):
+            for inplace in ("0", "1"):
+                variants.append((kernel.name, dict(params, inplace=inplace)))
+        else:
+            variants.append((kernel.name, params))
+    return variants
+
+
+def _bits(a):
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint32) if a.dtype == np.float32 else a
+
+
+@pytest.mark.parametrize(
+    "name,params", _file_path_variants(),
+    ids=lambda v: v if isinstance(v, str) else
+    "-".join(f"{k}{x}" for k, x in v.items() if k == "inplace") or "defaults")
+def test_run_on_verify_inputs_gives_its_outputs_bit_for_bit(name, params):
+    """Python's run() of a traced graph, on the inputs verify() ran on (as
+    the device held them), gives verify()'s outputs bit for bit, every
+    output by its output name (an in-place one included); with raw_bits,
+    bfloat16 outputs as their bits."""
+    v = nkigraph.verify(name, **params)
+    assert v.passed, v.text
+    graph = nkigraph.trace(name, **params)
+    got = nkigraph.run(graph, dict(v.inputs))
+    assert sorted(got) == sorted(v.outputs)
+    for out, want in v.outputs.items():
+        assert got[out].shape == want.shape, out
+        assert np.array_equal(_bits(got[out]), _bits(want)), out
+    raw = nkigraph.run(graph, dict(v.inputs), raw_bits=True)
+    for out, want in v.outputs.items():
+        if raw[out].dtype == np.uint16:
+            assert np.array_equal(raw[out], (_bits(want) >> 16).astype(np.uint16)), out
+        else:
+            assert np.array_equal(_bits(raw[out]), _bits(want)), out
