@@ -1,7 +1,6 @@
 // Reading and writing .npy files.
 #include "util/npy.h"
 
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
