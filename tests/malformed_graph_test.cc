@@ -642,6 +642,12 @@ TEST(MalformedTensorTest, InputAndOutputNamesAreTheirOwn) {
   graph = BaseGraph();
   graph.mutable_tensors(4)->set_name("x");
   EXPECT_EQ(Problems(graph), "");
+  // An in-place tensor that names no output could never be read back.
+  graph = BaseGraph();
+  graph.mutable_tensors(0)->set_role(proto::ROLE_INPUT_OUTPUT);
+  ExpectRefused(graph,
+                "tensor 1 ('x'): is an output without a name (an "
+                "input-output tensor names its output in output_name)");
 }
 
 TEST(MalformedTensorTest, MisalignedAddressIsRefused) {
