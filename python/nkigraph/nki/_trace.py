@@ -1,0 +1,120 @@
+"""The trace in progress: the builder's tracer, the source line of each
+call, and the kernel's HBM tensors.
+
+Every nki.language / nki.isa call goes through `emit`, which records one
+instruction with the calling kernel line (the first frame outside this
+package) as its source. Errors the tracer records are raised at the call
+that made them, as nkigraph.Error.
+"""
+
+import sys
+
+from .. import _nkigraph
+
+_OPCODES = _nkigraph._opcodes
+_PACKAGE = __name__.rsplit(".", 1)[0]  # "nkigraph.nki"
+
+# The trace in progress, or None.
+current = None
+
+
+def active():
+    """The trace in progress; a clear error outside one."""
+    if current is None:
+        raise RuntimeError(
+            "this nki call needs a kernel being traced: call the kernel "
+            "through nki.simulate_kernel, nki.simulate, nkigraph.nki.trace "
+            "or a jit-decorated kernel called with numpy arrays")
+    return current
+
+
+def caller():
+    """(file, line) of the innermost frame outside nkigraph.nki."""
+    f = sys._getframe(2)
+    while f is not None:
+        name = f.f_globals.get("__name__", "")
+        if not name.startswith(_PACKAGE):
+            return f.f_code.co_filename, f.f_lineno
+        f = f.f_back
+    return "<unknown>", 0
+
+
+class Trace:
+    """One kernel being traced: the tracer and what the front-end keeps
+    beside it (grid position, the shared-HBM tensors of grid instance 0
+    that later instances share, inputs the kernel writes)."""
+
+    def __init__(self, tracer, grid):
+        self.tracer = tracer
+        self.grid = grid  # the launch grid, () without one
+        self.program = (0,) * len(grid)  # this instance's position
+        self.shared = []  # instance 0's shared-HBM allocations, in order
+        self.shared_index = 0
+        self.inputs = {}  # tensor id -> parameter name
+        self.written = set()  # ids of inputs some instruction writes
+        self.constants = []  # (name, numpy array) of nl.shared_constant
+        self.names = set()
+        self.name_counts = {}
+        self.loop_reduce = {}  # nl.loop_reduce's tile, by call site
+        self.live = True  # on-chip tiles are freed while the body runs
+        # PSUM views a matmul has written (buffer id, offset, pattern), and
+        # PSUM buffers something other than a zero memset wrote: a matmul
+        # onto either accumulates; onto fresh or zeroed PSUM it overwrites
+        # (opening an accumulation group, as the hardware wants).
+        self.matmul_written = set()
+        self.psum_initialised = set()
+
+    def loc(self):
+        file, line = caller()
+        self.tracer.set_loc(file, line)
+
+    def alloc(self, shape, dtype, space, name=None, par_axis=0):
+        """A new tensor of `shape` (NKI's logical shape: for on-chip ones
+        the partition dim at `par_axis`) as a whole view."""
+        from ._dtypes import dtype_name
+        from ._tensor import NkiTensor, _Buffer
+        shape = tuple(int(s) for s in shape)
+        if space in ("sbuf", "psum"):
+            phys = (shape[par_axis],) + shape[:par_axis] + \
+                shape[par_axis + 1:]
+        else:
+            phys = shape
+            par_axis = 0
+        label = self.unique_name(name or ("t" if space != "psum" else "ps"))
+        self.loc()
+        id_ = self.tracer.alloc(list(phys), dtype_name(dtype), space, label)
+        buf = _Buffer(self, id_, space, dtype, phys, label)
+        return NkiTensor.whole(buf, par_axis)
+
+    def emit(self, opcode, operands, attrs=()):
+        """Records `opcode` with operands [(role, tensor)] (tensor an
+        NkiTensor view, or None for an absent optional one) and attrs
+        [(name, value)]. Returns the instruction id."""
+        file, line = caller()
+        tracer = self.tracer
+        tracer.set_loc(file, line)
+        ops = []
+        for role, t in operands:
+            if t is None:
+                continue
+            t._check_bounds()
+            ops.append((role, t._buf.id, t._offset, t._pattern()))
+            if role == "dst" and t._buf.id in self.inputs:
+                self.written.add(t._buf.id)
+        return tracer.emit(_OPCODES[opcode], ops, list(attrs))
+
+    def unique_name(self, base):
+        """`base`, or base_K for the first K not taken: tensor names are
+        unique in a graph."""
+        if base not in self.names:
+            self.names.add(base)
+            return base
+        k = self.name_counts.get(base, 0)
+        while True:
+            k += 1
+            name = f"{base}_{k}"
+            if name not in self.names:
+                break
+        self.name_counts[base] = k
+        self.names.add(name)
+        return name

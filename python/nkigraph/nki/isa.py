@@ -1,0 +1,359 @@
+"""nki.isa: one nkigraph instruction per call.
+
+Both of NKI's calling forms are taken: the older one returns a new tile
+(`t = nisa.tensor_tensor(a, b, op=nl.add)`), the newer one writes an
+explicit destination first (`nisa.tensor_tensor(dst=t, data1=a, data2=b,
+op=nl.add)`). `mask=` narrows the instruction to the rows it selects.
+"""
+
+import enum
+
+from . import _errors, _ops
+from . import _trace
+from ._tensor import NkiTensor
+
+
+class engine(enum.Enum):
+    """The engine an instruction runs on (nki.isa.engine)."""
+
+    unknown = 0
+    tensor = 1
+    vector = 2
+    scalar = 3
+    gpsimd = 4
+    activation = 3  # NKI's other name for the scalar engine
+    pool = 4  # and for gpsimd
+    sync = 5
+
+
+_ENGINE_NAMES = {1: "tensor", 2: "vector", 3: "scalar", 4: "gpsimd"}
+
+
+class reduce_cmd(enum.Enum):
+    """What an activation does with the accumulation registers."""
+
+    idle = 0
+    reset = 1
+    reduce = 2
+    reset_reduce = 3
+
+
+class nc_version(enum.IntEnum):
+    """NeuronCore generations (nki.isa.nc_version)."""
+
+    gen2 = 2
+    gen3 = 3
+    gen4 = 4
+
+
+class dge_mode(enum.Enum):
+    unknown = 0
+    swdge = 1
+    hwdge = 2
+    none = 3
+
+
+class oob_mode(enum.Enum):
+    error = 0
+    skip = 1
+
+
+class matmul_perf_mode(enum.Enum):
+    none = 0
+    double_row = 1
+
+
+def get_nc_version():
+    """The NeuronCore generation nkigraph models: trn2's NeuronCore-v3."""
+    return nc_version.gen3
+
+
+def _engine_name(value, default):
+    if value is None or value == engine.unknown:
+        return default
+    if isinstance(value, engine):
+        return _ENGINE_NAMES.get(value.value, default)
+    return str(value)
+
+
+# ---------------------------------------------------------------------------
+# Argument forms.
+
+def _split_dst(args, kwargs, n_leading):
+    """(dst, args): the newer form's explicit destination, given by name
+    or as an extra leading tensor (the older form starts with `n_leading`
+    tensors; the newer puts dst before them)."""
+    if "dst" in kwargs:
+        return kwargs.pop("dst"), args
+    if len(args) > n_leading and isinstance(args[n_leading], NkiTensor) \
+            and isinstance(args[0], NkiTensor):
+        return args[0], args[1:]
+    return None, args
+
+
+def _bind(name, args, kwargs, params):
+    """`params` ((name, default), ...) bound from args and kwargs; unknown
+    keywords are an error naming them."""
+    out = {}
+    if len(args) > len(params):
+        raise TypeError(f"nisa.{name} takes {len(params)} positional "
+                        f"arguments ({len(args)} given)")
+    for (p, _), a in zip(params, args):
+        out[p] = a
+    for p, default in params[len(args):]:
+        if p in kwargs:
+            out[p] = kwargs.pop(p)
+        elif default is _REQUIRED:
+            raise TypeError(f"nisa.{name} needs '{p}'")
+        else:
+            out[p] = default
+    for k in ("name", "dge_mode", "oob_mode", "tile_position", "tile_size",
+              "perf_mode", "is_stationary_onezero", "is_moving_onezero"):
+        kwargs.pop(k, None)
+    if kwargs:
+        raise TypeError(f"nisa.{name} got unexpected keyword arguments "
+                        f"{sorted(kwargs)}")
+    return out
+
+
+_REQUIRED = object()
+
+
+def _result(dst, mask, shape, dtype, buffer="sbuf"):
+    """The destination: given (narrowed by the mask), or a new tile."""
+    if dst is None:
+        dst = _trace.active().alloc(shape, dtype, buffer)
+        return dst, _ops.masked(dst, mask)
+    return dst, _ops.masked(dst, mask)
+
+
+# ---------------------------------------------------------------------------
+# Instructions.
+
+def nc_matmul(*args, **kwargs):
+    """dst = stationary.T @ moving on the Tensor Engine, into PSUM."""
+    dst, args = _split_dst(args, kwargs, 2)
+    a = _bind("nc_matmul", args, kwargs, (
+        ("stationary", _REQUIRED), ("moving", _REQUIRED),
+        ("is_transpose", False), ("accumulate", None), ("mask", None)))
+    st, mv = a["stationary"], a["moving"]
+    if a["mask"] is not None:
+        raise _errors.unsupported("nc_matmul(mask=...)",
+                                  "slice the operands instead")
+    if a["is_transpose"]:
+        raise _errors.unsupported("nc_matmul(is_transpose=True)",
+                                  "use nisa.nc_transpose")
+    shape = (st.shape[-1], mv.shape[-1])
+    out, view = _result(dst, None, shape, "float32", "psum")
+    _ops.matmul(view, st, mv, a["accumulate"])
+    return out
+
+
+def nc_transpose(*args, **kwargs):
+    """dst = data.T: on the Tensor Engine (into PSUM) or, for up to 32x32,
+    the Vector Engine."""
+    dst, args = _split_dst(args, kwargs, 1)
+    a = _bind("nc_transpose", args, kwargs, (
+        ("data", _REQUIRED), ("engine", engine.unknown), ("dtype", None),
+        ("mask", None)))
+    data = a["data"]
+    eng = _engine_name(a["engine"], "tensor")
+    if dst is None:
+        buffer = "psum" if eng == "tensor" else "sbuf"
+        dtype = a["dtype"] or ("float32" if eng == "tensor" else data.dtype)
+        dst = _trace.active().alloc((data.shape[-1], data.shape[0]), dtype,
+                                    buffer)
+    _trace.active().emit("nc_transpose", (("dst", dst), ("data", data)),
+                         (("engine", eng),))
+    return dst
+
+
+def activation(*args, **kwargs):
+    """dst = op(data * scale + bias) on the Scalar Engine."""
+    dst, args = _split_dst(args, kwargs, 0)
+    a = _bind("activation", args, kwargs, (
+        ("op", _REQUIRED), ("data", _REQUIRED), ("bias", None),
+        ("scale", 1.0), ("reduce_op", None), ("reduce_res", None),
+        ("reduce_cmd", reduce_cmd.idle), ("dtype", None), ("mask", None)))
+    return _ops.activation(dst, a["op"], a["data"], a["bias"], a["scale"],
+                           a["reduce_op"], a["reduce_res"], a["reduce_cmd"],
+                           a["dtype"], a["mask"])
+
+
+def activation_reduce(*args, **kwargs):
+    """activation, and its result summed along the free axis into
+    reduce_res."""
+    dst, args = _split_dst(args, kwargs, 0)
+    a = _bind("activation_reduce", args, kwargs, (
+        ("op", _REQUIRED), ("data", _REQUIRED), ("reduce_op", _REQUIRED),
+        ("reduce_res", _REQUIRED), ("bias", None), ("scale", 1.0),
+        ("dtype", None), ("mask", None)))
+    return _ops.activation(dst, a["op"], a["data"], a["bias"], a["scale"],
+                           a["reduce_op"], a["reduce_res"],
+                           reduce_cmd.reset_reduce, a["dtype"], a["mask"])
+
+
+def tensor_tensor(*args, **kwargs):
+    """dst = data1 op data2, element-wise."""
+    dst, args = _split_dst(args, kwargs, 2)
+    a = _bind("tensor_tensor", args, kwargs, (
+        ("data1", _REQUIRED), ("data2", _REQUIRED), ("op", _REQUIRED),
+        ("engine", engine.unknown), ("dtype", None), ("mask", None)))
+    return _ops.tensor_tensor(dst, a["data1"], a["data2"], a["op"],
+                              a["dtype"], a["mask"],
+                              _engine_name(a["engine"], None))
+
+
+def tensor_scalar(*args, **kwargs):
+    """dst = (data op0 operand0) op1 operand1, each operand a number or a
+    [P, 1] column."""
+    dst, args = _split_dst(args, kwargs, 1)
+    a = _bind("tensor_scalar", args, kwargs, (
+        ("data", _REQUIRED), ("op0", _REQUIRED), ("operand0", _REQUIRED),
+        ("reverse0", False), ("op1", None), ("operand1", None),
+        ("reverse1", False), ("engine", engine.unknown), ("dtype", None),
+        ("mask", None)))
+    return _ops.tensor_scalar(dst, a["data"], a["op0"], a["operand0"],
+                              a["reverse0"], a["op1"], a["operand1"],
+                              a["reverse1"], a["dtype"], a["mask"],
+                              _engine_name(a["engine"], None))
+
+
+def scalar_tensor_tensor(*args, **kwargs):
+    """dst = (data op0 operand0) op1 operand1, operand0 a number or a
+    [P, 1] column, operand1 a tile."""
+    dst, args = _split_dst(args, kwargs, 1)
+    a = _bind("scalar_tensor_tensor", args, kwargs, (
+        ("data", _REQUIRED), ("op0", _REQUIRED), ("operand0", _REQUIRED),
+        ("op1", _REQUIRED), ("operand1", _REQUIRED), ("reverse0", False),
+        ("reverse1", False), ("dtype", None), ("mask", None)))
+    data = a["data"]
+    out, view = _result(dst, a["mask"], data.shape,
+                        a["dtype"] or data.dtype)
+    operand0 = a["operand0"]
+    attrs = [("op0", _ops.alu(a["op0"])), ("op1", _ops.alu(a["op1"])),
+             ("reverse0", int(bool(a["reverse0"]))),
+             ("reverse1", int(bool(a["reverse1"])))]
+    column = None
+    if isinstance(operand0, NkiTensor):
+        column = _ops.masked(operand0, a["mask"])
+    else:
+        attrs.append(("scalar0", float(operand0)))
+    _trace.active().emit("scalar_tensor_tensor", (
+        ("dst", view), ("data", _ops.masked(data, a["mask"])),
+        ("operand0", column),
+        ("operand1", _ops.masked(a["operand1"], a["mask"]))), attrs)
+    return out
+
+
+def tensor_reduce(*args, **kwargs):
+    """dst = op over the trailing free axes `axis` of data."""
+    dst, args = _split_dst(args, kwargs, 0)
+    a = _bind("tensor_reduce", args, kwargs, (
+        ("op", _REQUIRED), ("data", _REQUIRED), ("axis", _REQUIRED),
+        ("negate", False), ("keepdims", False), ("dtype", None),
+        ("mask", None)))
+    return _ops.reduce(dst, a["op"], a["data"], a["axis"], a["negate"],
+                       a["keepdims"], a["dtype"], a["mask"])
+
+
+def tensor_copy(*args, **kwargs):
+    """dst = src (converted to dst's dtype)."""
+    dst, args = _split_dst(args, kwargs, 1)
+    a = _bind("tensor_copy", args, kwargs, (
+        ("src", _REQUIRED), ("engine", engine.unknown), ("dtype", None),
+        ("mask", None)))
+    src = a["src"]
+    out, view = _result(dst, a["mask"], src.shape, a["dtype"] or src.dtype)
+    _trace.active().emit("tensor_copy", (
+        ("dst", view), ("src", _ops.masked(src, a["mask"]))),
+        (("engine", _engine_name(a["engine"], "vector")),))
+    return out
+
+
+def memset(*args, **kwargs):
+    """A tile of `value` (older form: a new tile of `shape`)."""
+    dst, args = _split_dst(args, kwargs, 0)
+    if dst is None and args and isinstance(args[0], NkiTensor):
+        dst, args = args[0], args[1:]
+    if dst is not None:
+        a = _bind("memset", args, kwargs, (
+            ("value", _REQUIRED), ("engine", engine.unknown),
+            ("mask", None)))
+        shape, dtype = dst.shape, dst.dtype
+    else:
+        a = _bind("memset", args, kwargs, (
+            ("shape", _REQUIRED), ("value", _REQUIRED), ("dtype", _REQUIRED),
+            ("engine", engine.unknown), ("mask", None)))
+        shape, dtype = a["shape"], a["dtype"]
+    out, view = _result(dst, a["mask"], shape, dtype)
+    _trace.active().emit("memset", (("dst", view),), (
+        ("value", float(a["value"])),
+        ("engine", _engine_name(a["engine"], "vector"))))
+    return out
+
+
+def iota(*args, **kwargs):
+    """A tile whose elements are the values of an index expression."""
+    dst, args = _split_dst(args, kwargs, 0)
+    if dst is None and args and isinstance(args[0], NkiTensor):
+        dst, args = args[0], args[1:]
+    a = _bind("iota", args, kwargs, (
+        ("expr", _REQUIRED), ("dtype", "int32"), ("mask", None)))
+    return _ops.iota(dst, a["expr"], a["dtype"], a["mask"])
+
+
+def affine_select(*args, **kwargs):
+    """on_true where an affine predicate of the indices holds, else
+    on_false_value."""
+    dst, args = _split_dst(args, kwargs, 0)
+    a = _bind("affine_select", args, kwargs, (
+        ("pred", _REQUIRED), ("on_true_tile", _REQUIRED),
+        ("on_false_value", _REQUIRED), ("dtype", None), ("mask", None)))
+    return _ops.affine_select(dst, a["pred"], a["on_true_tile"],
+                              a["on_false_value"], a["dtype"], a["mask"])
+
+
+def dma_copy(*args, **kwargs):
+    """dst = src by DMA (HBM <-> SBUF, or within either)."""
+    a = _bind("dma_copy", args, kwargs, (
+        ("dst", _REQUIRED), ("src", _REQUIRED), ("mask", None),
+        ("dst_rmw_op", None)))
+    if a["dst_rmw_op"] is not None:
+        raise _errors.unsupported("dma_copy(dst_rmw_op=...)")
+    _ops.dma(a["dst"], a["src"], a["mask"])
+
+
+def dma_transpose(*args, **kwargs):
+    """dst = src transposed (2-byte dtypes), by DMA into SBUF."""
+    dst, args = _split_dst(args, kwargs, 1)
+    a = _bind("dma_transpose", args, kwargs, (
+        ("src", _REQUIRED), ("axes", None), ("dtype", None),
+        ("mask", None)))
+    src = a["src"]
+    axes = a["axes"] or tuple(reversed(range(src.ndim)))
+    shape = tuple(src.shape[i] for i in axes)
+    out, view = _result(dst, a["mask"], shape, a["dtype"] or src.dtype)
+    _trace.active().emit("dma_transpose", (("dst", view), ("src", src)),
+                         (("axes", list(axes)),))
+    return out
+
+
+def _needs_op(name):
+    def call(*args, **kwargs):
+        return _ops.extended(name, args, kwargs)
+    call.__name__ = name
+    call.__doc__ = f"nki.isa.{name}, as nkigraph's {name} instruction."
+    return call
+
+
+tensor_tensor_scan = _needs_op("tensor_tensor_scan")
+tensor_scalar_reduce = _needs_op("tensor_scalar_reduce")
+bn_stats = _needs_op("bn_stats")
+bn_aggr = _needs_op("bn_aggr")
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise _errors.unsupported(f"nki.isa.{name}")
