@@ -110,9 +110,13 @@ class PyTracer {
 
   // Where the next calls come from.
   void SetLoc(const std::string& file, int line) {
-    auto [it, inserted] = files_.try_emplace(file, nullptr);
-    if (inserted) it->second = std::make_unique<std::string>(file);
-    tracer_->SetSourceOverride(it->second->c_str(), line);
+    if (file != last_file_) {
+      auto [it, inserted] = files_.try_emplace(file, nullptr);
+      if (inserted) it->second = std::make_unique<std::string>(file);
+      last_file_ = file;
+      last_file_ptr_ = it->second->c_str();
+    }
+    tracer_->SetSourceOverride(last_file_ptr_, line);
   }
 
   uint32_t Input(const std::string& name, const std::vector<int64_t>& shape,
@@ -146,11 +150,14 @@ class PyTracer {
   void PushScope(const std::string& name) { tracer_->PushScope(name); }
   void PopScope() { tracer_->PopScope(); }
 
-  // Records one instruction of `opcode` (its proto enum value).
+  // Records one instruction of `opcode` (its proto enum value) made at
+  // `file`:`line`.
   // `operands`: (role, tensor id, offset, pattern) tuples, the pattern a
   // flat tuple of [stride, count] values. `attrs`: (name, value) pairs,
   // each value converted to the type the op's schema gives the name.
-  int64_t Emit(int opcode, const py::list& operands, const py::list& attrs) {
+  int64_t Emit(int opcode, const py::list& operands, const py::iterable& attrs,
+               const std::string& file, int line) {
+    SetLoc(file, line);
     if (!proto::Opcode_IsValid(opcode) || opcode == 0) {
       ThrowInvalidArgument(absl::StrCat("no opcode ", opcode));
     }
@@ -227,6 +234,8 @@ class PyTracer {
 
   std::unique_ptr<Tracer> tracer_;
   absl::flat_hash_map<std::string, std::unique_ptr<std::string>> files_;
+  std::string last_file_;
+  const char* last_file_ptr_ = nullptr;
   bool active_ = false;
 };
 
@@ -252,7 +261,7 @@ void DefineTracer(py::module_& m) {
       .def("push_scope", &PyTracer::PushScope, py::arg("name"))
       .def("pop_scope", &PyTracer::PopScope)
       .def("emit", &PyTracer::Emit, py::arg("opcode"), py::arg("operands"),
-           py::arg("attrs"))
+           py::arg("attrs"), py::arg("file"), py::arg("line"))
       .def_property_readonly("failed", &PyTracer::failed);
 
   py::dict opcodes;

@@ -43,8 +43,24 @@ _STAND_INS = {
 _SUPPORTED = set(_NUMPY.values()) | {"bfloat16", "float8_e4m3"}
 
 
+_NAMES = {}  # dtype_name's answers, by the dtype asked about
+
+
 def dtype_name(dtype):
     """nkigraph's name of an NKI / numpy dtype (or a string naming one)."""
+    try:
+        return _NAMES[dtype]
+    except (KeyError, TypeError):
+        pass
+    name = _dtype_name(dtype)
+    try:
+        _NAMES[dtype] = name
+    except TypeError:
+        pass
+    return name
+
+
+def _dtype_name(dtype):
     if isinstance(dtype, _NamedDType):
         name = dtype.name
     elif isinstance(dtype, str):

@@ -110,6 +110,8 @@ def _run_body(fn, bound, trace, grid, state):
         trace.program = position
         trace.shared_index = 0
         out = fn(**call_args)
+        if trace.pending is not None:
+            trace.flush()
         if k == 0:
             result = out
     # Publish: returned HBM tensors, then inputs written in place.

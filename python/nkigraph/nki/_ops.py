@@ -5,7 +5,7 @@ function per instruction family that records it."""
 import numbers
 
 from . import _errors, _trace
-from ._dtypes import dtype_name
+from ._dtypes import dtype_name, promote
 from ._index import IndexExpr, Predicate
 from ._tensor import NkiTensor
 
@@ -48,8 +48,22 @@ def _name_of(op):
     return name
 
 
+_ALU_BY_OP = {}  # alu's answers, by the operator object
+
+
 def alu(op):
     """nkigraph's ALU name for an NKI / numpy operator."""
+    try:
+        return _ALU_BY_OP[op]
+    except (KeyError, TypeError):
+        pass
+    name = _ALU.get(_name_of(op))
+    if name is not None:
+        try:
+            _ALU_BY_OP[op] = name
+        except TypeError:
+            pass
+        return name
     name = _name_of(op)
     if name not in _ALU:
         raise _errors.unsupported(f"operator {name}")
@@ -106,7 +120,7 @@ def _free(t):
 
 # ---------------------------------------------------------------------------
 
-def matmul(dst, stationary, moving, accumulate=None):
+def matmul(dst, stationary, moving, accumulate=None, where=None):
     """nc_matmul into the PSUM view `dst`. accumulate None: onto PSUM a
     matmul wrote before (or something other than a zero memset), add;
     onto fresh PSUM, overwrite."""
@@ -118,7 +132,7 @@ def matmul(dst, stationary, moving, accumulate=None):
     trace.matmul_written.add(key)
     trace.emit("nc_matmul", (("dst", dst), ("stationary", stationary),
                              ("moving", moving)),
-               (("accumulate", int(bool(accumulate))),))
+               (("accumulate", int(bool(accumulate))),), where)
 
 
 def psum_written(dst, opcode, value=None):
@@ -166,15 +180,18 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None,
 
 
 def tensor_tensor(dst, a, b, op, dtype=None, mask=None, engine=None):
-    from ._dtypes import promote
     del engine  # nkigraph's tensor_tensor runs on the Vector Engine
-    name = promote(dtype_name(a.dtype), dtype_name(b.dtype))
-    out, view = _dst(dst, mask, a.shape, dtype or name)
+    if dst is None:
+        dst = new_tile(a.shape, dtype or promote(dtype_name(a.dtype),
+                                                 dtype_name(b.dtype)))
+    view = dst
+    if mask is not None:
+        view, a, b = masked(dst, mask), masked(a, mask), masked(b, mask)
     _trace.active().emit("tensor_tensor", (
-        ("dst", view), ("data1", masked(a, mask)),
-        ("data2", masked(b, mask))), (("op", alu(op)),))
-    psum_written(view, "tensor_tensor")
-    return out
+        ("dst", view), ("data1", a), ("data2", b)), (("op", alu(op)),))
+    if view._buf.space == "psum":
+        psum_written(view, "tensor_tensor")
+    return dst
 
 
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None,

@@ -64,9 +64,11 @@ def _count(shape):
 class NkiTensor:
     """A tensor or tile of a kernel being traced (NKI's NkiTensor)."""
 
-    __slots__ = ("_buf", "_offset", "_axes", "_par", "_dims", "_base")
+    __slots__ = ("_buf", "_offset", "_axes", "_par", "_dims", "_base",
+                 "_operand")
 
     def __init__(self, buf, offset, axes, par, dims, base):
+        self._operand = None  # (id, offset, pattern), once checked
         self._buf = buf
         self._offset = offset
         self._axes = axes  # ((stride, count), ...) in logical order
@@ -123,22 +125,30 @@ class NkiTensor:
                 f"dtype={dtype_name(self.dtype)}, {self._buf.space})")
 
     # --- operands ---------------------------------------------------
+    def _as_operand(self):
+        """(tensor id, offset, pattern) for an instruction, after the
+        bounds check; kept, since a view does not change."""
+        op = self._operand
+        if op is None:
+            self._check_bounds()
+            op = self._operand = (self._buf.id, self._offset,
+                                  self._pattern())
+        return op
+
     def _pattern(self):
-        """The operand pattern: the partition axis first, then the rest;
-        count-1 axes dropped (one axis always kept)."""
+        """The operand pattern: the partition axis first, then the rest in
+        order (count-1 axes kept: an op such as tensor_reduce counts
+        dims; dropped only past the ISA's limit of 4 free dims)."""
         axes = self._axes
         par = self._par
         if par is not None and par != 0:
             axes = (axes[par],) + axes[:par] + axes[par + 1:]
+        if par is not None and len(axes) > 5:
+            axes = (axes[0],) + tuple(a for a in axes[1:] if a[1] != 1)
         flat = []
-        first = par is not None
         for stride, count in axes:
-            if count != 1 or first:
-                flat.append(stride)
-                flat.append(count)
-            first = False
-        if not flat:
-            flat = [1, 1]
+            flat.append(stride)
+            flat.append(count)
         return tuple(flat)
 
     def _check_bounds(self):
@@ -228,6 +238,13 @@ class NkiTensor:
         if len(shape) != self.ndim:
             raise _errors.trace_error(
                 f"broadcast_to {shape} from {self.shape}: same rank needed")
+        if self._par is not None and self.shape[self._par] == 1 and \
+                shape[self._par] != 1:
+            # Engines read each partition's own row: a partition broadcast
+            # is computed (a matmul with ones), then the free axes.
+            from . import language
+            spread = language.partition_broadcast(self, shape[self._par])
+            return spread.broadcast_to(shape)
         axes = list(self._axes)
         dims = list(self._dims)
         for i, (want, (stride, count)) in enumerate(zip(shape, axes)):
@@ -261,8 +278,17 @@ class NkiTensor:
 
     def _inplace(self, name, other):
         # t[...] += x: one instruction writing the view in place (Python
-        # then assigns the view to itself, which records nothing).
-        from . import language
+        # then assigns the view to itself, which records nothing). A
+        # matmul result not yet recorded is accumulated into a PSUM view
+        # instead (psum += nisa.nc_matmul(...): one nc_matmul).
+        from . import _ops, language
+        trace = self._buf.trace
+        pending = trace.pending if trace is not None else None
+        if name == "add" and pending is not None and \
+                pending[0] is other and self._buf.space == "psum":
+            trace.pending = None
+            _ops.matmul(self, pending[1], pending[2], None, pending[3])
+            return self
         language.binary(name, self, other, dst=self)
         return self
 

@@ -28,13 +28,23 @@ def active():
     return current
 
 
+# Whether a code object is this package's, by code object: asked for every
+# frame between a recorded call and the kernel.
+_OWN = {}
+
+
 def caller():
     """(file, line) of the innermost frame outside nkigraph.nki."""
     f = sys._getframe(2)
+    own = _OWN
     while f is not None:
-        name = f.f_globals.get("__name__", "")
-        if not name.startswith(_PACKAGE):
-            return f.f_code.co_filename, f.f_lineno
+        code = f.f_code
+        mine = own.get(code)
+        if mine is None:
+            mine = own[code] = f.f_globals.get("__name__", "").startswith(
+                _PACKAGE)
+        if not mine:
+            return code.co_filename, f.f_lineno
         f = f.f_back
     return "<unknown>", 0
 
@@ -56,6 +66,10 @@ class Trace:
         self.names = set()
         self.name_counts = {}
         self.loop_reduce = {}  # nl.loop_reduce's tile, by call site
+        # A matmul whose result tile has not been used yet: (tile,
+        # stationary, moving, (file, line) of its call). Recorded before any other instruction, or
+        # into the PSUM tile a `+=` accumulates it into.
+        self.pending = None
         self.live = True  # on-chip tiles are freed while the body runs
         # PSUM views a matmul has written (buffer id, offset, pattern), and
         # PSUM buffers something other than a zero memset wrote: a matmul
@@ -86,22 +100,28 @@ class Trace:
         buf = _Buffer(self, id_, space, dtype, phys, label)
         return NkiTensor.whole(buf, par_axis)
 
-    def emit(self, opcode, operands, attrs=()):
+    def emit(self, opcode, operands, attrs=(), where=None):
         """Records `opcode` with operands [(role, tensor)] (tensor an
         NkiTensor view, or None for an absent optional one) and attrs
         [(name, value)]. Returns the instruction id."""
-        file, line = caller()
-        tracer = self.tracer
-        tracer.set_loc(file, line)
+        if self.pending is not None:
+            self.flush()
+        file, line = where or caller()
         ops = []
         for role, t in operands:
-            if t is None:
-                continue
-            t._check_bounds()
-            ops.append((role, t._buf.id, t._offset, t._pattern()))
-            if role == "dst" and t._buf.id in self.inputs:
-                self.written.add(t._buf.id)
-        return tracer.emit(_OPCODES[opcode], ops, list(attrs))
+            if t is not None:
+                ops.append((role,) + t._as_operand())
+        dst = operands[0][1]
+        if dst is not None and dst._buf.id in self.inputs:
+            self.written.add(dst._buf.id)
+        return self.tracer.emit(_OPCODES[opcode], ops, attrs, file, line)
+
+    def flush(self):
+        """Records the pending matmul into its own tile."""
+        tile, stationary, moving, where = self.pending
+        self.pending = None
+        from . import _ops
+        _ops.matmul(tile, stationary, moving, False, where)
 
     def unique_name(self, base):
         """`base`, or base_K for the first K not taken: tensor names are

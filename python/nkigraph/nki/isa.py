@@ -27,6 +27,11 @@ class engine(enum.Enum):
 
 
 _ENGINE_NAMES = {1: "tensor", 2: "vector", 3: "scalar", 4: "gpsimd"}
+# The engine names NKI also gives at module level.
+tensor_engine = engine.tensor
+vector_engine = engine.vector
+scalar_engine = engine.scalar
+gpsimd_engine = engine.gpsimd
 
 
 class reduce_cmd(enum.Enum):
@@ -100,20 +105,25 @@ def _bind(name, args, kwargs, params):
                         f"arguments ({len(args)} given)")
     for (p, _), a in zip(params, args):
         out[p] = a
+    pop = kwargs.pop
     for p, default in params[len(args):]:
-        if p in kwargs:
-            out[p] = kwargs.pop(p)
-        elif default is _REQUIRED:
+        v = pop(p, default)
+        if v is _REQUIRED:
             raise TypeError(f"nisa.{name} needs '{p}'")
-        else:
-            out[p] = default
-    for k in ("name", "dge_mode", "oob_mode", "tile_position", "tile_size",
-              "perf_mode", "is_stationary_onezero", "is_moving_onezero"):
-        kwargs.pop(k, None)
+        out[p] = v
     if kwargs:
-        raise TypeError(f"nisa.{name} got unexpected keyword arguments "
-                        f"{sorted(kwargs)}")
+        unknown = sorted(k for k in kwargs if k not in _IGNORED)
+        if unknown:
+            raise TypeError(f"nisa.{name} got unexpected keyword arguments "
+                            f"{unknown}")
     return out
+
+
+# Arguments that change how the hardware schedules or names an
+# instruction, not what it computes.
+_IGNORED = frozenset(("name", "dge_mode", "oob_mode", "tile_position",
+                      "tile_size", "perf_mode", "is_stationary_onezero",
+                      "is_moving_onezero"))
 
 
 _REQUIRED = object()
@@ -144,6 +154,15 @@ def nc_matmul(*args, **kwargs):
         raise _errors.unsupported("nc_matmul(is_transpose=True)",
                                   "use nisa.nc_transpose")
     shape = (st.shape[-1], mv.shape[-1])
+    if dst is None and a["accumulate"] is None:
+        # The older form: recorded when the tile is first used, or into
+        # the PSUM tile that `+=` accumulates it into.
+        trace = _trace.active()
+        if trace.pending is not None:
+            trace.flush()
+        out = trace.alloc(shape, "float32", "psum")
+        trace.pending = (out, st, mv, _trace.caller())
+        return out
     out, view = _result(dst, None, shape, "float32", "psum")
     _ops.matmul(view, st, mv, a["accumulate"])
     return out
@@ -337,6 +356,16 @@ def dma_transpose(*args, **kwargs):
     _trace.active().emit("dma_transpose", (("dst", view), ("src", src)),
                          (("axes", list(axes)),))
     return out
+
+
+def reciprocal(*args, **kwargs):
+    """dst = 1 / data on the Vector Engine (a tensor_scalar: 1.0 divided
+    by each element)."""
+    dst, args = _split_dst(args, kwargs, 1)
+    a = _bind("reciprocal", args, kwargs, (
+        ("data", _REQUIRED), ("dtype", None), ("mask", None)))
+    return _ops.tensor_scalar(dst, a["data"], "divide", 1.0, reverse0=True,
+                              dtype=a["dtype"], mask=a["mask"])
 
 
 def _needs_op(name):

@@ -106,7 +106,10 @@ def _shape_and_par(shape):
 def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     """A new tensor; on chip, uninitialised; in shared HBM, the same tensor
     for every instance of an SPMD grid."""
+    # nkigraph places every tile itself: an explicit address= is accepted
+    # and not used (a kernel that aliases two tiles on purpose differs).
     kwargs.pop("lazy_initialization", None)
+    kwargs.pop("address", None)
     trace = _trace.active()
     space = _space(buffer)
     dims, par = _shape_and_par(shape)
@@ -343,27 +346,42 @@ def assign(dst, value):
 
 # --- element-wise ops -----------------------------------------------------
 def _broadcast(a, b):
-    """(a, b) with a partition-broadcast [1, F] tile spread over the other's
-    partitions (a stride-0 partition view)."""
+    """(a, b) with a one-partition [1, F] tile spread over the other's
+    partitions."""
     if a.shape == b.shape:
         return a, b
     if len(a.shape) == len(b.shape) and a.shape[1:] == b.shape[1:]:
         if a.shape[0] == 1:
-            return _spread(a, b.shape[0]), b
+            return partition_broadcast(a, b.shape[0]), b
         if b.shape[0] == 1:
-            return a, _spread(b, a.shape[0])
+            return a, partition_broadcast(b, a.shape[0])
     raise _errors.trace_error(
         f"tiles of shapes {a.shape} and {b.shape} do not broadcast")
 
 
-def _spread(t, partitions):
-    axes = list(t._axes)
-    par = t._par if t._par is not None else 0
-    axes[par] = (0, partitions)
-    dims = list(t._dims)
-    dims[par] = (dims[par][0], 0) if dims[par] is not None else None
-    return NkiTensor(t._buf, t._offset, tuple(axes), t._par, tuple(dims),
-                     t._base)
+def partition_broadcast(t, partitions):
+    """A one-partition tile copied to `partitions` partitions: engines read
+    only their own partition, so the Tensor Engine does it (ones[1, P]^T @
+    t[1, F] into PSUM, 512 columns at a time), then a copy to SBUF: exact,
+    each output is 1.0 times one input."""
+    trace = _trace.active()
+    free = 1
+    for c in t.shape[1:]:
+        free *= c
+    row = t.reshape((1, free)) if t.ndim != 2 else t
+    ones = trace.alloc((1, partitions), t.dtype, "sbuf", "ones")
+    _ops.memset(ones, 1.0)
+    out = trace.alloc((partitions,) + tuple(t.shape[1:]), t.dtype, "sbuf")
+    flat = out.reshape((partitions, free)) if out.ndim != 2 else out
+    step = tile_size.gemm_moving_fmax
+    for start in builtins.range(0, free, step):
+        n = builtins.min(step, free - start)
+        acc = trace.alloc((partitions, n), "float32", "psum")
+        _ops.matmul(acc, ones, row[:, start:start + n], accumulate=False)
+        _trace.active().emit("tensor_copy", (
+            ("dst", flat[:, start:start + n]), ("src", acc)),
+            (("engine", "vector"),))
+    return out
 
 
 _COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "equal",
@@ -540,6 +558,10 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
 def where(condition, x, y, dtype=None, mask=None, **kwargs):
     raise _errors.unsupported("nl.where", "no data-dependent select "
                               "instruction in nkigraph yet")
+
+
+class NKIObject:
+    """A base for kernels' own helper classes (plain Python objects here)."""
 
 
 def device_print(*args, **kwargs):
