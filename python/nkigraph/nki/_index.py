@@ -125,10 +125,10 @@ class Predicate:
             return NotImplemented
         return Predicate(clauses=self.clauses + other.clauses)
 
-    def ranges(self, axes):
-        """{axis: (lo, hi)} the predicate leaves of an instruction whose
-        iteration axes have `axes` counts; ValueError when it selects
-        nothing, NotImplementedError when it is not one variable each."""
+    def ranges(self):
+        """{axis: (lo, hi)} the predicate leaves of an instruction's
+        iteration axes; ValueError when it selects nothing,
+        NotImplementedError when it is not one variable each."""
         out = {}
         for expr, op in self.clauses:
             if len(expr.terms) != 1:

@@ -299,14 +299,15 @@ def store(dst, value, mask=None, **kwargs):
 
 def load_transpose2d(src, mask=None, dtype=None, **kwargs):
     """src [a, b] (HBM) into a new SBUF tile [b, a]: a DMA transpose for
-    2-byte dtypes, else a strided DMA."""
+    2-byte dtypes, else (and for a row or a column, whose elements keep
+    their order) a strided DMA."""
     if src.ndim != 2:
         raise _errors.trace_error("load_transpose2d takes a 2-D tensor")
     rows, cols = src.shape
     t = _trace.active().alloc((cols, rows), dtype or src.dtype, "sbuf")
     if mask is not None:
         raise _errors.unsupported("load_transpose2d(mask=...)")
-    if np.dtype(np.float16).itemsize == _itemsize(src.dtype):
+    if _itemsize(src.dtype) == 2 and rows > 1 and cols > 1:
         _trace.active().emit("dma_transpose", (("dst", t), ("src", src)),
                              (("axes", [1, 0]),))
     else:
