@@ -241,24 +241,9 @@ def reduce(dst, op, data, axis, negate=False, keepdims=False, dtype=None,
     kept = data.shape[:data.ndim - n]
     shape = kept + (1,) * n if keepdims else kept
     out, view = _dst(dst, mask, shape, dtype or data.dtype)
-    # Operand patterns leave size-1 axes out: the instruction reduces the
-    # reduced axes that are left, and over none each result is its one
-    # element.
-    n_left = sum(1 for c in data.shape[data.ndim - n:] if c != 1)
-    trace = _trace.active()
-    if n_left == 0 and negate:
-        trace.emit("tensor_scalar", (("dst", view),
-                                     ("data", masked(data, mask))),
-                   (("op0", "multiply"), ("scalar0", -1.0)))
-    elif n_left == 0:
-        trace.emit("tensor_copy", (("dst", view),
-                                   ("src", masked(data, mask))),
-                   (("engine", "vector"),))
-    else:
-        trace.emit("tensor_reduce", (
-            ("dst", view), ("data", masked(data, mask))),
-            (("op", alu(op)), ("num_axes", n_left),
-             ("negate", int(bool(negate)))))
+    _trace.active().emit("tensor_reduce", (
+        ("dst", view), ("data", masked(data, mask))),
+        (("op", alu(op)), ("num_axes", n), ("negate", int(bool(negate)))))
     psum_written(view, "tensor_reduce")
     return out
 
