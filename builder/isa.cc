@@ -114,6 +114,51 @@ Instr scalar_tensor_tensor(const Tensor& dst, const Tensor& data, Alu op0,
       .Finish();
 }
 
+Instr tensor_tensor_scan(const Tensor& dst, const Tensor& data0,
+                         const Tensor& data1, const Scalar& initial, Alu op0,
+                         Alu op1, bool reverse0, bool reverse1, Loc loc) {
+  Emitter e(proto::TENSOR_TENSOR_SCAN, dst, loc);
+  e.Operand("dst", dst)
+      .Operand("data0", data0)
+      .Operand("data1", data1)
+      .Operand("initial", initial.vector)
+      .Str("op0", ops::AluName(op0))
+      .Str("op1", ops::AluName(op1));
+  if (!initial.vector.valid()) e.Float("initial", initial.value);
+  return e.Int("reverse0", reverse0 ? 1 : 0)
+      .Int("reverse1", reverse1 ? 1 : 0)
+      .Finish();
+}
+
+Instr tensor_scalar_reduce(const Tensor& dst, const Tensor& data, Alu op0,
+                           const Scalar& operand0, Alu reduce_op,
+                           const Tensor& reduce_res, bool reverse0, Loc loc) {
+  Emitter e(proto::TENSOR_SCALAR_REDUCE, dst, loc);
+  e.Operand("dst", dst)
+      .Operand("data", data)
+      .Operand("operand0", operand0.vector)
+      .Operand("reduce_res", reduce_res)
+      .Str("op0", ops::AluName(op0));
+  if (!operand0.vector.valid()) e.Float("scalar0", operand0.value);
+  return e.Int("reverse0", reverse0 ? 1 : 0)
+      .Str("reduce_op", ops::AluName(reduce_op))
+      .Finish();
+}
+
+Instr bn_stats(const Tensor& dst, const Tensor& data, Loc loc) {
+  return Emitter(proto::BN_STATS, dst, loc)
+      .Operand("dst", dst)
+      .Operand("data", data)
+      .Finish();
+}
+
+Instr bn_aggr(const Tensor& dst, const Tensor& data, Loc loc) {
+  return Emitter(proto::BN_AGGR, dst, loc)
+      .Operand("dst", dst)
+      .Operand("data", data)
+      .Finish();
+}
+
 Instr tensor_reduce(const Tensor& dst, Alu op, const Tensor& data, int num_axes,
                     bool negate, Loc loc) {
   return Emitter(proto::TENSOR_REDUCE, dst, loc)
@@ -132,6 +177,17 @@ Instr tensor_copy(const Tensor& dst, const Tensor& src, Engine engine,
       .Operand("src", src)
       .Str("engine", ops::EngineName(engine))
       .Finish();
+}
+
+Instr tensor_copy_predicated(const Tensor& dst, const Scalar& src,
+                             const Tensor& predicate, bool reverse_pred,
+                             Loc loc) {
+  Emitter e(proto::TENSOR_COPY_PREDICATED, dst, loc);
+  e.Operand("dst", dst)
+      .Operand("src", src.vector)
+      .Operand("predicate", predicate);
+  if (!src.vector.valid()) e.Float("src", src.value);
+  return e.Int("reverse_pred", reverse_pred ? 1 : 0).Finish();
 }
 
 Instr iota(const Tensor& dst, const Pattern& pattern, int64_t offset,

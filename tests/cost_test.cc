@@ -26,6 +26,7 @@
 #include "kernels/registry.h"
 #include "nlohmann/json.hpp"
 #include "ops/device_profile.h"
+#include "ops/instr_facts.h"
 #include "tests/test_util.h"
 
 namespace nkigraph {
@@ -136,6 +137,47 @@ TEST(CostModelTest, VectorAndScalarTakeFixedPlusFreeSizeOverLaneRate) {
                        (266 + static_cast<double>(f)) / kActGhz);
     }
   }
+}
+
+TEST(CostModelTest, ScanStatisticsAndSelectOpsAreChargedAsVectorWork) {
+  // No table learns about them: the vector engine's formula charges each by
+  // its largest free size times its full-size inputs, fp32 here (256
+  // elements per cycle: 2 per lane).
+  constexpr int64_t f = 300;
+  auto s = ScheduleOf(testing::Trace1([&](Tracer& t) {
+    auto tile = [&](std::vector<int64_t> shape, proto::DType dtype,
+                    const char* name) {
+      return t.Allocate(shape, dtype, Buffer::kSbuf, name);
+    };
+    Tensor a = tile({128, f}, proto::FLOAT32, "a");
+    Tensor b = tile({128, f}, proto::FLOAT32, "b");
+    Tensor y = tile({128, f}, proto::FLOAT32, "y");
+    Tensor r = tile({128, 1}, proto::FLOAT32, "r");
+    Tensor st = tile({128, 6}, proto::FLOAT32, "st");
+    Tensor mv = tile({128, 2}, proto::FLOAT32, "mv");
+    Tensor p = tile({128, f}, proto::UINT32, "p");
+    isa::memset(a, 1.0f);
+    isa::memset(b, 2.0f);
+    isa::memset(p, 1.0f);
+    isa::tensor_tensor_scan(y, a, b, 0.0f, isa::Alu::kMultiply, isa::Alu::kAdd);
+    isa::tensor_scalar_reduce(y, a, isa::Alu::kAdd, 1.0f, isa::Alu::kAdd, r);
+    isa::bn_stats(st, a);
+    isa::bn_aggr(mv, st);
+    isa::tensor_copy_predicated(y, b, p);
+  }));
+  ASSERT_NE(s, nullptr);
+  // (Each duration is an end minus a start: equal to a few ulps.)
+  const auto expect_vector_ns = [&](proto::Opcode op, double elements) {
+    EXPECT_NEAR(s->duration(s->Nth(op)),
+                (100 + std::ceil(elements / 2.0)) / kDveGhz, 1e-9)
+        << ops::OpcodeName(op);
+  };
+  expect_vector_ns(proto::TENSOR_TENSOR_SCAN, 2.0 * f);
+  expect_vector_ns(proto::TENSOR_SCALAR_REDUCE, f);
+  expect_vector_ns(proto::BN_STATS, f);
+  expect_vector_ns(proto::BN_AGGR, 6);
+  // dst is read too (kept where the predicate is false): three inputs.
+  expect_vector_ns(proto::TENSOR_COPY_PREDICATED, 3.0 * f);
 }
 
 TEST(CostModelTest, DmaTakesFixedPlusChargedBytesOverQueueBandwidth) {
