@@ -245,7 +245,7 @@ class Tracer {
   int core_ = 0;
   int64_t next_instr_id_ = 0;
   HbmAllocator hbm_;
-  OnChipStack on_chip_;  // the current core's
+  OnChipStack on_chip_;      // the current core's
   OnChipHeap on_chip_heap_;  // the current core's, with explicit_release
   const char* override_file_ = nullptr;
   int override_line_ = 0;

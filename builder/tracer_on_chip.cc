@@ -54,7 +54,8 @@ void Tracer::Release(uint32_t id, Loc loc) {
     return;
   }
   if (!on_chip_heap_.Free(id)) {
-    RecordError(absl::StrCat("tensor ", id, " is not a live on-chip tensor "
+    RecordError(absl::StrCat("tensor ", id,
+                             " is not a live on-chip tensor "
                              "of this core"),
                 loc);
     return;
@@ -73,14 +74,13 @@ Tensor Tracer::View(uint32_t id, int64_t offset,
   if (pattern.empty() || pattern.size() % 2 != 0 ||
       pattern.size() > 2 * ops::kMaxDims) {
     RecordError(absl::StrCat("a view of '", decl(id).name(), "' has ",
-                             pattern.size(),
-                             " pattern values; it takes 1 to ",
+                             pattern.size(), " pattern values; it takes 1 to ",
                              ops::kMaxDims, " [stride, count] pairs"),
                 loc);
     return Tensor();
   }
-  return Tensor(this, id, offset, Tensor::Pattern(pattern.begin(),
-                                                  pattern.end()));
+  return Tensor(this, id, offset,
+                Tensor::Pattern(pattern.begin(), pattern.end()));
 }
 
 }  // namespace nkigraph::builder

@@ -48,15 +48,15 @@ proto::DType DTypeOf(const std::string& name) {
   return ValueOrThrow(ParseDType(name));
 }
 
-int64_t AsInt(py::handle h) {
-  const long long v = PyLong_AsLongLong(h.ptr());
+int64_t AsInt(PyObject* h) {
+  const long long v = PyLong_AsLongLong(h);
   if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
   return v;
 }
 
-absl::string_view AsView(py::handle h) {
+absl::string_view AsView(PyObject* h) {
   Py_ssize_t size = 0;
-  const char* data = PyUnicode_AsUTF8AndSize(h.ptr(), &size);
+  const char* data = PyUnicode_AsUTF8AndSize(h, &size);
   if (data == nullptr) throw py::error_already_set();
   return absl::string_view(data, static_cast<size_t>(size));
 }
@@ -121,17 +121,20 @@ class PyTracer {
 
   uint32_t Input(const std::string& name, const std::vector<int64_t>& shape,
                  const std::string& dtype, bool per_rank) {
-    return Checked(
-        tracer_->Input(name, shape, DTypeOf(dtype), per_rank, std::nullopt,
-                       kPythonLoc)
-            .id());
+    return Checked(tracer_
+                       ->Input(name, shape, DTypeOf(dtype), per_rank,
+                               std::nullopt, kPythonLoc)
+                       .id());
   }
 
   uint32_t Allocate(const std::vector<int64_t>& shape, const std::string& dtype,
-                    const std::string& space, const std::string& name) {
-    return Checked(tracer_->Allocate(shape, DTypeOf(dtype), BufferOf(space),
-                                     name, kPythonLoc)
-                       .id());
+                    const std::string& space, const std::string& name,
+                    const std::string& file, int line) {
+    SetLoc(file, line);
+    return Checked(
+        tracer_
+            ->Allocate(shape, DTypeOf(dtype), BufferOf(space), name, kPythonLoc)
+            .id());
   }
 
   void Release(uint32_t id) {
@@ -163,25 +166,37 @@ class PyTracer {
     }
     const auto op = static_cast<proto::Opcode>(opcode);
     const ops::OpDef* def = ops::FindOp(op);
-    // The views live until Finish: the Emitter points at them.
+    // The views live until Finish: the Emitter points at them. (Read
+    // with the C API: this runs once per traced instruction.)
     absl::InlinedVector<Tensor, 6> views;
     absl::InlinedVector<absl::string_view, 6> roles;
-    views.reserve(operands.size());
-    for (py::handle item : operands) {
-      const py::tuple operand = py::reinterpret_borrow<py::tuple>(item);
-      const py::tuple pattern = py::reinterpret_borrow<py::tuple>(operand[3]);
+    const Py_ssize_t n = PyList_GET_SIZE(operands.ptr());
+    views.reserve(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* operand = PyList_GET_ITEM(operands.ptr(), i);
+      if (!PyTuple_Check(operand) || PyTuple_GET_SIZE(operand) != 4 ||
+          !PyTuple_Check(PyTuple_GET_ITEM(operand, 3))) {
+        ThrowInvalidArgument(
+            "an operand is (role, tensor id, offset, pattern tuple)");
+      }
+      PyObject* pattern = PyTuple_GET_ITEM(operand, 3);
       absl::InlinedVector<int64_t, 12> flat;
-      for (py::handle v : pattern) flat.push_back(AsInt(v));
-      roles.push_back(AsView(operand[0]));
-      views.push_back(tracer_->View(static_cast<uint32_t>(AsInt(operand[1])),
-                                    AsInt(operand[2]), flat, kPythonLoc));
+      for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(pattern); ++k) {
+        flat.push_back(AsInt(PyTuple_GET_ITEM(pattern, k)));
+      }
+      roles.push_back(AsView(PyTuple_GET_ITEM(operand, 0)));
+      views.push_back(tracer_->View(
+          static_cast<uint32_t>(AsInt(PyTuple_GET_ITEM(operand, 1))),
+          AsInt(PyTuple_GET_ITEM(operand, 2)), flat, kPythonLoc));
     }
     builder::Emitter e(op, Tensor(), kPythonLoc);
     for (size_t i = 0; i < views.size(); ++i) e.Operand(roles[i], views[i]);
     for (py::handle item : attrs) {
-      const py::tuple attr = py::reinterpret_borrow<py::tuple>(item);
-      const absl::string_view name = AsView(attr[0]);
-      const py::handle value = attr[1];
+      if (!PyTuple_Check(item.ptr()) || PyTuple_GET_SIZE(item.ptr()) != 2) {
+        ThrowInvalidArgument("an attribute is (name, value)");
+      }
+      const absl::string_view name = AsView(PyTuple_GET_ITEM(item.ptr(), 0));
+      const py::handle value = PyTuple_GET_ITEM(item.ptr(), 1);
       const ops::AttrSpec* spec = nullptr;
       for (const ops::AttrSpec& s : def->attrs) {
         if (s.name == name) spec = &s;
@@ -192,13 +207,13 @@ class PyTracer {
       }
       switch (spec->type) {
         case ops::AttrType::kInt:
-          e.Int(name, AsInt(value));
+          e.Int(name, AsInt(value.ptr()));
           break;
         case ops::AttrType::kFloat:
           e.Float(name, value.cast<double>());
           break;
         case ops::AttrType::kString:
-          e.Str(name, AsView(value));
+          e.Str(name, AsView(value.ptr()));
           break;
         case ops::AttrType::kInts:
           e.Ints(name, value.cast<std::vector<int64_t>>());
@@ -255,7 +270,7 @@ void DefineTracer(py::module_& m) {
       .def("input", &PyTracer::Input, py::arg("name"), py::arg("shape"),
            py::arg("dtype"), py::arg("per_rank"))
       .def("alloc", &PyTracer::Allocate, py::arg("shape"), py::arg("dtype"),
-           py::arg("space"), py::arg("name"))
+           py::arg("space"), py::arg("name"), py::arg("file"), py::arg("line"))
       .def("release", &PyTracer::Release, py::arg("id"))
       .def("output", &PyTracer::Output, py::arg("name"), py::arg("id"))
       .def("push_scope", &PyTracer::PushScope, py::arg("name"))

@@ -66,8 +66,9 @@ class Kernel:
     def __getitem__(self, grid):
         if not isinstance(grid, tuple):
             grid = (grid,)
-        return Kernel(self.fn, self.mode, tuple(int(g) for g in grid),
-                      self.bench)
+        return Kernel(self.fn, self.mode,
+                      tuple(g if isinstance(g, _kernel.nc) else int(g)
+                            for g in grid), self.bench)
 
     def __call__(self, *args, **kwargs):
         if _trace.current is not None:
@@ -81,7 +82,10 @@ class Kernel:
                 tracer.pop_scope()
         traced = _kernel.trace_kernel(self.fn, args, kwargs, self.grid)
         if self.bench is not None:
+            # An estimate, not a run: the kernel's outputs are not computed
+            # (simulate them for values).
             self.benchmark_result = _kernel.benchmark(traced)
+            return None
         return _kernel.simulate(traced)
 
     def trace(self, *args, **kwargs):
@@ -105,9 +109,10 @@ baremetal = _decorator("baremetal")
 
 
 def benchmark(fn=None, **options):
-    """A kernel whose calls also estimate its latency with the cost model:
-    kernel.benchmark_result.nc_latency.get_latency_percentile(50) is the
-    ESTIMATE in microseconds (nkigraph runs no hardware)."""
+    """A kernel whose calls estimate its latency with the cost model instead
+    of running it: kernel.benchmark_result.nc_latency
+    .get_latency_percentile(50) is the ESTIMATE in microseconds (nkigraph
+    runs no hardware); the call returns None and writes no outputs."""
     if fn is None:
         return lambda f: benchmark(f, **options)
     inner = fn.fn if isinstance(fn, Kernel) else fn

@@ -64,20 +64,48 @@ def _parameters(fn, args, kwargs):
     return bound
 
 
+class nc:
+    """A grid axis spread over the NeuronCore's logical cores
+    (kernel[nl.nc(2)]): its instances run at the same time, each on its
+    own core, so what they share is checked for races."""
+
+    def __init__(self, n):
+        self.n = int(n)
+
+
+def _grid_sizes(grid):
+    """(sizes, the axis on the cores or None, number of cores)."""
+    sizes = []
+    core_axis = None
+    for i, g in enumerate(grid):
+        if isinstance(g, nc):
+            if core_axis is not None or g.n not in (1, 2):
+                raise _errors.unsupported(
+                    f"a grid of {grid}", "one nl.nc axis of 1 or 2 cores")
+            core_axis = i
+            sizes.append(g.n)
+        else:
+            sizes.append(int(g))
+    cores = sizes[core_axis] if core_axis is not None else 1
+    return tuple(sizes), core_axis, cores
+
+
 def trace_kernel(fn, args, kwargs, grid=()):
     """Traces fn(*args, **kwargs) over `grid`; a Traced."""
     bound = _parameters(fn, args, kwargs)
-    tracer = _nkigraph._Tracer(fn.__name__, [], "trn2", 1, 1)
+    sizes, core_axis, cores = _grid_sizes(grid)
+    tracer = _nkigraph._Tracer(fn.__name__, [], "trn2", 1, cores)
     state = {}
 
     def body(core):
-        del core
-        trace = _trace.Trace(tracer, tuple(grid))
+        trace = _trace.Trace(tracer, sizes)
+        trace.core_axis = core_axis
+        trace.core = core
         previous = _trace.current
         _trace.current = trace
         try:
             state["trace"] = trace
-            state["result"] = _run_body(fn, bound, trace, grid, state)
+            state["result"] = _run_body(fn, bound, trace, sizes, state)
         finally:
             trace.live = False
             _trace.current = previous
@@ -104,10 +132,14 @@ def _run_body(fn, bound, trace, grid, state):
         else:
             call_args[name] = value
     state["inputs"] = inputs
-    positions = list(itertools.product(*(range(g) for g in grid))) or [()]
+    ranges = [range(g) for g in grid]
+    if trace.core_axis is not None:
+        ranges[trace.core_axis] = [trace.core]
+    positions = list(itertools.product(*ranges)) or [()]
     result = None
     for k, position in enumerate(positions):
         trace.program = position
+        trace.first_instance = k == 0
         trace.shared_index = 0
         out = fn(**call_args)
         if trace.pending is not None:

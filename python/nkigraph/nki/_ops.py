@@ -125,11 +125,14 @@ def matmul(dst, stationary, moving, accumulate=None, where=None):
     matmul wrote before (or something other than a zero memset), add;
     onto fresh PSUM, overwrite."""
     trace = _trace.active()
-    key = (dst._buf.id, dst._offset, dst._pattern())
+    bid = dst._buf.id
+    key = (dst._offset, dst._pattern())
+    written = trace.matmul_written.get(bid)
+    if written is None:
+        written = trace.matmul_written[bid] = set()
     if accumulate is None:
-        accumulate = key in trace.matmul_written or \
-            dst._buf.id in trace.psum_initialised
-    trace.matmul_written.add(key)
+        accumulate = key in written or bid in trace.psum_initialised
+    written.add(key)
     trace.emit("nc_matmul", (("dst", dst), ("stationary", stationary),
                              ("moving", moving)),
                (("accumulate", int(bool(accumulate))),), where)
@@ -142,7 +145,7 @@ def psum_written(dst, opcode, value=None):
         return
     trace = _trace.active()
     bid = dst._buf.id
-    trace.matmul_written = {k for k in trace.matmul_written if k[0] != bid}
+    trace.matmul_written.pop(bid, None)
     if opcode == "memset" and value == 0:
         trace.psum_initialised.discard(bid)
     else:
@@ -334,9 +337,41 @@ def memset(dst, value, engine="vector", mask=None):
     psum_written(view, "memset", value)
 
 
-def extended(name, args, kwargs):
-    """An ISA call whose instruction nkigraph does not define."""
-    if name not in _trace._OPCODES:
-        raise _errors.unsupported(
-            f"nki.isa.{name}", "nkigraph has no such instruction yet")
-    raise _errors.unsupported(f"nki.isa.{name}", "not wired yet")
+def copy_predicated(dst, src, predicate, reverse=False, mask=None):
+    """dst = src (a tile or a number) where predicate holds."""
+    attrs = [("reverse_pred", int(bool(reverse)))]
+    src_t = None
+    if isinstance(src, NkiTensor):
+        src_t = masked(src, mask)
+    else:
+        attrs.append(("src", float(src)))
+    _trace.active().emit("tensor_copy_predicated", (
+        ("dst", masked(dst, mask)), ("src", src_t),
+        ("predicate", masked(predicate, mask))), attrs)
+
+
+_PREDICATE_DTYPES = ("uint8", "uint16", "uint32")
+
+
+def where(condition, x, y, dtype=None, mask=None):
+    """x where condition, else y: y copied (or filled), then x copied over
+    it where the condition's bits are set (tensor_copy_predicated); a
+    condition that is not an unsigned-integer tile is first made one
+    (condition != 0, as uint8)."""
+    like = x if isinstance(x, NkiTensor) else y
+    if not isinstance(condition, NkiTensor) or not isinstance(like,
+                                                               NkiTensor):
+        raise _errors.unsupported("nl.where of Python values")
+    out = new_tile(condition.shape, dtype or like.dtype)
+    if dtype_name(condition.dtype) not in _PREDICATE_DTYPES:
+        condition = tensor_scalar(None, condition, "not_equal", 0.0,
+                                  dtype="uint8", mask=mask)
+    view = masked(out, mask)
+    if isinstance(y, NkiTensor):
+        _trace.active().emit("tensor_copy", (("dst", view),
+                                             ("src", masked(y, mask))),
+                             (("engine", "vector"),))
+    else:
+        memset(out, y, mask=mask)
+    copy_predicated(out, x, condition, False, mask)
+    return out

@@ -13,7 +13,7 @@ out of bounds even though the element exists) once a mask has narrowed
 it: at the instruction, not at the indexing.
 """
 
-import numbers
+import numpy as np
 
 from . import _errors
 from ._dtypes import dtype_name
@@ -380,9 +380,15 @@ class NkiTensor:
         return language.transpose(self)
 
 
+_INT = (int, np.integer)
+
+
 def _index(t, key):
     if not isinstance(key, tuple):
         key = (key,)
+    fast = _index_basic(t, key)
+    if fast is not None:
+        return fast
     axes = t._axes
     if any(k is Ellipsis for k in key):
         i = next(i for i, k in enumerate(key) if k is Ellipsis)
@@ -427,7 +433,7 @@ def _index(t, key):
         stride, count = axes[d]
         dim = t._dims[d]
         is_par = d == t._par
-        if isinstance(k, numbers.Integral) and not isinstance(k, bool):
+        if isinstance(k, _INT) and not isinstance(k, bool):
             i = int(k)
             if i < 0:
                 i += count
@@ -504,3 +510,60 @@ def _index(t, key):
         new_dims = [(0, 0)]
     return NkiTensor(t._buf, offset, tuple(new_axes), par_pos,
                      tuple(new_dims), tuple(base) if base is not None else None)
+
+
+def _index_basic(t, key):
+    """t[key] for numbers and plain slices (the common case: tiles sliced
+    in loops), or None for anything else."""
+    axes = t._axes
+    n = len(axes)
+    if len(key) > n:
+        return None
+    dims_in = t._dims
+    base = list(t._base) if t._base is not None else None
+    offset = t._offset
+    new_axes = []
+    new_dims = []
+    par = t._par
+    new_par = None
+    for d in range(n):
+        stride, count = axes[d]
+        dim = dims_in[d]
+        k = key[d] if d < len(key) else _FULL
+        tk = type(k)
+        if tk is slice:
+            start, stop, step = k.start, k.stop, k.step
+            if step is not None and step != 1:
+                return None
+            start = 0 if start is None else start
+            stop = count if stop is None else stop
+            if type(start) is not int or type(stop) is not int or \
+                    start < 0 or stop > count or stop <= start:
+                return None  # the general path raises the error
+            offset += stride * start
+            if base is not None and dim is not None:
+                base[dim[0]] += dim[1] * start
+            if d == par:
+                new_par = len(new_axes)
+            new_axes.append((stride, stop - start))
+            new_dims.append(dim)
+        elif tk is int:
+            if not 0 <= k < count:
+                return None
+            offset += stride * k
+            if base is not None and dim is not None:
+                base[dim[0]] += dim[1] * k
+            if d == par:
+                new_par = len(new_axes)
+                new_axes.append((stride, 1))
+                new_dims.append((0, 0))
+        else:
+            return None
+    if not new_axes:
+        new_axes = [(1, 1)]
+        new_dims = [(0, 0)]
+    return NkiTensor(t._buf, offset, tuple(new_axes), new_par,
+                     tuple(new_dims), tuple(base) if base is not None else None)
+
+
+_FULL = slice(None)

@@ -58,6 +58,9 @@ class Trace:
         self.tracer = tracer
         self.grid = grid  # the launch grid, () without one
         self.program = (0,) * len(grid)  # this instance's position
+        self.first_instance = True  # the first this core runs
+        self.core_axis = None  # the grid axis on the logical cores
+        self.core = 0
         self.shared = []  # instance 0's shared-HBM allocations, in order
         self.shared_index = 0
         self.inputs = {}  # tensor id -> parameter name
@@ -75,7 +78,7 @@ class Trace:
         # PSUM buffers something other than a zero memset wrote: a matmul
         # onto either accumulates; onto fresh or zeroed PSUM it overwrites
         # (opening an accumulation group, as the hardware wants).
-        self.matmul_written = set()
+        self.matmul_written = {}  # buffer id -> {(offset, pattern)}
         self.psum_initialised = set()
 
     def loc(self):
@@ -95,8 +98,9 @@ class Trace:
             phys = shape
             par_axis = 0
         label = self.unique_name(name or ("t" if space != "psum" else "ps"))
-        self.loc()
-        id_ = self.tracer.alloc(list(phys), dtype_name(dtype), space, label)
+        file, line = caller()
+        id_ = self.tracer.alloc(list(phys), dtype_name(dtype), space, label,
+                                file, line)
         buf = _Buffer(self, id_, space, dtype, phys, label)
         return NkiTensor.whole(buf, par_axis)
 

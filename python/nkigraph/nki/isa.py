@@ -368,18 +368,92 @@ def reciprocal(*args, **kwargs):
                               dtype=a["dtype"], mask=a["mask"])
 
 
-def _needs_op(name):
-    def call(*args, **kwargs):
-        return _ops.extended(name, args, kwargs)
-    call.__name__ = name
-    call.__doc__ = f"nki.isa.{name}, as nkigraph's {name} instruction."
-    return call
+def tensor_tensor_scan(*args, **kwargs):
+    """dst[i] = (data0[i] op0 r) op1 data1[i], r the previous result (at
+    first `initial`, a number or a [P, 1] column), along the free dim."""
+    dst, args = _split_dst(args, kwargs, 2)
+    a = _bind("tensor_tensor_scan", args, kwargs, (
+        ("data0", _REQUIRED), ("data1", _REQUIRED), ("initial", _REQUIRED),
+        ("op0", _REQUIRED), ("op1", _REQUIRED), ("reverse0", False),
+        ("reverse1", False), ("dtype", None), ("mask", None)))
+    data0, mask = a["data0"], a["mask"]
+    out, view = _result(dst, mask, data0.shape, a["dtype"] or data0.dtype)
+    attrs = [("op0", _ops.alu(a["op0"])), ("op1", _ops.alu(a["op1"])),
+             ("reverse0", int(bool(a["reverse0"]))),
+             ("reverse1", int(bool(a["reverse1"])))]
+    initial = a["initial"]
+    column = None
+    if isinstance(initial, NkiTensor):
+        column = _ops.masked(initial, mask)
+    else:
+        attrs.append(("initial", float(initial)))
+    _trace.active().emit("tensor_tensor_scan", (
+        ("dst", view), ("data0", _ops.masked(data0, mask)),
+        ("data1", _ops.masked(a["data1"], mask)), ("initial", column)),
+        attrs)
+    return out
 
 
-tensor_tensor_scan = _needs_op("tensor_tensor_scan")
-tensor_scalar_reduce = _needs_op("tensor_scalar_reduce")
-bn_stats = _needs_op("bn_stats")
-bn_aggr = _needs_op("bn_aggr")
+def tensor_scalar_reduce(*args, **kwargs):
+    """dst = data op0 operand0, and reduce_res = reduce_op over dst's free
+    axis (before dst's rounding)."""
+    dst, args = _split_dst(args, kwargs, 1)
+    a = _bind("tensor_scalar_reduce", args, kwargs, (
+        ("data", _REQUIRED), ("op0", _REQUIRED), ("operand0", _REQUIRED),
+        ("reduce_op", _REQUIRED), ("reduce_res", _REQUIRED),
+        ("reverse0", False), ("dtype", None), ("mask", None)))
+    data, mask = a["data"], a["mask"]
+    out, view = _result(dst, mask, data.shape, a["dtype"] or data.dtype)
+    attrs = [("op0", _ops.alu(a["op0"])), ("reduce_op",
+                                           _ops.alu(a["reduce_op"])),
+             ("reverse0", int(bool(a["reverse0"])))]
+    operand0 = a["operand0"]
+    column = None
+    if isinstance(operand0, NkiTensor):
+        column = _ops.masked(operand0, mask)
+    else:
+        attrs.append(("scalar0", float(operand0)))
+    _trace.active().emit("tensor_scalar_reduce", (
+        ("dst", view), ("data", _ops.masked(data, mask)),
+        ("operand0", column),
+        ("reduce_res", _ops.masked(a["reduce_res"], mask))), attrs)
+    return out
+
+
+def bn_stats(*args, **kwargs):
+    """Per partition: count, mean and variance x count of the even and of
+    the odd free elements ([P, 6]), for bn_aggr."""
+    dst, args = _split_dst(args, kwargs, 1)
+    a = _bind("bn_stats", args, kwargs, (
+        ("data", _REQUIRED), ("dtype", None), ("mask", None)))
+    data = a["data"]
+    out, view = _result(dst, a["mask"], (data.shape[0], 6),
+                        a["dtype"] or "float32")
+    _trace.active().emit("bn_stats", (
+        ("dst", view), ("data", _ops.masked(data, a["mask"]))))
+    return out
+
+
+def bn_aggr(*args, **kwargs):
+    """Per partition: the mean and variance ([P, 2]) of bn_stats groups."""
+    dst, args = _split_dst(args, kwargs, 1)
+    a = _bind("bn_aggr", args, kwargs, (
+        ("data", _REQUIRED), ("dtype", None), ("mask", None)))
+    data = a["data"]
+    out, view = _result(dst, a["mask"], (data.shape[0], 2),
+                        a["dtype"] or "float32")
+    _trace.active().emit("bn_aggr", (
+        ("dst", view), ("data", _ops.masked(data, a["mask"]))))
+    return out
+
+
+def tensor_copy_predicated(*args, **kwargs):
+    """dst = src where predicate is true (not all-zero bits), else dst."""
+    a = _bind("tensor_copy_predicated", args, kwargs, (
+        ("dst", _REQUIRED), ("src", _REQUIRED), ("predicate", _REQUIRED),
+        ("reverse_pred", False), ("mask", None)))
+    _ops.copy_predicated(a["dst"], a["src"], a["predicate"],
+                         a["reverse_pred"], a["mask"])
 
 
 def __getattr__(name):

@@ -113,7 +113,7 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     trace = _trace.active()
     space = _space(buffer)
     dims, par = _shape_and_par(shape)
-    if space == "shared_hbm" and trace.program != (0,) * len(trace.grid):
+    if space == "shared_hbm" and not trace.first_instance:
         # Grid instances after the first share instance 0's tensors.
         if trace.shared_index >= len(trace.shared):
             raise _errors.trace_error(
@@ -203,6 +203,20 @@ def num_programs(axes=None):
     for a in axes:
         n *= grid[a]
     return n
+
+
+def nc(n):
+    """A launch-grid axis on `n` logical cores: kernel[nl.nc(2)](...)."""
+    from ._kernel import nc as _nc
+    return _nc(n)
+
+
+def spmd_dim(*dims):
+    """A launch-grid axis; with nl.nc(2) in it, spread over both cores."""
+    if len(dims) == 1:
+        return dims[0]
+    raise _errors.unsupported("nl.spmd_dim of several dims",
+                              "give the grid axes separately")
 
 
 def program_ndim():
@@ -557,8 +571,9 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
 
 
 def where(condition, x, y, dtype=None, mask=None, **kwargs):
-    raise _errors.unsupported("nl.where", "no data-dependent select "
-                              "instruction in nkigraph yet")
+    """x where condition holds, else y (two instructions: a copy of y, then
+    tensor_copy_predicated of x)."""
+    return _ops.where(condition, x, y, dtype, mask)
 
 
 class NKIObject:
