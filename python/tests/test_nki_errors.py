@@ -228,3 +228,14 @@ def test_unsupported_dtype_names_it():
 def test_nki_call_outside_a_kernel():
     with pytest.raises(RuntimeError, match="kernel being traced"):
         nl.zeros((4, 4), dtype=nl.float32)
+
+
+def test_fills_in_hbm_are_listed_as_unsupported():
+    # nkigraph.nki fills on-chip tiles only (a kernel fills HBM by storing
+    # a filled tile); NKI's nl.zeros(..., buffer=nl.hbm) is named as not
+    # supported rather than traced wrong.
+    def kernel(a):
+        return nl.zeros((4, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+
+    with pytest.raises(NotImplementedError, match="nl.zeros/ones/full in HBM"):
+        nki.trace(kernel, (4, 4))

@@ -369,3 +369,33 @@ def test_rms_norm_in_the_newer_dialect(n, d):
     x64 = x.astype(np.float64)
     want = x64 / np.sqrt((x64 ** 2).mean(1, keepdims=True) + 1e-6) * w
     np.testing.assert_allclose(rms_norm(x, w), want, rtol=2e-5, atol=1e-5)
+
+
+# --- narrow dtypes into the Tensor Engine ----------------------------------
+
+@nki.jit
+def matmul_in(a_t, b, dtype):
+    """a_t.T @ b with both operands loaded as `dtype`, summed in fp32."""
+    lhs = nl.load(a_t, dtype=dtype)
+    rhs = nl.load(b, dtype=dtype)
+    out = _out((a_t.shape[1], b.shape[1]))
+    nl.store(out, nisa.nc_matmul(lhs, rhs))
+    return out
+
+
+@pytest.mark.parametrize("dtype", [nl.bfloat16, nl.float16,
+                                   nl.float8_e4m3])
+def test_nc_matmul_of_narrow_operands(dtype):
+    # Halves in [-4, 4] are exact in every one of these dtypes (fp8
+    # e4m3 has 3 mantissa bits), so the reference needs no rounding;
+    # 1.1 is not, and shows the operands were rounded.
+    r = np.random.default_rng(18)
+    a = (r.integers(-8, 9, (128, 96)) / 2).astype(np.float32)
+    b = (r.integers(-8, 9, (128, 256)) / 2).astype(np.float32)
+    np.testing.assert_array_equal(matmul_in(a, b, dtype), a.T @ b)
+    ones = np.ones((1, 1), np.float32)
+    odd = matmul_in(np.full((1, 1), 1.1, np.float32), ones, dtype)
+    rounded = {nl.bfloat16: bf16(np.array([1.1]))[0],
+               nl.float16: np.float32(np.float16(1.1)),
+               nl.float8_e4m3: np.float32(1.125)}[dtype]
+    assert odd[0, 0] == rounded != np.float32(1.1)
