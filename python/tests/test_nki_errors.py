@@ -13,6 +13,7 @@ import nkigraph
 import nkigraph.nki as nki
 import nkigraph.nki.isa as nisa
 import nkigraph.nki.language as nl
+from nki_helpers import same_file
 
 
 def _line(fn, marker="# <-"):
@@ -29,16 +30,9 @@ def _raises_at(kernel, *args, match):
         nki.trace(kernel, *args)
     err = e.value
     assert err.line == _line(kernel), str(err)
-    assert _same_file(err.file, kernel.__code__.co_filename), str(err)
+    assert same_file(err.file, kernel.__code__.co_filename), str(err)
     assert str(err).startswith(f"{err.file}:{err.line}: ")
     return err
-
-
-def _same_file(named, path):
-    """The tracer names a file inside nkigraph's source tree relative to
-    the tree (graphs are the same wherever it is checked out); others by
-    the path Python gives."""
-    return named == path or path.endswith("/" + named)
 
 
 # --- capacity ----------------------------------------------------------
