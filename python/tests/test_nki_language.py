@@ -375,6 +375,31 @@ def test_transpose(shape):
                                                                 axis=1))
 
 
+@nki.jit
+def bf16_transpose_and_matmul(a, b):
+    """a [M, K], b [K, N] as bfloat16 tiles: a.T (nl.transpose) and a @ b
+    (nl.matmul, which transposes a itself)."""
+    x = nl.load(a, dtype=nl.bfloat16)
+    y = nl.load(b, dtype=nl.bfloat16)
+    xt = nl.transpose(x)
+    assert xt.dtype == nl.bfloat16
+    out_t = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.float32,
+                       buffer=nl.shared_hbm)
+    nl.store(out_t, nl.copy(xt, dtype=nl.float32))
+    out = nl.ndarray((a.shape[0], b.shape[1]), dtype=nl.float32,
+                     buffer=nl.shared_hbm)
+    nl.store(out, nl.matmul(x, y))
+    return out_t, out
+
+
+def test_transpose_and_matmul_of_bfloat16_tiles():
+    a, b = uniform(30, (128, 128)), uniform(31, (128, 512))
+    out_t, out = bf16_transpose_and_matmul(a, b)
+    np.testing.assert_array_equal(out_t, bf16(a).T)
+    np.testing.assert_allclose(out, bf16(a).astype(np.float64) @ bf16(b),
+                               rtol=1e-4, atol=1e-4)
+
+
 # --- Python operators and numpy ufuncs -------------------------------------
 
 @nki.jit
