@@ -145,6 +145,80 @@ def test_one_axis_grid():
     np.testing.assert_allclose(one_axis_grid[4](a), want, rtol=1e-6)
 
 
+@nki.jit
+def bump_in_place(a):
+    """Each of the grid's instances adds 1 to its two rows of the input;
+    nothing returned."""
+    i = nl.program_id(0)
+    t = nl.load(a[i * 2:(i + 1) * 2, :])
+    nl.store(a[i * 2:(i + 1) * 2, :], nl.add(t, 1.0))
+
+
+def test_grid_writing_its_input_in_place():
+    a = uniform(6, (6, 3))
+    want = a + 1
+    assert bump_in_place[3](a) is None
+    np.testing.assert_allclose(a, want, rtol=1e-6)
+
+
+@nki.jit
+def through_shared_scratch(a):
+    """Instances share shared_hbm tensors: each writes its row of a
+    named scratch tensor, then reads it back."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    scratch = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm,
+                         name="scratch")
+    i = nl.program_id(0)
+    nl.store(scratch[i:i + 1, :], nl.load(a[i:i + 1, :]))
+    nl.store(out[i:i + 1, :], nl.multiply(nl.load(scratch[i:i + 1, :]), 3.0))
+    return out
+
+
+def test_grid_instances_share_shared_hbm():
+    a = uniform(7, (4, 2))
+    np.testing.assert_allclose(through_shared_scratch[4](a), 3 * a,
+                               rtol=1e-6)
+    g = nki.trace(through_shared_scratch[4], a)
+    assert g.text.count('name: "scratch"') == 1
+
+
+@nki.jit
+def doubled(t):
+    return nl.multiply(t, 2.0)
+
+
+@nki.jit
+def calls_a_kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, doubled(nl.load(a)))
+    return out
+
+
+def test_kernel_called_from_a_kernel_joins_its_trace():
+    a = uniform(8, (128, 4))
+    np.testing.assert_allclose(calls_a_kernel(a), 2 * a, rtol=1e-6)
+    assert 'scopes: "doubled"' in nki.trace(calls_a_kernel, a).text
+
+
+@nki.jit
+def two_outputs(a):
+    o1 = nl.ndarray(a.shape, dtype=nl.int32, buffer=nl.shared_hbm)
+    o2 = nl.ndarray(a.shape, dtype=nl.float16, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(o1, nl.copy(t, dtype=nl.int32))
+    nl.store(o2, nl.copy(t, dtype=nl.float16))
+    return o2, o1
+
+
+def test_outputs_come_back_in_order_with_their_dtypes():
+    # float to int32 rounds to nearest, ties to even.
+    a = np.array([[1.4, 1.5, 2.5, -1.5, -0.6, 1.0009765625]], np.float32)
+    half, ints = two_outputs(a)
+    assert half.dtype == np.float16 and ints.dtype == np.int32
+    np.testing.assert_array_equal(ints, [[1, 2, 2, -2, -1, 1]])
+    np.testing.assert_array_equal(half, a.astype(np.float16))
+
+
 # --- trace -> Graph ----------------------------------------------------------
 
 def test_trace_gives_a_graph_for_run_dot_profile_diff_save(tmp_dir):
