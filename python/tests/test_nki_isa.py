@@ -399,3 +399,55 @@ def test_nc_matmul_of_narrow_operands(dtype):
                nl.float16: np.float32(np.float16(1.1)),
                nl.float8_e4m3: np.float32(1.125)}[dtype]
     assert odd[0, 0] == rounded != np.float32(1.1)
+
+
+@nki.jit
+def accumulated_sums(a, b):
+    """The Scalar Engine's accumulation registers across two activations:
+    reset_reduce on a, then reduce on b reading out a's and b's sums."""
+    x, y = nl.load(a), nl.load(b)
+    p, f = a.shape
+    res = nl.ndarray((p, 1), dtype=nl.float32)
+    d1 = nl.ndarray((p, f), dtype=nl.float32)
+    d2 = nl.ndarray((p, f), dtype=nl.float32)
+    nisa.activation(dst=d1, op=nl.copy, data=x,
+                    reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.activation(dst=d2, op=nl.copy, data=y,
+                    reduce_cmd=nisa.reduce_cmd.reduce, reduce_res=res)
+    out = _out((p, 1))
+    nl.store(out, res)
+    return out
+
+
+def test_activation_reduce_cmd_accumulates_across_instructions():
+    a, b = uniform(19, (128, 512)), uniform(20, (128, 512))
+    np.testing.assert_allclose(accumulated_sums(a, b)[:, 0],
+                               a.sum(1) + b.sum(1), rtol=1e-5, atol=1e-4)
+
+
+@nki.jit
+def causal_tiles(a):
+    """Row tiles of a square matrix: the causal mask (row >= column, else
+    -5) by affine_select and each element's flat index by iota, both with
+    the tile's row offset inside the index expressions."""
+    n, f = a.shape
+    out = _out((2, n, f))
+    for i in nl.affine_range((n + 127) // 128):
+        i_p = i * 128 + nl.arange(128)[:, None]
+        i_f = nl.arange(f)[None, :]
+        x = nl.load(a[i_p, i_f], mask=i_p < n)
+        nl.store(out[0, i_p, i_f],
+                 nisa.affine_select(i_p >= i_f, x, -5.0, mask=i_p < n),
+                 mask=i_p < n)
+        nl.store(out[1, i_p, i_f],
+                 nisa.iota(i_p * f + i_f, dtype=nl.float32, mask=i_p < n),
+                 mask=i_p < n)
+    return out
+
+
+@pytest.mark.parametrize("n", [256, 200, 1])
+def test_affine_select_and_iota_with_a_row_offset(n):
+    a = uniform(21, (n, n))
+    causal = np.where(np.tril(np.ones((n, n))) > 0, a, -5.0)
+    want = np.stack([causal, np.arange(n * n).reshape(n, n)])
+    np.testing.assert_array_equal(causal_tiles(a), want)
