@@ -21,3 +21,10 @@ def rng(seed):
 
 def uniform(seed, shape, lo=-1.0, hi=1.0, dtype=np.float32):
     return rng(seed).uniform(lo, hi, shape).astype(dtype)
+
+
+def same_file(named, path):
+    """Whether a graph or an error names the file at `path`: the tracer
+    names a file inside nkigraph's source tree relative to the tree (graphs
+    are the same wherever it is checked out), others by their path."""
+    return named == path or path.endswith("/" + named)

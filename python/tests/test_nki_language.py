@@ -375,6 +375,31 @@ def test_transpose(shape):
                                                                 axis=1))
 
 
+@nki.jit
+def bf16_transpose_and_matmul(a, b):
+    """a [M, K], b [K, N] as bfloat16 tiles: a.T (nl.transpose) and a @ b
+    (nl.matmul, which transposes a itself)."""
+    x = nl.load(a, dtype=nl.bfloat16)
+    y = nl.load(b, dtype=nl.bfloat16)
+    xt = nl.transpose(x)
+    assert xt.dtype == nl.bfloat16
+    out_t = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.float32,
+                       buffer=nl.shared_hbm)
+    nl.store(out_t, nl.copy(xt, dtype=nl.float32))
+    out = nl.ndarray((a.shape[0], b.shape[1]), dtype=nl.float32,
+                     buffer=nl.shared_hbm)
+    nl.store(out, nl.matmul(x, y))
+    return out_t, out
+
+
+def test_transpose_and_matmul_of_bfloat16_tiles():
+    a, b = uniform(30, (128, 128)), uniform(31, (128, 512))
+    out_t, out = bf16_transpose_and_matmul(a, b)
+    np.testing.assert_array_equal(out_t, bf16(a).T)
+    np.testing.assert_allclose(out, bf16(a).astype(np.float64) @ bf16(b),
+                               rtol=1e-4, atol=1e-4)
+
+
 # --- Python operators and numpy ufuncs -------------------------------------
 
 @nki.jit
@@ -624,3 +649,86 @@ def test_bfloat16_tiles_in_arithmetic():
 
     a, b = uniform(27, (128, 512)), uniform(28, (128, 512))
     np.testing.assert_allclose(kernel(a, b), bf16(a) * bf16(b), rtol=1e-6)
+
+
+# --- more masks, shapes and kernel forms -----------------------------------
+
+def add_into_output(a_input, b_input, c_output):
+    """The older samples' form: the output is a parameter, written by
+    nl.store; the kernel returns nothing."""
+    nl.store(c_output, nl.add(nl.load(a_input), nl.load(b_input)))
+
+
+def test_output_passed_as_a_parameter_is_written_in_place():
+    a, b = uniform(40, (128, 512)), uniform(41, (128, 512))
+    c = np.zeros_like(a)
+    assert nki.simulate_kernel(add_into_output, a, b, c) is None
+    np.testing.assert_allclose(c, a + b, rtol=1e-6)
+    g = nki.trace(add_into_output, a, b, c)
+    assert [o["name"] for o in g.outputs] == ["c_output"]
+
+
+@nki.jit
+def masked_ranges(a, col):
+    """Masks with a lower bound (rows 64.. doubled), on the free dim (the
+    first 5 columns exponentiated), and on ISA calls and a reduction over a
+    partial tile of n < 128 rows."""
+    n, f = a.shape
+    out = nl.ndarray((5, 128, f), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(f)[None, :]
+    rows = i_p < n
+    t = nl.load(a[i_p, i_f], mask=rows)
+    c = nl.load(col[i_p, nl.arange(1)[None, :]], mask=rows)
+    upper = i_p >= 64
+    nl.store(out[0, i_p, i_f], nl.zeros((128, f), dtype=nl.float32))
+    nl.store(out[0, i_p, i_f], nl.multiply(t, 2.0, mask=upper & rows),
+             mask=upper & rows)
+    nl.store(out[1, i_p, i_f], nl.zeros((128, f), dtype=nl.float32))
+    first5 = i_f < 5
+    nl.store(out[1, i_p, i_f], nl.exp(t, mask=rows & first5),
+             mask=rows & first5)
+    e = nisa.activation(op=nl.exp, data=t, bias=c, scale=2.0, mask=rows)
+    nl.store(out[2, i_p, i_f], e, mask=rows)
+    s = nisa.tensor_scalar(t, nl.multiply, c, mask=rows)
+    nl.store(out[3, i_p, i_f], s, mask=rows)
+    total = nl.sum(t, axis=1, mask=rows, keepdims=True)
+    nl.store(out[4, i_p, nl.arange(1)[None, :]], total, mask=rows)
+    return out
+
+
+@pytest.mark.parametrize("n", [100, 128, 65])
+def test_masks_on_rows_columns_and_isa_calls(n):
+    a, col = uniform(42, (n, 8)), uniform(43, (n, 1))
+    out = masked_ranges(a, col)[:, :n]
+    upper = a.copy() * 0
+    upper[64:] = 2 * a[64:]
+    first5 = np.zeros_like(a)
+    first5[:, :5] = np.exp(a[:, :5])
+    np.testing.assert_allclose(out[0], upper, rtol=1e-6)
+    np.testing.assert_allclose(out[1], first5, rtol=1e-6)
+    np.testing.assert_allclose(out[2], np.exp(2 * a.astype(np.float64) + col),
+                               rtol=1e-6)
+    np.testing.assert_allclose(out[3], a * col, rtol=1e-6)
+    np.testing.assert_allclose(out[4][:, 0], a.sum(1), rtol=1e-5, atol=1e-6)
+
+
+@nki.jit
+def three_d(a):
+    """A [P, 4, 8] tile through mgrid's three variables, an activation,
+    comparisons and a power."""
+    i_p, i_a, i_b = nl.mgrid[0:a.shape[0], 0:a.shape[1], 0:a.shape[2]]
+    t = nl.load(a[i_p, i_a, i_b])
+    out = nl.ndarray((3,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out[0, i_p, i_a, i_b], nl.exp(t) + t)
+    nl.store(out[1], (t < 0.25) + (t >= 0.75))
+    nl.store(out[2], t ** 2.0)
+    return out
+
+
+@pytest.mark.parametrize("shape", [(128, 4, 8), (1, 1, 3)])
+def test_tiles_with_two_free_dims(shape):
+    a = uniform(44, shape, 0, 1)
+    want = np.stack([np.exp(a.astype(np.float64)) + a,
+                     (a < 0.25).astype(np.float32) + (a >= 0.75), a ** 2])
+    np.testing.assert_allclose(three_d(a), want, rtol=1e-6, atol=1e-7)

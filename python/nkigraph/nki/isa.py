@@ -179,7 +179,8 @@ def nc_transpose(*args, **kwargs):
     eng = _engine_name(a["engine"], "tensor")
     if dst is None:
         buffer = "psum" if eng == "tensor" else "sbuf"
-        dtype = a["dtype"] or ("float32" if eng == "tensor" else data.dtype)
+        # The instruction moves the bits: dst has data's dtype.
+        dtype = a["dtype"] or data.dtype
         dst = _trace.active().alloc((data.shape[-1], data.shape[0]), dtype,
                                     buffer)
     _trace.active().emit("nc_transpose", (("dst", dst), ("data", data)),
