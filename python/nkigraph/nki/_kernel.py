@@ -165,8 +165,10 @@ def _run_body(fn, bound, trace, grid, state):
                 "a kernel's results are HBM tensors (store the tile first)")
         if buf.id in published:
             return published[buf.id]
-        name = buf.name if buf.id in trace.inputs else _output_name(
-            buf, len(names))
+        if buf.id in trace.inputs or buf.id in trace.named:
+            name = buf.name
+        else:
+            name = "out" if not names else f"out{len(names)}"
         trace.tracer.set_loc(*_def_site(fn))
         trace.tracer.output(name, buf.id)
         published[buf.id] = name
@@ -186,14 +188,6 @@ def _run_body(fn, bound, trace, grid, state):
     state["result_names"] = result_names
     state["in_place"] = in_place
     return result
-
-
-def _output_name(buf, index):
-    # A tensor the kernel named keeps its name; others are out, out1, ...
-    base = buf.name
-    if base.startswith("t") and (base == "t" or base[1:2] == "_"):
-        return "out" if index == 0 else f"out{index}"
-    return base
 
 
 def _def_site(fn):

@@ -20,6 +20,7 @@ from ._dtypes import dtype_name
 from ._index import IndexExpr
 
 ON_CHIP = ("sbuf", "psum")
+_IDENTITY_DIMS = {}  # n -> ((0, 1), ..., (n - 1, 1)): a whole view's dims
 
 
 class _Buffer:
@@ -85,6 +86,13 @@ class NkiTensor:
         [partitions, free...]; with `par_axis` k > 0 the view's axes are
         NKI's (blocks..., par_dim, free...): physical dims 1..k first."""
         n = len(buf.shape)
+        if not par_axis:
+            dims = _IDENTITY_DIMS.get(n)
+            if dims is None:
+                dims = _IDENTITY_DIMS[n] = tuple((d, 1) for d in range(n))
+            return NkiTensor(buf, 0, tuple(zip(buf.strides, buf.shape)),
+                             0 if buf.space in ON_CHIP else None, dims,
+                             (0,) * n)
         order = list(range(n))
         par = None
         if buf.space in ON_CHIP:
@@ -98,7 +106,7 @@ class NkiTensor:
     # --- NKI's tensor attributes ------------------------------------
     @property
     def shape(self):
-        return tuple(c for _, c in self._axes)
+        return tuple([c for _, c in self._axes])
 
     @property
     def dtype(self):

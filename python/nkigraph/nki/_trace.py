@@ -10,6 +10,7 @@ that made them, as nkigraph.Error.
 import sys
 
 from .. import _nkigraph
+from . import _dtypes
 
 _OPCODES = _nkigraph._opcodes
 _PACKAGE = __name__.rsplit(".", 1)[0]  # "nkigraph.nki"
@@ -68,6 +69,8 @@ class Trace:
         self.constants = []  # (name, numpy array) of nl.shared_constant
         self.names = set()
         self.name_counts = {}
+        self.count = 0  # tensors allocated, naming the unnamed ones
+        self.named = set()  # ids of the tensors the kernel named
         self.loop_reduce = {}  # nl.loop_reduce's tile, by call site
         # A matmul whose result tile has not been used yet: (tile,
         # stationary, moving, (file, line) of its call). Recorded before any other instruction, or
@@ -87,22 +90,27 @@ class Trace:
 
     def alloc(self, shape, dtype, space, name=None, par_axis=0):
         """A new tensor of `shape` (NKI's logical shape: for on-chip ones
-        the partition dim at `par_axis`) as a whole view."""
-        from ._dtypes import dtype_name
-        from ._tensor import NkiTensor, _Buffer
-        shape = tuple(int(s) for s in shape)
-        if space in ("sbuf", "psum"):
+        the partition dim at `par_axis`) as a whole view. Unnamed ones are
+        t<k> (ps<k> in PSUM), k counting the trace's tensors."""
+        shape = tuple([int(s) for s in shape])
+        if par_axis and space in ("sbuf", "psum"):
             phys = (shape[par_axis],) + shape[:par_axis] + \
                 shape[par_axis + 1:]
         else:
             phys = shape
             par_axis = 0
-        label = self.unique_name(name or ("t" if space != "psum" else "ps"))
+        self.count += 1
+        if name:
+            label = self.unique_name(name)
+        else:
+            label = ("ps" if space == "psum" else "t") + str(self.count)
         file, line = caller()
-        id_ = self.tracer.alloc(list(phys), dtype_name(dtype), space, label,
-                                file, line)
-        buf = _Buffer(self, id_, space, dtype, phys, label)
-        return NkiTensor.whole(buf, par_axis)
+        id_ = self.tracer.alloc(list(phys), _dtypes.dtype_name(dtype), space,
+                                label, file, line)
+        buf = _tensor._Buffer(self, id_, space, dtype, phys, label)
+        if name:
+            self.named.add(id_)
+        return _tensor.NkiTensor.whole(buf, par_axis)
 
     def emit(self, opcode, operands, attrs=(), where=None):
         """Records `opcode` with operands [(role, tensor)] (tensor an
@@ -142,3 +150,6 @@ class Trace:
         self.name_counts[base] = k
         self.names.add(name)
         return name
+
+
+from . import _tensor  # noqa: E402  (it imports this module)
