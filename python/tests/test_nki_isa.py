@@ -333,7 +333,8 @@ def dma_forms(a):
     return out, out_t
 
 
-@pytest.mark.parametrize("shape", [(128, 64), (300, 32), (2, 2)])
+@pytest.mark.parametrize("shape", [(128, 64), (300, 32), (2, 2), (1, 8),
+                                   (8, 1)])
 def test_dma_copy_and_dma_transpose(shape):
     a = uniform(15, shape)
     out, out_t = dma_forms(a)
