@@ -220,6 +220,24 @@ def test_binary_ops(name, shape):
     np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-7)
 
 
+@nki.jit
+def row_broadcast(a, row):
+    """a [P, F] plus and times a [1, F] row, broadcast over the
+    partitions (NKI's nl.add example)."""
+    x, r = nl.load(a), nl.load(row)
+    out = nl.ndarray((2,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out[0], nl.add(x, r))
+    nl.store(out[1], r * x)
+    return out
+
+
+@pytest.mark.parametrize("shape", [(128, 512), (5, 1), (1, 3)])
+def test_partition_broadcast_of_a_row(shape):
+    a, row = uniform(34, shape), uniform(35, (1, shape[1]))
+    np.testing.assert_allclose(row_broadcast(a, row),
+                               np.stack([a + row, a * row]), rtol=1e-6)
+
+
 def _erf(x):
     return np.vectorize(math.erf)(x.astype(np.float64))
 
