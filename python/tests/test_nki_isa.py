@@ -47,13 +47,30 @@ def matmul_psum_k_loop(a_t, b):
     return out
 
 
+@nki.jit
+def matmul_plus_equals_k_loop(a_t, b):
+    """The older form's accumulation: ps += nisa.nc_matmul(...) over K
+    into a PSUM tile from nl.zeros."""
+    k, m = a_t.shape
+    n = b.shape[1]
+    ps = nl.zeros((m, n), dtype=nl.float32, buffer=nl.psum)
+    for kk in nl.affine_range((k + 127) // 128):
+        rows = min(128, k - kk * 128)
+        ps += nisa.nc_matmul(nl.load(a_t[kk * 128:kk * 128 + rows, :]),
+                             nl.load(b[kk * 128:kk * 128 + rows, :]))
+    out = _out((m, n))
+    nl.store(out, ps)
+    return out
+
+
 @pytest.mark.parametrize("m,k,n", [(128, 512, 512), (128, 200, 64),
                                    (1, 128, 1), (5, 1, 3)])
 def test_nc_matmul_accumulates_over_k_in_psum(m, k, n):
     a, b = uniform(1, (m, k)), uniform(2, (k, n))
-    out = matmul_psum_k_loop(np.ascontiguousarray(a.T), b)
-    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4,
-                               atol=1e-4)
+    want = a.astype(np.float64) @ b
+    for kernel in (matmul_psum_k_loop, matmul_plus_equals_k_loop):
+        out = kernel(np.ascontiguousarray(a.T), b)
+        np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
 
 
 @nki.jit
@@ -316,7 +333,8 @@ def dma_forms(a):
     return out, out_t
 
 
-@pytest.mark.parametrize("shape", [(128, 64), (300, 32), (2, 2)])
+@pytest.mark.parametrize("shape", [(128, 64), (300, 32), (2, 2), (1, 8),
+                                   (8, 1)])
 def test_dma_copy_and_dma_transpose(shape):
     a = uniform(15, shape)
     out, out_t = dma_forms(a)

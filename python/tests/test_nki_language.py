@@ -220,6 +220,24 @@ def test_binary_ops(name, shape):
     np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-7)
 
 
+@nki.jit
+def row_broadcast(a, row):
+    """a [P, F] plus and times a [1, F] row, broadcast over the
+    partitions (NKI's nl.add example)."""
+    x, r = nl.load(a), nl.load(row)
+    out = nl.ndarray((2,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out[0], nl.add(x, r))
+    nl.store(out[1], r * x)
+    return out
+
+
+@pytest.mark.parametrize("shape", [(128, 512), (5, 1), (1, 3)])
+def test_partition_broadcast_of_a_row(shape):
+    a, row = uniform(34, shape), uniform(35, (1, shape[1]))
+    np.testing.assert_allclose(row_broadcast(a, row),
+                               np.stack([a + row, a * row]), rtol=1e-6)
+
+
 def _erf(x):
     return np.vectorize(math.erf)(x.astype(np.float64))
 
@@ -336,6 +354,36 @@ def test_matmul_transpose_x_over_a_k_loop():
     b = uniform(11, (512, 512))
     out = matmul_k_loop(np.ascontiguousarray(a.T), b)
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4,
+                               atol=1e-4)
+
+
+@nki.jit
+def matmul_psum_plus_equals(a_t, b):
+    """The tutorials' form: res_psum += nl.matmul(..., transpose_x=True)
+    over K, the PSUM tile from nl.zeros, with a partial last K tile."""
+    k, m = a_t.shape
+    n = b.shape[1]
+    res_psum = nl.zeros((m, n), nl.float32, buffer=nl.psum)
+    for kk in nl.affine_range((k + 127) // 128):
+        rows = min(128, k - kk * 128)
+        lhs = nl.load(a_t[kk * 128:kk * 128 + rows, :])
+        rhs = nl.load(b[kk * 128:kk * 128 + rows, :])
+        res_psum += nl.matmul(lhs, rhs, transpose_x=True)
+    out = nl.ndarray((m, n), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, nl.copy(res_psum, dtype=nl.float32))
+    return out
+
+
+@pytest.mark.parametrize("k", [512, 300, 1])
+def test_matmul_accumulates_in_psum_through_plus_equals(k):
+    a, b = uniform(32, (128, k)), uniform(33, (k, 512))
+    a_t = np.ascontiguousarray(a.T)
+    text = nki.trace(matmul_psum_plus_equals, a_t, b).text
+    # One accumulating nc_matmul per K tile, no PSUM-to-PSUM add.
+    assert text.count("opcode: NC_MATMUL") == (k + 127) // 128
+    assert "opcode: TENSOR_TENSOR" not in text
+    np.testing.assert_allclose(matmul_psum_plus_equals(a_t, b),
+                               a.astype(np.float64) @ b, rtol=1e-4,
                                atol=1e-4)
 
 

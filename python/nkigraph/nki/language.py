@@ -559,15 +559,15 @@ def transpose(x, dtype=None, mask=None, **kwargs):
 def matmul(x, y, transpose_x=False, mask=None, **kwargs):
     """x @ y (x.T @ y with transpose_x) into a new PSUM tile, float32: an
     nc_matmul, after a Tensor Engine transpose of x unless transpose_x."""
+    from . import isa
     if mask is not None:
         raise _errors.unsupported("nl.matmul(mask=...)")
-    trace = _trace.active()
     if not transpose_x:
         xt = transpose(x)
         x = copy(xt, dtype=x.dtype)
-    out = trace.alloc((x.shape[-1], y.shape[-1]), "float32", "psum")
-    _ops.matmul(out, x, y, accumulate=False)
-    return out
+    # nisa.nc_matmul's older form: recorded into its own tile when first
+    # used, or into the PSUM tile `+=` accumulates it into.
+    return isa.nc_matmul(x, y)
 
 
 def where(condition, x, y, dtype=None, mask=None, **kwargs):
