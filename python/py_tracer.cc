@@ -110,6 +110,7 @@ class PyTracer {
 
   // Where the next calls come from.
   void SetLoc(const std::string& file, int line) {
+    last_file_obj_ = py::object();
     if (file != last_file_) {
       auto [it, inserted] = files_.try_emplace(file, nullptr);
       if (inserted) it->second = std::make_unique<std::string>(file);
@@ -159,8 +160,15 @@ class PyTracer {
   // flat tuple of [stride, count] values. `attrs`: (name, value) pairs,
   // each value converted to the type the op's schema gives the name.
   int64_t Emit(int opcode, const py::list& operands, const py::iterable& attrs,
-               const std::string& file, int line) {
-    SetLoc(file, line);
+               const py::handle& file, int line) {
+    // A kernel's calls come from a few files: the same str object each
+    // time (the code object's), recognised without reading it.
+    if (file.ptr() != last_file_obj_.ptr()) {
+      SetLoc(py::cast<std::string>(file), line);
+      last_file_obj_ = py::reinterpret_borrow<py::object>(file);
+    } else {
+      tracer_->SetSourceOverride(last_file_ptr_, line);
+    }
     if (!proto::Opcode_IsValid(opcode) || opcode == 0) {
       ThrowInvalidArgument(absl::StrCat("no opcode ", opcode));
     }
@@ -251,6 +259,7 @@ class PyTracer {
   absl::flat_hash_map<std::string, std::unique_ptr<std::string>> files_;
   std::string last_file_;
   const char* last_file_ptr_ = nullptr;
+  py::object last_file_obj_;  // the str object last_file_ came from
   bool active_ = false;
 };
 

@@ -97,26 +97,40 @@ def _split_dst(args, kwargs, n_leading):
 
 
 def _bind(name, args, kwargs, params):
-    """`params` ((name, default), ...) bound from args and kwargs; unknown
-    keywords are an error naming them."""
-    out = {}
-    if len(args) > len(params):
-        raise TypeError(f"nisa.{name} takes {len(params)} positional "
-                        f"arguments ({len(args)} given)")
-    for (p, _), a in zip(params, args):
-        out[p] = a
-    pop = kwargs.pop
-    for p, default in params[len(args):]:
-        v = pop(p, default)
-        if v is _REQUIRED:
-            raise TypeError(f"nisa.{name} needs '{p}'")
-        out[p] = v
-    if kwargs:
-        unknown = sorted(k for k in kwargs if k not in _IGNORED)
-        if unknown:
-            raise TypeError(f"nisa.{name} got unexpected keyword arguments "
-                            f"{unknown}")
-    return out
+    """`params` ((name, default), ...) bound from args and kwargs, as a
+    dict; a missing required one, or a keyword the call does not take,
+    is a TypeError naming it. (Bound by a function made once per call
+    form with those parameters: Python's own binding, as fast as a
+    call.)"""
+    # `params` is a constant of the calling code (every default a literal,
+    # `...` for a required one), so the same object at every call.
+    binder = _BINDERS.get(id(params))
+    if binder is None or binder[1] is not params:
+        binder = _BINDERS[id(params)] = (_make_binder(name, params), params)
+    return binder[0](*args, **kwargs)
+
+
+_BINDERS = {}
+
+
+def _make_binder(name, params):
+    names = [p for p, _ in params]
+    defaults = {f"_d{i}": d for i, (_, d) in enumerate(params)}
+    signature = ", ".join(f"{p}=_d{i}" for i, p in enumerate(names))
+    ignored = ", ".join(f"{k}=None" for k in sorted(_IGNORED) if k not in
+                        names)
+    checks = "".join(
+        f"    if {p} is ...: raise TypeError("
+        f"\"nisa.{name} needs '{p}'\")\n"
+        for p, d in params if d is ...)
+    body = ", ".join(f"{p!r}: {p}" for p in names)
+    source = (f"def bind({signature}, *, {ignored}):\n{checks}"
+              f"    return {{{body}}}\n")
+    scope = dict(defaults)
+    exec(source, scope)  # noqa: S102 (source built from constant names)
+    bind = scope["bind"]
+    bind.__name__ = bind.__qualname__ = f"nisa.{name}"
+    return bind
 
 
 # Arguments that change how the hardware schedules or names an
@@ -126,7 +140,8 @@ _IGNORED = frozenset(("name", "dge_mode", "oob_mode", "tile_position",
                       "is_moving_onezero"))
 
 
-_REQUIRED = object()
+# A parameter without a default is `...` in a call form's parameter table,
+# which is then a constant Python builds once (no NKI argument is `...`).
 
 
 def _result(dst, mask, shape, dtype, buffer="sbuf"):
@@ -144,7 +159,7 @@ def nc_matmul(*args, **kwargs):
     """dst = stationary.T @ moving on the Tensor Engine, into PSUM."""
     dst, args = _split_dst(args, kwargs, 2)
     a = _bind("nc_matmul", args, kwargs, (
-        ("stationary", _REQUIRED), ("moving", _REQUIRED),
+        ("stationary", ...), ("moving", ...),
         ("is_transpose", False), ("accumulate", None), ("mask", None)))
     st, mv = a["stationary"], a["moving"]
     if a["mask"] is not None:
@@ -173,7 +188,7 @@ def nc_transpose(*args, **kwargs):
     the Vector Engine."""
     dst, args = _split_dst(args, kwargs, 1)
     a = _bind("nc_transpose", args, kwargs, (
-        ("data", _REQUIRED), ("engine", engine.unknown), ("dtype", None),
+        ("data", ...), ("engine", None), ("dtype", None),
         ("mask", None)))
     data = a["data"]
     eng = _engine_name(a["engine"], "tensor")
@@ -192,9 +207,9 @@ def activation(*args, **kwargs):
     """dst = op(data * scale + bias) on the Scalar Engine."""
     dst, args = _split_dst(args, kwargs, 0)
     a = _bind("activation", args, kwargs, (
-        ("op", _REQUIRED), ("data", _REQUIRED), ("bias", None),
+        ("op", ...), ("data", ...), ("bias", None),
         ("scale", 1.0), ("reduce_op", None), ("reduce_res", None),
-        ("reduce_cmd", reduce_cmd.idle), ("dtype", None), ("mask", None)))
+        ("reduce_cmd", None), ("dtype", None), ("mask", None)))
     return _ops.activation(dst, a["op"], a["data"], a["bias"], a["scale"],
                            a["reduce_op"], a["reduce_res"], a["reduce_cmd"],
                            a["dtype"], a["mask"])
@@ -205,8 +220,8 @@ def activation_reduce(*args, **kwargs):
     reduce_res."""
     dst, args = _split_dst(args, kwargs, 0)
     a = _bind("activation_reduce", args, kwargs, (
-        ("op", _REQUIRED), ("data", _REQUIRED), ("reduce_op", _REQUIRED),
-        ("reduce_res", _REQUIRED), ("bias", None), ("scale", 1.0),
+        ("op", ...), ("data", ...), ("reduce_op", ...),
+        ("reduce_res", ...), ("bias", None), ("scale", 1.0),
         ("dtype", None), ("mask", None)))
     return _ops.activation(dst, a["op"], a["data"], a["bias"], a["scale"],
                            a["reduce_op"], a["reduce_res"],
@@ -217,8 +232,8 @@ def tensor_tensor(*args, **kwargs):
     """dst = data1 op data2, element-wise."""
     dst, args = _split_dst(args, kwargs, 2)
     a = _bind("tensor_tensor", args, kwargs, (
-        ("data1", _REQUIRED), ("data2", _REQUIRED), ("op", _REQUIRED),
-        ("engine", engine.unknown), ("dtype", None), ("mask", None)))
+        ("data1", ...), ("data2", ...), ("op", ...),
+        ("engine", None), ("dtype", None), ("mask", None)))
     return _ops.tensor_tensor(dst, a["data1"], a["data2"], a["op"],
                               a["dtype"], a["mask"],
                               _engine_name(a["engine"], None))
@@ -229,9 +244,9 @@ def tensor_scalar(*args, **kwargs):
     [P, 1] column."""
     dst, args = _split_dst(args, kwargs, 1)
     a = _bind("tensor_scalar", args, kwargs, (
-        ("data", _REQUIRED), ("op0", _REQUIRED), ("operand0", _REQUIRED),
+        ("data", ...), ("op0", ...), ("operand0", ...),
         ("reverse0", False), ("op1", None), ("operand1", None),
-        ("reverse1", False), ("engine", engine.unknown), ("dtype", None),
+        ("reverse1", False), ("engine", None), ("dtype", None),
         ("mask", None)))
     return _ops.tensor_scalar(dst, a["data"], a["op0"], a["operand0"],
                               a["reverse0"], a["op1"], a["operand1"],
@@ -244,8 +259,8 @@ def scalar_tensor_tensor(*args, **kwargs):
     [P, 1] column, operand1 a tile."""
     dst, args = _split_dst(args, kwargs, 1)
     a = _bind("scalar_tensor_tensor", args, kwargs, (
-        ("data", _REQUIRED), ("op0", _REQUIRED), ("operand0", _REQUIRED),
-        ("op1", _REQUIRED), ("operand1", _REQUIRED), ("reverse0", False),
+        ("data", ...), ("op0", ...), ("operand0", ...),
+        ("op1", ...), ("operand1", ...), ("reverse0", False),
         ("reverse1", False), ("dtype", None), ("mask", None)))
     data = a["data"]
     out, view = _result(dst, a["mask"], data.shape,
@@ -270,7 +285,7 @@ def tensor_reduce(*args, **kwargs):
     """dst = op over the trailing free axes `axis` of data."""
     dst, args = _split_dst(args, kwargs, 0)
     a = _bind("tensor_reduce", args, kwargs, (
-        ("op", _REQUIRED), ("data", _REQUIRED), ("axis", _REQUIRED),
+        ("op", ...), ("data", ...), ("axis", ...),
         ("negate", False), ("keepdims", False), ("dtype", None),
         ("mask", None)))
     return _ops.reduce(dst, a["op"], a["data"], a["axis"], a["negate"],
@@ -281,7 +296,7 @@ def tensor_copy(*args, **kwargs):
     """dst = src (converted to dst's dtype)."""
     dst, args = _split_dst(args, kwargs, 1)
     a = _bind("tensor_copy", args, kwargs, (
-        ("src", _REQUIRED), ("engine", engine.unknown), ("dtype", None),
+        ("src", ...), ("engine", None), ("dtype", None),
         ("mask", None)))
     src = a["src"]
     out, view = _result(dst, a["mask"], src.shape, a["dtype"] or src.dtype)
@@ -298,13 +313,13 @@ def memset(*args, **kwargs):
         dst, args = args[0], args[1:]
     if dst is not None:
         a = _bind("memset", args, kwargs, (
-            ("value", _REQUIRED), ("engine", engine.unknown),
+            ("value", ...), ("engine", None),
             ("mask", None)))
         shape, dtype = dst.shape, dst.dtype
     else:
         a = _bind("memset", args, kwargs, (
-            ("shape", _REQUIRED), ("value", _REQUIRED), ("dtype", _REQUIRED),
-            ("engine", engine.unknown), ("mask", None)))
+            ("shape", ...), ("value", ...), ("dtype", ...),
+            ("engine", None), ("mask", None)))
         shape, dtype = a["shape"], a["dtype"]
     out, view = _result(dst, a["mask"], shape, dtype)
     _trace.active().emit("memset", (("dst", view),), (
@@ -319,7 +334,7 @@ def iota(*args, **kwargs):
     if dst is None and args and isinstance(args[0], NkiTensor):
         dst, args = args[0], args[1:]
     a = _bind("iota", args, kwargs, (
-        ("expr", _REQUIRED), ("dtype", "int32"), ("mask", None)))
+        ("expr", ...), ("dtype", "int32"), ("mask", None)))
     return _ops.iota(dst, a["expr"], a["dtype"], a["mask"])
 
 
@@ -328,8 +343,8 @@ def affine_select(*args, **kwargs):
     on_false_value."""
     dst, args = _split_dst(args, kwargs, 0)
     a = _bind("affine_select", args, kwargs, (
-        ("pred", _REQUIRED), ("on_true_tile", _REQUIRED),
-        ("on_false_value", _REQUIRED), ("dtype", None), ("mask", None)))
+        ("pred", ...), ("on_true_tile", ...),
+        ("on_false_value", ...), ("dtype", None), ("mask", None)))
     return _ops.affine_select(dst, a["pred"], a["on_true_tile"],
                               a["on_false_value"], a["dtype"], a["mask"])
 
@@ -337,7 +352,7 @@ def affine_select(*args, **kwargs):
 def dma_copy(*args, **kwargs):
     """dst = src by DMA (HBM <-> SBUF, or within either)."""
     a = _bind("dma_copy", args, kwargs, (
-        ("dst", _REQUIRED), ("src", _REQUIRED), ("mask", None),
+        ("dst", ...), ("src", ...), ("mask", None),
         ("dst_rmw_op", None)))
     if a["dst_rmw_op"] is not None:
         raise _errors.unsupported("dma_copy(dst_rmw_op=...)")
@@ -348,7 +363,7 @@ def dma_transpose(*args, **kwargs):
     """dst = src transposed (2-byte dtypes), by DMA into SBUF."""
     dst, args = _split_dst(args, kwargs, 1)
     a = _bind("dma_transpose", args, kwargs, (
-        ("src", _REQUIRED), ("axes", None), ("dtype", None),
+        ("src", ...), ("axes", None), ("dtype", None),
         ("mask", None)))
     src = a["src"]
     axes = a["axes"] or tuple(reversed(range(src.ndim)))
@@ -364,7 +379,7 @@ def reciprocal(*args, **kwargs):
     by each element)."""
     dst, args = _split_dst(args, kwargs, 1)
     a = _bind("reciprocal", args, kwargs, (
-        ("data", _REQUIRED), ("dtype", None), ("mask", None)))
+        ("data", ...), ("dtype", None), ("mask", None)))
     return _ops.tensor_scalar(dst, a["data"], "divide", 1.0, reverse0=True,
                               dtype=a["dtype"], mask=a["mask"])
 
@@ -374,8 +389,8 @@ def tensor_tensor_scan(*args, **kwargs):
     first `initial`, a number or a [P, 1] column), along the free dim."""
     dst, args = _split_dst(args, kwargs, 2)
     a = _bind("tensor_tensor_scan", args, kwargs, (
-        ("data0", _REQUIRED), ("data1", _REQUIRED), ("initial", _REQUIRED),
-        ("op0", _REQUIRED), ("op1", _REQUIRED), ("reverse0", False),
+        ("data0", ...), ("data1", ...), ("initial", ...),
+        ("op0", ...), ("op1", ...), ("reverse0", False),
         ("reverse1", False), ("dtype", None), ("mask", None)))
     data0, mask = a["data0"], a["mask"]
     out, view = _result(dst, mask, data0.shape, a["dtype"] or data0.dtype)
@@ -400,8 +415,8 @@ def tensor_scalar_reduce(*args, **kwargs):
     axis (before dst's rounding)."""
     dst, args = _split_dst(args, kwargs, 1)
     a = _bind("tensor_scalar_reduce", args, kwargs, (
-        ("data", _REQUIRED), ("op0", _REQUIRED), ("operand0", _REQUIRED),
-        ("reduce_op", _REQUIRED), ("reduce_res", _REQUIRED),
+        ("data", ...), ("op0", ...), ("operand0", ...),
+        ("reduce_op", ...), ("reduce_res", ...),
         ("reverse0", False), ("dtype", None), ("mask", None)))
     data, mask = a["data"], a["mask"]
     out, view = _result(dst, mask, data.shape, a["dtype"] or data.dtype)
@@ -426,7 +441,7 @@ def bn_stats(*args, **kwargs):
     the odd free elements ([P, 6]), for bn_aggr."""
     dst, args = _split_dst(args, kwargs, 1)
     a = _bind("bn_stats", args, kwargs, (
-        ("data", _REQUIRED), ("dtype", None), ("mask", None)))
+        ("data", ...), ("dtype", None), ("mask", None)))
     data = a["data"]
     out, view = _result(dst, a["mask"], (data.shape[0], 6),
                         a["dtype"] or "float32")
@@ -439,7 +454,7 @@ def bn_aggr(*args, **kwargs):
     """Per partition: the mean and variance ([P, 2]) of bn_stats groups."""
     dst, args = _split_dst(args, kwargs, 1)
     a = _bind("bn_aggr", args, kwargs, (
-        ("data", _REQUIRED), ("dtype", None), ("mask", None)))
+        ("data", ...), ("dtype", None), ("mask", None)))
     data = a["data"]
     out, view = _result(dst, a["mask"], (data.shape[0], 2),
                         a["dtype"] or "float32")
@@ -451,7 +466,7 @@ def bn_aggr(*args, **kwargs):
 def tensor_copy_predicated(*args, **kwargs):
     """dst = src where predicate is true (not all-zero bits), else dst."""
     a = _bind("tensor_copy_predicated", args, kwargs, (
-        ("dst", _REQUIRED), ("src", _REQUIRED), ("predicate", _REQUIRED),
+        ("dst", ...), ("src", ...), ("predicate", ...),
         ("reverse_pred", False), ("mask", None)))
     _ops.copy_predicated(a["dst"], a["src"], a["predicate"],
                          a["reverse_pred"], a["mask"])
