@@ -12,4 +12,5 @@ PYBIND11_MODULE(_nkigraph, module) {
   nkigraph::python::RegisterErrors(module);
   nkigraph::python::DefineKernels(module);
   nkigraph::python::DefineGraph(module);
+  nkigraph::python::DefineGraphView(module);
 }

@@ -10,7 +10,7 @@ packages=(cmake ninja-build pkg-config g++ ccache
           libgtest-dev libgmock-dev libbenchmark-dev
           libgraphviz-dev graphviz libopenblas-dev nlohmann-json3-dev
           pybind11-dev python3-pybind11 python3-numpy python3-dev
-          python3-pytest openmpi-bin libopenmpi-dev)
+          python3-pytest openmpi-bin libopenmpi-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

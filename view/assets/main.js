@@ -1,0 +1,116 @@
+// Starts the page: reads the embedded data, builds the views, links them
+// through the model's selection and the URL fragment (#select=ID or
+// #select=TENSOR).
+'use strict';
+
+(function (NV) {
+  function summary(m) {
+    const d = m.data;
+    const parts = [`${m.count} instructions`, `${d.cores} core${d.cores > 1 ? 's' : ''}`];
+    if (d.ranks > 1) parts.push(`${d.ranks} ranks`);
+    if (m.hasSchedule()) parts.push(`estimated ${NV.ns(d.schedule.makespan)} on ${d.schedule.target}`);
+    return parts.join(', ');
+  }
+
+  function start() {
+    const t0 = performance.now();
+    const data = JSON.parse(document.getElementById('nkiview-data').textContent);
+    const m = new NV.Model(data);
+    const app = { model: m, views: {} };
+    NV.app = app;
+    document.getElementById('kernel').textContent = data.kernel;
+    document.getElementById('summary').textContent = summary(m);
+
+    const note = document.getElementById('picture-note');
+    const pager = document.getElementById('pager');
+    for (const [name, prefix] of [['dataflow', 'df'], ['barrier', 'bl']]) {
+      const box = document.getElementById('picture-' + name);
+      const view = new NV.PictureView(m, data[name], box, prefix, name);
+      view.onPage = () => { if (app.current === view) showPager(view); };
+      app.views[name] = view;
+    }
+
+    // The pager: one button per page of a picture too wide for a screen.
+    function showPager(view) {
+      pager.textContent = '';
+      const n = view.pageCount();
+      note.hidden = !view.pic.note && !view.pic.error;
+      note.textContent = [view.pic.note, view.pic.error].filter(Boolean).join(' ');
+      if (n <= 1) return;
+      pager.append('page ');
+      for (let p = 0; p < n; ++p) {
+        const b = NV.el('button', { type: 'button', 'data-page': p }, String(p + 1));
+        if (p === view.page) b.classList.add('current');
+        b.addEventListener('click', () => {
+          view.showPage(p);
+          if (m.selected >= 0) view.mark(m.selected, false);
+        });
+        pager.append(b);
+      }
+    }
+
+    function showView(name) {
+      for (const b of document.querySelectorAll('#picture-tabs [data-view]')) {
+        b.classList.toggle('on', b.dataset.view === name);
+      }
+      for (const [other, view] of Object.entries(app.views)) {
+        view.box.hidden = other !== name;
+      }
+      const view = app.views[name];
+      app.current = view;
+      if (view.page < 0) view.showPage(0); else view.fit();
+      if (m.selected >= 0) view.mark(m.selected, true);
+      showPager(view);
+    }
+    for (const b of document.querySelectorAll('#picture-tabs [data-view]')) {
+      b.addEventListener('click', () => showView(b.dataset.view));
+    }
+    document.getElementById('fold-all').addEventListener('click', () => app.current.foldAll());
+    document.getElementById('unfold-all').addEventListener('click', () => app.current.unfoldAll());
+    document.getElementById('fit').addEventListener('click', () => app.current.fit());
+
+    app.timeline = new NV.TimelineView(m, document.getElementById('timeline'));
+    app.panel = new NV.Panel(m, document.getElementById('panel'));
+    app.search = new NV.Search(m, document.getElementById('search'),
+                               document.getElementById('hits'));
+    showView('dataflow');
+
+    m.onSelect((i, source) => {
+      const t = performance.now();
+      app.panel.show(i);
+      for (const view of Object.values(app.views)) {
+        // The hidden picture marks when it is shown.
+        if (view === app.current) view.mark(i, source !== view.name);
+      }
+      app.timeline.mark(i, source !== 'timeline');
+      const hash = '#select=' + m.instrs[i][NV.fields.I.id];
+      if (location.hash !== hash) history.replaceState(null, '', hash);
+      app.lastSelectMs = performance.now() - t;
+    });
+
+    function fromHash() {
+      const match = /^#select=(.+)$/.exec(location.hash);
+      if (!match) return;
+      const text = decodeURIComponent(match[1]);
+      const i = m.resolve(text);
+      if (i >= 0) {
+        m.select(i, 'url');
+        return;
+      }
+      note.hidden = false;
+      note.textContent = `#select=${text}: no instruction with that id, ` +
+          'and no tensor of that name is written';
+    }
+    window.addEventListener('hashchange', fromHash);
+    window.addEventListener('resize', () => app.current.fit());
+    fromHash();
+    app.startMs = performance.now() - t0;
+    document.body.dataset.ready = 'true';
+  }
+
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', start);
+  } else {
+    start();
+  }
+})(window.NkiView);
