@@ -65,6 +65,22 @@ TEST_F(CliViewTest, PageHoldsTheGraphTimelineAndDumpedValues) {
   EXPECT_EQ(data["schedule"]["target"], "trn2");
   EXPECT_EQ(data["schedule"]["slots"].size(), 16u);
   EXPECT_FALSE(data["schedule"]["critical"].empty());
+  // #6's moving operand reads lhs_T_tiles (bfloat16 [128, 2, 256] in
+  // SBUF) at offset 256 for 128 x 256: every partition's second half,
+  // 256 elements of 2 bytes from byte 512 of its 1024.
+  absl::StatusOr<proto::Graph> traced = ReadGraph(graph);
+  ASSERT_TRUE(traced.ok()) << traced.status();
+  const nlohmann::json& mm6 = data["instrs"][6];
+  ASSERT_EQ(mm6[0], 6);
+  const nlohmann::json& moving = mm6[8][2];
+  ASSERT_EQ(moving[0], "moving");
+  const proto::Tensor& lhs = traced->tensors(moving[1].get<int>() - 1);
+  ASSERT_EQ(lhs.name(), "lhs_T_tiles");
+  EXPECT_EQ(moving[3], "128x256");
+  EXPECT_EQ(moving[4],
+            absl::StrCat("partitions ", lhs.partition_offset(), "..",
+                         lhs.partition_offset() + 127, ", bytes ",
+                         lhs.address() + 512, "..", lhs.address() + 1023));
   // Instruction #5 writes rhs_tile: its values are the dump file's,
   // summarised here independently.
   const nlohmann::json& values = data["values"]["by_instr"]["5"];

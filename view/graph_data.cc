@@ -49,8 +49,9 @@ std::string ByteRange(const graph::GraphIndex& index,
                                  ? ap.view_dtype()
                                  : tensor.dtype();
   const int64_t size = DTypeSize(dtype);
-  const int64_t lo = extent->lo + ap.offset();
-  const int64_t hi = extent->hi + ap.offset();
+  // The extent counts from the tensor's start: the offset is in it.
+  const int64_t lo = extent->lo;
+  const int64_t hi = extent->hi;
   std::string text;
   if (ops::IsOnChip(tensor.space())) {
     // Elements per partition of the (viewed) tensor.
@@ -62,11 +63,12 @@ std::string ByteRange(const graph::GraphIndex& index,
     if (row <= 0) row = 1;
     const int64_t p0 = tensor.partition_offset() + lo / row;
     const int64_t p1 = tensor.partition_offset() + hi / row;
-    int64_t c0 = lo % row, c1 = hi % row;
-    if (p0 != p1) {  // a box over the columns any row reaches
-      c0 = 0;
-      c1 = row - 1;
-    }
+    // The columns: what the dims after the partition dim reach inside
+    // one partition (validation keeps them inside it).
+    absl::StatusOr<ops::FlatExtent> inner = ops::StaticExtent(ap, 1);
+    if (!inner.ok()) return "?";
+    const int64_t c0 = inner->lo % row;
+    const int64_t c1 = c0 + (inner->hi - inner->lo);
     text = absl::StrCat("partitions ", p0, "..", p1, ", bytes ",
                         tensor.address() + c0 * size, "..",
                         tensor.address() + (c1 + 1) * size - 1);

@@ -136,7 +136,7 @@
         cx = p.x; cy = p.y;
       }
       cx -= vb.x; cy -= vb.y;
-      this.scale = Math.max(this.scale, 0.6);
+      this.scale = Math.max(this.scale, 1);
       const w = this.box.clientWidth, h = this.box.clientHeight;
       this.x = w / 2 - cx * this.scale;
       this.y = h / 2 - cy * this.scale;

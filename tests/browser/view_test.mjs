@@ -1,0 +1,196 @@
+// Loads pages `nkigraph view` writes in Debian's headless Chromium (driven
+// by puppeteer-core, no browser download) from file:// and checks them as
+// a user would use them: no console errors; every instruction reachable
+// through search and drawn in the dataflow picture; #select=ID opens the
+// panel on that instruction with the graph's source line; a click on a
+// timeline bar selects the same node in the dataflow picture; a paged
+// picture navigates to the page of what is selected; a graph without a
+// target or a dump opens with those parts marked absent.
+//
+//   node view_test.mjs --nkigraph build/tools/nkigraph --out DIR
+//       [--screenshot docs/images/view.png]
+//
+// Prints "N passed, M failed" and exits non-zero on any failure.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { launch, pageErrors } from './browser.mjs';
+import { readPbtxt } from './pbtxt.mjs';
+
+const { values: opts } = parseArgs({
+  options: {
+    nkigraph: { type: 'string' },
+    out: { type: 'string' },
+    screenshot: { type: 'string' },
+  },
+});
+if (!opts.nkigraph || !opts.out) {
+  console.error('usage: node view_test.mjs --nkigraph BIN --out DIR [--screenshot PNG]');
+  process.exit(2);
+}
+fs.mkdirSync(opts.out, { recursive: true });
+const out = (name) => path.resolve(opts.out, name);
+const cli = (...args) => execFileSync(opts.nkigraph, args, { encoding: 'utf8' });
+
+let passed = 0, failed = 0;
+function check(ok, what) {
+  if (ok) { ++passed; return; }
+  ++failed;
+  console.log('FAIL: ' + what);
+}
+
+// A traced graph as .pbtxt (what the test reads independently of the
+// page) and its page.
+function graph(name, kernel, sets, viewArgs = [], edit = null) {
+  const pbtxt = out(name + '.pbtxt');
+  cli('trace', kernel, ...sets.flatMap((s) => ['--set', s]), '-o', pbtxt);
+  if (edit) fs.writeFileSync(pbtxt, edit(fs.readFileSync(pbtxt, 'utf8')));
+  const html = out(name + '.html');
+  cli('view', pbtxt, '-o', html, ...viewArgs);
+  const count = Number(/instructions: (\d+)/.exec(cli('info', pbtxt))[1]);
+  return { name, pbtxt, html, count, parsed: readPbtxt(fs.readFileSync(pbtxt, 'utf8')) };
+}
+
+async function open(browser, g, fragment = '') {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1400, height: 900 });
+  const errors = pageErrors(page);
+  await page.goto('file://' + g.html + fragment, { waitUntil: 'load' });
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
+  return { page, errors };
+}
+
+// Every instruction: found by searching its id, and drawn by a node.
+async function checkReachable(page, g) {
+  const r = await page.evaluate(() => {
+    const app = window.NkiView.app, m = app.model;
+    const ids = m.instrs.map((ins) => ins[0]);
+    const unfound = ids.filter((id) => {
+      const hits = app.search.find('#' + id);
+      return hits.length !== 1 || m.instrs[hits[0]][0] !== id;
+    });
+    const undrawn = ids.filter((id, i) => !app.views.dataflow.nodesOf.has(i));
+    return { count: ids.length, unfound, undrawn };
+  });
+  check(r.count === g.count, `${g.name}: the page lists ${r.count} instructions, info says ${g.count}`);
+  check(r.unfound.length === 0, `${g.name}: search does not find ids ${r.unfound.slice(0, 5)}`);
+  check(r.undrawn.length === 0, `${g.name}: not in the dataflow picture: ${r.undrawn.slice(0, 5)}`);
+}
+
+// #select=ID: the panel shows that instruction and its source line.
+async function checkDeepLink(browser, g, id) {
+  const { page, errors } = await open(browser, g, '#select=' + id);
+  const shown = await page.evaluate(() => ({
+    title: document.querySelector('#panel h2').textContent,
+    source: document.getElementById('panel-source').textContent,
+    selected: document.querySelectorAll('#picture-dataflow g.node.selected').length,
+  }));
+  const want = g.parsed.source(id);
+  check(shown.title.startsWith('#' + id + ' '), `${g.name}: #select=${id} opened "${shown.title}"`);
+  check(shown.source === want, `${g.name}: #select=${id} source "${shown.source}", graph says "${want}"`);
+  check(shown.selected >= 1, `${g.name}: #select=${id} marks no dataflow node`);
+  check(errors.length === 0, `${g.name}: console errors: ${errors.join(' | ')}`);
+  await page.close();
+}
+
+// A real click on instruction `id`'s timeline bar selects its node.
+async function checkTimelineClick(page, g, id) {
+  const index = await page.evaluate((id) => window.NkiView.app.model.byId.get(id), id);
+  const bar = await page.$(`#timeline rect.bar[data-i="${index}"]`);
+  check(bar !== null, `${g.name}: no timeline bar for #${id}`);
+  if (!bar) return;
+  await bar.click();
+  const r = await page.evaluate((index) => {
+    const view = window.NkiView.app.views.dataflow;
+    const nodes = [...document.querySelectorAll('#picture-dataflow g.node.selected')];
+    const want = new Set((view.nodesOf.get(index) || []).map((n) => view.prefix + n));
+    return { ok: nodes.length > 0 && nodes.every((e) => want.has(e.id)),
+             panel: document.getElementById('panel').dataset.instr,
+             hash: location.hash };
+  }, index);
+  check(r.ok, `${g.name}: clicking #${id}'s bar did not select its dataflow node`);
+  check(r.panel === String(id), `${g.name}: clicking #${id}'s bar opened panel ${r.panel}`);
+  check(r.hash === '#select=' + id, `${g.name}: the fragment is ${r.hash}`);
+}
+
+const browser = await launch();
+try {
+  // A seed kernel with its dumped values.
+  const mm = graph('tiled_matmul', 'tiled_matmul', []);
+  cli('run', mm.pbtxt, '--random-inputs', '1', '-o', out('mm_out'), '--dump', out('mm_dump'));
+  cli('view', mm.pbtxt, '-o', mm.html, '--dump', out('mm_dump'));
+  // Multi-rank: fgcc, 4 ranks x 2 cores.
+  const fgcc = graph('fgcc', 'fgcc', []);
+  // A paged large graph: two decoder layers, many pages wide.
+  const big = graph('transformer_tkg', 'transformer_tkg', ['num_layers=2']);
+  // No target, no dump.
+  const bare = graph('bare', 'tiled_matmul', [], [],
+                     (text) => text.replace(/\n\s*target: TARGET_\w+/, ''));
+
+  for (const g of [mm, fgcc, big, bare]) {
+    const { page, errors } = await open(browser, g);
+    await checkReachable(page, g);
+    if (g !== bare) await checkTimelineClick(page, g, g.parsed.ids[Math.floor(g.parsed.ids.length / 2)]);
+    check(errors.length === 0, `${g.name}: console errors: ${errors.join(' | ')}`);
+    await page.close();
+    await checkDeepLink(browser, g, g.parsed.ids[g.parsed.ids.length - 1]);
+  }
+
+  // Values in the panel, and the screenshot for the README.
+  {
+    const { page, errors } = await open(browser, mm, '#select=6');
+    const heat = await page.$$('#panel .heatmap rect');
+    check(heat.length === 32 * 32, `tiled_matmul: heat-map has ${heat.length} cells`);
+    if (opts.screenshot) await page.screenshot({ path: opts.screenshot });
+    check(errors.length === 0, `tiled_matmul values: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // #select=TENSOR selects its first writer: the dump's first file of
+  // that tensor names it (<seq>_<tensor>_i<instr>.npy).
+  {
+    const files = fs.readdirSync(out('mm_dump')).sort();
+    const first = files.map((f) => /^\d+_bias_col_i(\d+)\.npy$/.exec(f)).find(Boolean);
+    const { page } = await open(browser, mm, '#select=bias_col');
+    const panel = await page.evaluate(() => document.getElementById('panel').dataset.instr);
+    check(first && panel === first[1], `#select=bias_col opened ${panel}, the dump says ${first && first[1]}`);
+    await page.close();
+  }
+  // The paged picture: says so, and selecting the last instruction
+  // (drawn on the last page) shows that page with its node marked.
+  {
+    const { page, errors } = await open(browser, big);
+    const r = await page.evaluate(async () => {
+      const app = window.NkiView.app, view = app.views.dataflow;
+      const before = view.page;
+      const pages = view.pageCount();
+      app.model.select(app.model.count - 1, 'search');
+      return { before, pages, after: view.page,
+               note: document.getElementById('picture-note').textContent,
+               buttons: document.querySelectorAll('#pager button').length,
+               marked: document.querySelectorAll('#picture-dataflow g.node.selected').length };
+    });
+    check(r.pages > 1 && r.buttons === r.pages, `${big.name}: ${r.pages} pages, ${r.buttons} page buttons`);
+    check(/pages rather than whole/.test(r.note), `${big.name}: the note says "${r.note}"`);
+    check(r.before === 0 && r.after === r.pages - 1 && r.marked >= 1,
+          `${big.name}: selecting the last instruction went from page ${r.before} to ${r.after} of ${r.pages}, ${r.marked} marked`);
+    check(errors.length === 0, `${big.name} paging: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // No target, no dump: both parts say they are absent.
+  {
+    const { page, errors } = await open(browser, bare, '#select=3');
+    const r = await page.evaluate(() => ({
+      timeline: !!document.querySelector('#timeline [data-absent="Timeline"]'),
+      values: !!document.querySelector('#panel [data-absent="Values"]'),
+    }));
+    check(r.timeline, 'bare: the timeline is not marked absent');
+    check(r.values, 'bare: the values are not marked absent');
+    check(errors.length === 0, `bare: ${errors.join(' | ')}`);
+    await page.close();
+  }
+} finally {
+  await browser.close();
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
