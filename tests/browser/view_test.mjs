@@ -146,6 +146,34 @@ try {
     check(errors.length === 0, `tiled_matmul values: ${errors.join(' | ')}`);
     await page.close();
   }
+  // Folding: "fold scopes" hides the nodes inside the scope boxes behind
+  // one box each; selecting an instruction inside unfolds its box.
+  {
+    const { page, errors } = await open(browser, fgcc);
+    await page.click('#fold-all');
+    const folded = await page.evaluate(() => ({
+      boxes: document.querySelectorAll('#picture-dataflow rect.fold').length,
+      hidden: document.querySelectorAll('#picture-dataflow g.node.folded-away').length,
+      hiddenEl: (document.querySelector('#picture-dataflow g.node.folded-away') || {}).id,
+    }));
+    check(folded.boxes > 0 && folded.hidden > 0,
+          `fgcc: fold scopes folded ${folded.boxes} boxes hiding ${folded.hidden} nodes`);
+    if (folded.hiddenEl) {
+      const r = await page.evaluate((id) => {
+        const view = window.NkiView.app.views.dataflow;
+        const i = view.instrOfElement(document.getElementById(id));
+        window.NkiView.app.model.select(i, 'search');
+        return document.getElementById(id).classList.contains('folded-away');
+      }, folded.hiddenEl);
+      check(!r, 'fgcc: selecting a folded instruction left it hidden');
+    }
+    await page.click('#unfold-all');
+    const left = await page.evaluate(() =>
+      document.querySelectorAll('#picture-dataflow .folded-away, #picture-dataflow rect.fold').length);
+    check(left === 0, `fgcc: unfold left ${left} elements folded`);
+    check(errors.length === 0, `fgcc folding: ${errors.join(' | ')}`);
+    await page.close();
+  }
   // #select=TENSOR selects its first writer: the dump's first file of
   // that tensor names it (<seq>_<tensor>_i<instr>.npy).
   {

@@ -21,7 +21,9 @@
       this.x = 0;
       this.y = 0;
       this.marked = [];
-      this.folded = new Set();  // cluster titles folded on this page
+      this.folded = new Set();  // ids of the clusters folded on this page
+      // Pages drawn before, kept parsed: going back is not parsed again.
+      this.drawn = new Map();  // page -> {svg, folded}
       // Instruction -> its nodes (a collapsed group stands for many).
       this.nodesOf = new Map();
       pic.nodes.forEach((span, n) => {
@@ -42,12 +44,26 @@
     // Shows page `page` (0-based); returns false when it cannot be drawn.
     showPage(page) {
       if (page === this.page && this.svg) return true;
+      if (this.svg) this.drawn.set(this.page, { svg: this.svg, folded: this.folded });
       this.page = page;
-      this.marked = [];
-      this.folded.clear();
-      const svgText = this.pic.pages[page];
+      this.clearMarks();
       this.box.textContent = '';
       this.svg = null;
+      this.folded = new Set();
+      const kept = this.drawn.get(page);
+      if (kept) {
+        this.svg = kept.svg;
+        this.folded = kept.folded;
+        this.box.append(this.svg);
+      } else if (!this.draw(this.pic.pages[page])) {
+        return false;
+      }
+      this.fit();
+      if (this.onPage) this.onPage(page);
+      return true;
+    }
+    // Parses a page's SVG into the pane.
+    draw(svgText) {
       if (!svgText) {
         NV.absent(this.box, this.name + ' picture',
                   this.pic.error || 'Graphviz could not lay it out');
@@ -61,12 +77,10 @@
       this.svg.setAttribute('width', vb.width);
       this.svg.setAttribute('height', vb.height);
       // Graphviz's hover tooltips are <a xlink:title> wrappers: keep the
-      // text, drop the links so a click selects instead of navigating.
+      // text, drop any link so a click selects instead of navigating.
       for (const a of this.svg.querySelectorAll('a')) {
         a.removeAttributeNS('http://www.w3.org/1999/xlink', 'href');
       }
-      this.fit();
-      if (this.onPage) this.onPage(page);
       return true;
     }
 
@@ -158,7 +172,9 @@
     }
     onClick(e) {
       if (this.dragged) return;
-      const fold = e.target.closest('.fold, .fold-label, g.cluster > text');
+      // A scope box's name (or a folded box) toggles the box.
+      const fold = e.target.closest('.fold, .fold-label') ||
+          (e.target.tagName === 'text' && e.target.closest('g.cluster'));
       if (fold) return this.toggleFold(fold.closest('g.cluster'));
       const g = e.target.closest('g.node');
       if (!g) return;
@@ -214,6 +230,14 @@
       const shape = cluster.querySelector('polygon, path');
       return shape ? shape.getBBox() : null;
     }
+    // A box's name (Graphviz wraps a box with a tooltip in a link group,
+    // so it is not always a direct child).
+    static label(cluster) { return cluster.querySelector('text'); }
+    static isLane(cluster) {
+      const label = PictureView.label(cluster);
+      return !label || /^(core|rank|lane) /.test(label.textContent) ||
+          /^cluster_(core|lane)/.test(cluster.querySelector('title').textContent);
+    }
     static inside(a, b) {
       return a.x >= b.x - 0.5 && a.y >= b.y - 0.5 &&
              a.x + a.width <= b.x + b.width + 0.5 &&
@@ -255,7 +279,7 @@
       text.setAttribute('class', 'fold-label');
       text.setAttribute('x', box.x + 6);
       text.setAttribute('y', box.y + Math.min(box.height - 4, 28));
-      const title = cluster.querySelector(':scope > text');
+      const title = PictureView.label(cluster);
       text.textContent = (title ? title.textContent : 'scope') + ': ' + count +
           ' instructions folded (click to unfold)';
       cluster.append(rect, text);
@@ -288,12 +312,11 @@
       const clusters = [...this.svg.querySelectorAll('g.cluster')];
       const boxes = clusters.map((c) => this.clusterBox(c));
       clusters.forEach((c, k) => {
-        const label = c.querySelector(':scope > text');
         // Lane (core) boxes stay open: only scope boxes fold.
-        if (!label || /^(core|rank) /.test(label.textContent)) return;
+        if (PictureView.isLane(c)) return;
         const inner = boxes.some((b, j) => j !== k && b && boxes[k] &&
             PictureView.inside(boxes[k], b) && !PictureView.inside(b, boxes[k]) &&
-            !/^(core|rank) /.test((clusters[j].querySelector(':scope > text') || {}).textContent || ''));
+            !PictureView.isLane(clusters[j]));
         if (!inner) this.fold(c);
       });
     }
