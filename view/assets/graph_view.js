@@ -37,6 +37,7 @@
         }
       });
       this.installPanZoom();
+      NV.trackSize(this);
     }
 
     pageCount() { return this.pic.pages.length; }
@@ -50,38 +51,54 @@
       this.box.textContent = '';
       this.svg = null;
       this.folded = new Set();
-      const kept = this.drawn.get(page);
-      if (kept) {
-        this.svg = kept.svg;
-        this.folded = kept.folded;
-        this.box.append(this.svg);
-      } else if (!this.draw(this.pic.pages[page])) {
-        return false;
-      }
-      this.fit();
-      if (this.onPage) this.onPage(page);
-      return true;
-    }
-    // Parses a page's SVG into the pane.
-    draw(svgText) {
-      if (!svgText) {
+      const kept = this.drawn.get(page) || this.parse(page);
+      if (!kept) {
         NV.absent(this.box, this.name + ' picture',
                   this.pic.error || 'Graphviz could not lay it out');
         return false;
       }
-      this.box.innerHTML = svgText;
-      this.svg = this.box.querySelector('svg');
-      this.svg.removeAttribute('width');
-      this.svg.removeAttribute('height');
-      const vb = this.svg.viewBox.baseVal;
-      this.svg.setAttribute('width', vb.width);
-      this.svg.setAttribute('height', vb.height);
+      this.svg = kept.svg;
+      this.folded = kept.folded;
+      this.box.append(this.svg);
+      this.fit();
+      if (this.onPage) this.onPage(page);
+      return true;
+    }
+    // Parses page `page`'s SVG, detached; null when it has none.
+    parse(page) {
+      const text = this.pic.pages[page];
+      if (!text) return null;
+      const holder = document.createElement('div');
+      holder.innerHTML = text;
+      const svg = holder.querySelector('svg');
+      svg.removeAttribute('width');
+      svg.removeAttribute('height');
+      const vb = svg.viewBox.baseVal;
+      svg.setAttribute('width', vb.width);
+      svg.setAttribute('height', vb.height);
       // Graphviz's hover tooltips are <a xlink:title> wrappers: keep the
       // text, drop any link so a click selects instead of navigating.
-      for (const a of this.svg.querySelectorAll('a')) {
+      for (const a of svg.querySelectorAll('a')) {
         a.removeAttributeNS('http://www.w3.org/1999/xlink', 'href');
       }
-      return true;
+      const kept = { svg, folded: new Set() };
+      this.drawn.set(page, kept);
+      return kept;
+    }
+    // Parses the pages not seen yet, one per idle moment, so that moving
+    // to one later does not parse it then.
+    parseWhenIdle() {
+      const idle = window.requestIdleCallback ||
+          ((f) => setTimeout(() => f({ timeRemaining: () => 10 }), 50));
+      let next = 0;
+      const step = (deadline) => {
+        while (next < this.pageCount() && deadline.timeRemaining() > 5) {
+          if (!this.drawn.has(next) && next !== this.page) this.parse(next);
+          ++next;
+        }
+        if (next < this.pageCount()) idle(step);
+      };
+      idle(step);
     }
 
     // --- pan and zoom (a CSS transform on the svg) ---
@@ -94,7 +111,7 @@
     fit() {
       if (!this.svg) return;
       const vb = this.svg.viewBox.baseVal;
-      const w = this.box.clientWidth || 800, h = this.box.clientHeight || 400;
+      const { w, h } = NV.paneSize(this);
       this.scale = Math.min(w / vb.width, h / vb.height, 1.5);
       this.x = (w - vb.width * this.scale) / 2;
       this.y = Math.max(0, (h - vb.height * this.scale) / 2);
@@ -136,24 +153,44 @@
       }, { passive: false });
       this.box.addEventListener('click', (e) => this.onClick(e));
     }
+    // The centre of node element `g` in the svg's viewBox units, read from
+    // its shape's attributes: asking the browser (getBBox) would lay out
+    // the whole picture there and then, a tenth of a second on a big page.
+    nodeCenter(g) {
+      const shape = g.querySelector('ellipse, polygon, path');
+      if (!shape) return null;
+      let x, y;
+      if (shape.tagName === 'ellipse') {
+        x = Number(shape.getAttribute('cx'));
+        y = Number(shape.getAttribute('cy'));
+      } else {
+        const v = (shape.getAttribute('points') || shape.getAttribute('d') || '')
+            .match(/-?[\d.]+/g);
+        if (!v || v.length < 2) return null;
+        let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+        for (let k = 0; k + 1 < v.length; k += 2) {
+          x0 = Math.min(x0, +v[k]); x1 = Math.max(x1, +v[k]);
+          y0 = Math.min(y0, +v[k + 1]); y1 = Math.max(y1, +v[k + 1]);
+        }
+        x = (x0 + x1) / 2;
+        y = (y0 + y1) / 2;
+      }
+      // Graphviz translates its top group to put y = 0 at the bottom.
+      const top = this.svg.querySelector('g');
+      const t = /translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)/.exec(
+          (top && top.getAttribute('transform')) || '');
+      return t ? { x: x + Number(t[1]), y: y + Number(t[2]) } : { x, y };
+    }
     // Pans so that node element `g` is in the middle of the pane, zoomed
     // in to at least readable size.
     centerOn(g) {
-      const b = g.getBBox();
+      const c = this.nodeCenter(g);
+      if (!c) return;
       const vb = this.svg.viewBox.baseVal;
-      // The node's coordinates in the svg's own units (Graphviz puts a
-      // translate on the top group).
-      const m = g.getCTM(), root = this.svg.getCTM();
-      let cx = b.x + b.width / 2, cy = b.y + b.height / 2;
-      if (m && root) {
-        const p = new DOMPoint(cx, cy).matrixTransform(root.inverse().multiply(m));
-        cx = p.x; cy = p.y;
-      }
-      cx -= vb.x; cy -= vb.y;
       this.scale = Math.max(this.scale, 1);
-      const w = this.box.clientWidth, h = this.box.clientHeight;
-      this.x = w / 2 - cx * this.scale;
-      this.y = h / 2 - cy * this.scale;
+      const { w, h } = NV.paneSize(this);
+      this.x = w / 2 - (c.x - vb.x) * this.scale;
+      this.y = h / 2 - (c.y - vb.y) * this.scale;
       this.apply();
     }
 

@@ -104,6 +104,7 @@
     window.addEventListener('hashchange', fromHash);
     window.addEventListener('resize', () => app.current.fit());
     fromHash();
+    for (const view of Object.values(app.views)) view.parseWhenIdle();
     app.startMs = performance.now() - t0;
     document.body.dataset.ready = 'true';
   }

@@ -110,6 +110,19 @@ window.NkiView = window.NkiView || {};
     if (ns >= 1e3) return (ns / 1e3).toFixed(3) + ' µs';
     return ns.toFixed(1) + ' ns';
   };
+  // A pane's size, kept up to date by a ResizeObserver: reading
+  // clientWidth after a change lays the whole page out there and then.
+  NV.trackSize = function (view) {
+    view.size = null;
+    new ResizeObserver((entries) => {
+      const r = entries[entries.length - 1].contentRect;
+      view.size = { w: r.width, h: r.height };
+    }).observe(view.box);
+  };
+  NV.paneSize = function (view) {
+    if (view.size && view.size.w > 0) return view.size;
+    return { w: view.box.clientWidth || 800, h: view.box.clientHeight || 400 };
+  };
   NV.absent = function (container, what, why) {
     container.textContent = '';
     const div = NV.el('div', { class: 'absent', 'data-absent': what });

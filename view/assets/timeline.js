@@ -36,6 +36,7 @@
         this.draw();
         this.box.scrollLeft = at * this.width() + LEFT - (e.clientX - r.left);
       }, { passive: false });
+      NV.trackSize(this);
       this.box.addEventListener('click', (e) => {
         const bar = e.target.closest('rect.bar');
         if (bar) this.model.select(Number(bar.dataset.i), 'timeline');
@@ -102,8 +103,9 @@
       const bar = this.bars[i];
       if (scroll && bar) {
         const bx = Number(bar.getAttribute('x')), by = Number(bar.getAttribute('y'));
-        const left = bx - this.box.clientWidth / 2;
-        const top = by - this.box.clientHeight / 2;
+        const { w, h } = NV.paneSize(this);
+        const left = bx - w / 2;
+        const top = by - h / 2;
         this.box.scrollTo({ left: Math.max(0, left), top: Math.max(0, top) });
       }
     }
