@@ -15,8 +15,7 @@
       this.model = model;
       this.box = container;
       this.zoom = 1;
-      this.bars = [];  // by instruction: its rect, once drawn
-      this.marked = [];
+      this.marks = null;  // the group the selection's marks go in
       const s = model.data.schedule;
       if (!model.hasSchedule()) {
         NV.absent(container, 'Timeline', (s && s.absent) || 'no schedule');
@@ -48,8 +47,21 @@
       return Math.max(200, ((this.box.clientWidth || 900) - LEFT - 20) * this.zoom);
     }
 
+    // x and width in pixels, and y, of instruction i's bar.
+    geometry(i) {
+      const s = this.model.data.schedule, slot = s.slots[i];
+      const span = s.makespan > 0 ? s.makespan : 1, w = this.width();
+      const raw = (slot[1] / span) * w;
+      return { x: LEFT + (slot[0] / span) * w, raw, w: Math.max(1, raw),
+               y: HEAD + this.row.get(slot[2]) * ROW + 2 };
+    }
+
     // Builds the picture as one string: tens of thousands of bars stay
-    // one parse, not one DOM call each.
+    // one parse, not one DOM call each. Bars under a pixel wide that
+    // touch the one before them in their lane (same engine, neither on
+    // the critical path) are drawn as one, which keeps a graph of 100,000
+    // instructions a picture of a few thousand rectangles; the marks of
+    // a selection are drawn over them, one per instruction.
     draw() {
       const m = this.model, s = m.data.schedule;
       const span = s.makespan > 0 ? s.makespan : 1;
@@ -70,43 +82,52 @@
         parts.push(`<line x1="${x(t)}" x2="${x(t)}" y1="${HEAD - 4}" y2="${height}" stroke="#e4e4e4"/>`);
         parts.push(`<text class="axis" x="${x(t) + 2}" y="${HEAD - 8}">${NV.ns(t)}</text>`);
       }
+      const runs = new Map();  // lane -> the run being drawn
+      const flush = (run) => {
+        const title = run.n > 1 ? `${run.n} instructions from ${m.label(run.first)}`
+                                : `${m.label(run.first)} ${NV.ns(s.slots[run.first][1])}`;
+        parts.push(`<rect class="bar${run.crit ? ' crit' : ''}" data-i="${run.first}" data-n="${run.n}" x="${run.x0.toFixed(2)}" y="${run.y}" width="${(run.x1 - run.x0).toFixed(2)}" height="${ROW - 4}" fill="${NV.engineColor(run.engine)}"><title>${NV.escape(title)}</title></rect>`);
+      };
       s.slots.forEach((slot, i) => {
-        const row = this.row.get(slot[2]);
-        const y = HEAD + row * ROW + 2;
-        const bw = Math.max(1, (slot[1] / span) * w);
+        const g = this.geometry(i);
         const engine = m.instrs[i][NV.fields.I.engine];
-        const crit = m.critical.has(i) ? ' crit' : '';
-        parts.push(`<rect class="bar${crit}" data-i="${i}" x="${x(slot[0]).toFixed(2)}" y="${y}" width="${bw.toFixed(2)}" height="${ROW - 4}" fill="${NV.engineColor(engine)}"><title>${NV.escape(m.label(i))} ${NV.ns(slot[1])}</title></rect>`);
+        const crit = m.critical.has(i);
+        const run = runs.get(slot[2]);
+        if (run && !crit && !run.crit && g.raw < 1 && run.engine === engine &&
+            g.x <= run.x1 + 0.5) {
+          run.x1 = Math.max(run.x1, g.x + g.w);
+          run.n++;
+          return;
+        }
+        if (run) flush(run);
+        runs.set(slot[2], { first: i, n: 1, x0: g.x, x1: g.x + g.w, y: g.y, engine, crit });
       });
-      parts.push('</svg>');
+      for (const run of runs.values()) flush(run);
+      parts.push('<g class="marks"></g></svg>');
       const head = `<div class="head">estimated for ${NV.escape(s.target)}: ` +
           `${NV.ns(s.makespan)}, critical path outlined ` +
           `(${m.critical.size} instructions); ctrl+wheel zooms</div>`;
       this.box.innerHTML = head + parts.join('');
-      this.bars = [];
-      for (const r of this.box.querySelectorAll('rect.bar')) this.bars[Number(r.dataset.i)] = r;
-      this.marked = [];
+      this.marks = this.box.querySelector('g.marks');
       if (m.selected >= 0) this.mark(m.selected, false);
     }
 
+    // Marks instruction i's bar, its producers' and its consumers'.
     mark(i, scroll) {
-      if (!this.bars.length) return;
-      for (const [e, cls] of this.marked) e.classList.remove(cls);
-      this.marked = [];
+      if (!this.marks) return;
+      const parts = [];
       const add = (k, cls) => {
-        const e = this.bars[k];
-        if (e) { e.classList.add(cls); this.marked.push([e, cls]); }
+        const g = this.geometry(k);
+        parts.push(`<rect class="bar mark ${cls}" data-i="${k}" x="${g.x.toFixed(2)}" y="${g.y}" width="${Math.max(3, g.w).toFixed(2)}" height="${ROW - 4}" fill="none"/>`);
+        return g;
       };
       for (const p of this.model.producers[i]) add(p, 'producer');
       for (const c of this.model.consumers[i]) add(c, 'consumer');
-      add(i, 'selected');
-      const bar = this.bars[i];
-      if (scroll && bar) {
-        const bx = Number(bar.getAttribute('x')), by = Number(bar.getAttribute('y'));
+      const g = add(i, 'selected');
+      this.marks.innerHTML = parts.join('');
+      if (scroll) {
         const { w, h } = NV.paneSize(this);
-        const left = bx - w / 2;
-        const top = by - h / 2;
-        this.box.scrollTo({ left: Math.max(0, left), top: Math.max(0, top) });
+        this.box.scrollTo({ left: Math.max(0, g.x - w / 2), top: Math.max(0, g.y - h / 2) });
       }
     }
   }
