@@ -177,6 +177,38 @@ try {
     check(errors.length === 0, `fgcc folding: ${errors.join(' | ')}`);
     await page.close();
   }
+  // The barrier lanes: the tab shows the picture, a selection marks the
+  // instruction in the lane of every rank drawn.
+  {
+    const { page, errors } = await open(browser, fgcc, '#select=' + fgcc.parsed.ids[3]);
+    await page.click('#picture-tabs [data-view="barrier"]');
+    const r = await page.evaluate(() => ({
+      shown: !document.getElementById('picture-barrier').hidden &&
+             !!document.querySelector('#picture-barrier svg'),
+      marked: document.querySelectorAll('#picture-barrier g.node.selected').length,
+    }));
+    check(r.shown && r.marked >= 1, `fgcc barrier lanes: shown ${r.shown}, ${r.marked} marked`);
+    check(errors.length === 0, `fgcc barrier: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // Search by source line and by typing: the hits are the instructions
+  // the graph puts at that line.
+  {
+    const line = mm.parsed.source(mm.parsed.ids[5]);
+    const want = mm.parsed.ids.filter((id) => mm.parsed.source(id) === line);
+    const { page, errors } = await open(browser, mm);
+    await page.type('#search', line.split('/').pop());
+    const hits = await page.evaluate(() =>
+      [...document.querySelectorAll('#hits .hit')].map((h) =>
+        window.NkiView.app.model.instrs[Number(h.dataset.i)][0]));
+    check(JSON.stringify(hits) === JSON.stringify(want),
+          `search ${line}: hits ${hits}, the graph has ${want} there`);
+    await page.keyboard.press('Enter');
+    const panel = await page.evaluate(() => document.getElementById('panel').dataset.instr);
+    check(panel === String(want[0]), `search Enter opened ${panel}, not ${want[0]}`);
+    check(errors.length === 0, `search: ${errors.join(' | ')}`);
+    await page.close();
+  }
   // #select=TENSOR selects its first writer: the dump's first file of
   // that tensor names it (<seq>_<tensor>_i<instr>.npy).
   {
