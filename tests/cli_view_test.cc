@@ -111,6 +111,38 @@ TEST_F(CliViewTest, PageHoldsTheGraphTimelineAndDumpedValues) {
   EXPECT_NEAR(values[0]["heat"]["cells"][0].get<double>(), block / 16, 1e-6);
 }
 
+TEST_F(CliViewTest, MultiRankDumpShowsTheLowestRanksValues) {
+  const std::string graph = Path("fgcc.pb");
+  ASSERT_EQ(RunCli("trace fgcc --set tp_degree=2 --set m=64 --set k=128 "
+                   "--set n=128 -o " +
+                   graph)
+                .exit_code,
+            0);
+  const std::string dump = Dump(graph, "dump");
+  const testing::CliResult r = RunCli(
+      absl::StrCat("view ", graph, " -o ", Path("f.html"), " --dump ", dump));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json data = PageData(Slurp(Path("f.html")));
+  EXPECT_EQ(data["values"]["ranks"], 2);
+  EXPECT_EQ(data["values"]["rank"], 0);
+  // Every rank-0 file is summarised under its instruction; rank 1's are
+  // counted only.
+  int rank0 = 0, summarised = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dump)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find("_r0_") != std::string::npos) ++rank0;
+  }
+  for (const auto& [instr, values] : data["values"]["by_instr"].items()) {
+    for (const nlohmann::json& v : values) {
+      EXPECT_THAT(v["file"].get<std::string>(), HasSubstr("_r0_"));
+      ++summarised;
+    }
+  }
+  EXPECT_GT(rank0, 0);
+  EXPECT_EQ(summarised, rank0);
+  EXPECT_EQ(data["values"]["files"].get<int>(), 2 * rank0);
+}
+
 TEST_F(CliViewTest, GraphWithoutTargetOpensWithTheTimelineMarkedAbsent) {
   const std::string graph = TraceMatmul("mm.pbtxt");
   // The same graph with its target taken out of the text.
