@@ -230,13 +230,19 @@ try {
       app.model.select(app.model.count - 1, 'search');
       return { before, pages, after: view.page,
                note: document.getElementById('picture-note').textContent,
-               buttons: document.querySelectorAll('#pager button').length,
+               pager: document.getElementById('pager').textContent,
+               number: document.getElementById('page-number').value,
                marked: document.querySelectorAll('#picture-dataflow g.node.selected').length };
     });
-    check(r.pages > 1 && r.buttons === r.pages, `${big.name}: ${r.pages} pages, ${r.buttons} page buttons`);
+    check(r.pages > 1 && r.pager.includes(`of ${r.pages}`) && r.number === String(r.pages),
+          `${big.name}: ${r.pages} pages, the pager says "${r.pager}" at ${r.number}`);
     check(/pages rather than whole/.test(r.note), `${big.name}: the note says "${r.note}"`);
     check(r.before === 0 && r.after === r.pages - 1 && r.marked >= 1,
           `${big.name}: selecting the last instruction went from page ${r.before} to ${r.after} of ${r.pages}, ${r.marked} marked`);
+    // The pager's "previous" goes one page back.
+    await page.click('#pager [data-step="-1"]');
+    const back = await page.evaluate(() => window.NkiView.app.views.dataflow.page);
+    check(back === r.pages - 2, `${big.name}: previous went to page ${back}`);
     check(errors.length === 0, `${big.name} paging: ${errors.join(' | ')}`);
     await page.close();
   }

@@ -219,7 +219,7 @@
       const stub = title && /^page_(before|after)$/.exec(title.textContent);
       if (stub) {
         this.showPage(this.page + (stub[1] === 'before' ? -1 : 1));
-        if (this.model.selected >= 0) this.mark(this.model.selected, false);
+        if (this.model.selected >= 0) this.mark(this.model.selected, false, true);
         return;
       }
       const i = this.instrOfElement(g);
@@ -246,11 +246,11 @@
       const nodes = this.nodesOf.get(i);
       return nodes && nodes.length ? this.pic.nodes[nodes[0]][0] : -1;
     }
-    // Marks instruction i (switching to its page) with its producers and
-    // consumers; `center`: pan to it.
-    mark(i, center) {
+    // Marks instruction i with its producers and consumers, switching to
+    // its page unless `stay`; `center`: pan to it.
+    mark(i, center, stay) {
       const page = this.pageOf(i);
-      if (page >= 0 && page !== this.page) this.showPage(page);
+      if (!stay && page >= 0 && page !== this.page) this.showPage(page);
       this.clearMarks();
       if (!this.svg) return;
       for (const p of this.model.producers[i]) this.markNodes(p, 'producer');

@@ -30,23 +30,30 @@
       app.views[name] = view;
     }
 
-    // The pager: one button per page of a picture too wide for a screen.
+    // The pager of a picture too wide for a screen: previous, the page's
+    // number (type another), next.
     function showPager(view) {
       pager.textContent = '';
       const n = view.pageCount();
       note.hidden = !view.pic.note && !view.pic.error;
       note.textContent = [view.pic.note, view.pic.error].filter(Boolean).join(' ');
       if (n <= 1) return;
-      pager.append('page ');
-      for (let p = 0; p < n; ++p) {
-        const b = NV.el('button', { type: 'button', 'data-page': p }, String(p + 1));
-        if (p === view.page) b.classList.add('current');
-        b.addEventListener('click', () => {
-          view.showPage(p);
-          if (m.selected >= 0) view.mark(m.selected, false);
-        });
-        pager.append(b);
-      }
+      const go = (p) => {
+        if (p < 0 || p >= n || p === view.page) return;
+        view.showPage(p);
+        if (m.selected >= 0) view.mark(m.selected, false, true);
+      };
+      const prev = NV.el('button', { type: 'button', 'data-step': '-1', title: 'previous page' }, '‹');
+      const next = NV.el('button', { type: 'button', 'data-step': '1', title: 'next page' }, '›');
+      const number = NV.el('input', { type: 'number', min: 1, max: n, id: 'page-number',
+                                      'aria-label': 'page' });
+      number.value = view.page + 1;
+      prev.disabled = view.page === 0;
+      next.disabled = view.page === n - 1;
+      prev.addEventListener('click', () => go(view.page - 1));
+      next.addEventListener('click', () => go(view.page + 1));
+      number.addEventListener('change', () => go(Number(number.value) - 1));
+      pager.append(prev, ' page ', number, ` of ${n} `, next);
     }
 
     function showView(name) {

@@ -63,6 +63,8 @@
       } else {
         this.row(facts, 'timing', 'absent (no schedule)');
       }
+      const drawn = this.drawnAs(i);
+      if (drawn) this.row(facts, 'drawn', drawn);
       box.append(facts);
 
       box.append(NV.el('h3', {}, 'operands'));
@@ -109,6 +111,20 @@
         box.append(div);
       }
       this.showValues(i);
+    }
+
+    // How the dataflow picture draws instruction i when not as a node of
+    // its own: inside a collapsed group, which a narrower page opens.
+    drawnAs(i) {
+      const view = NV.app && NV.app.views && NV.app.views.dataflow;
+      const nodes = view ? view.nodesOf.get(i) || [] : [];
+      if (!nodes.length) return 'not in the dataflow picture (--scope, --core)';
+      const span = view.pic.nodes[nodes[0]];
+      const n = span[3] - span[2] + 1;
+      if (n === 1) return '';
+      const scope = this.model.scope(i);
+      return `inside a collapsed group of ${n} instructions` +
+          (scope ? `; its own picture: nkigraph view GRAPH --scope ${scope}` : '');
     }
 
     showValues(i) {

@@ -1,7 +1,7 @@
 // The cost model's timeline: one lane per engine and DMA queue of each
 // core that has work, instructions as bars coloured by engine, the
-// critical path outlined, a time axis. Wheel zooms in time; the pane
-// scrolls.
+// critical path marked by a line over its bars, a time axis. Ctrl+wheel
+// zooms in time; the pane scrolls.
 'use strict';
 
 (function (NV) {
@@ -36,6 +36,7 @@
         this.box.scrollLeft = at * this.width() + LEFT - (e.clientX - r.left);
       }, { passive: false });
       NV.trackSize(this);
+      this.box.addEventListener('scroll', () => this.keepNames(), { passive: true });
       this.box.addEventListener('click', (e) => {
         const bar = e.target.closest('rect.bar');
         if (bar) this.model.select(Number(bar.dataset.i), 'timeline');
@@ -70,11 +71,15 @@
       const height = HEAD + this.lanes.length * ROW + 4;
       const parts = [];
       parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${LEFT + w + 20}" height="${height}">`);
+      // The lane names in a group kept at the pane's left edge as it
+      // scrolls (drawn last, over the bars).
+      const names = [`<g class="names"><rect class="names-bg" x="0" y="${HEAD}" width="${LEFT - 4}" height="${this.lanes.length * ROW}"/>`];
       this.lanes.forEach((lane, k) => {
         const y = HEAD + k * ROW;
         parts.push(`<rect class="lane-bg${k % 2 ? ' odd' : ''}" x="0" y="${y}" width="${LEFT + w + 20}" height="${ROW}"/>`);
-        parts.push(`<text class="lane-name" x="4" y="${y + 11}">${NV.escape(m.laneName(lane))}</text>`);
+        names.push(`<text class="lane-name" x="4" y="${y + 11}">${NV.escape(m.laneName(lane))}</text>`);
       });
+      names.push('</g>');
       // Axis: about ten ticks at round times.
       const step = Math.pow(10, Math.floor(Math.log10(span / (8 * this.zoom))));
       const tick = [1, 2, 5].map((f) => f * step).find((t) => span / t <= 12 * this.zoom) || step * 10;
@@ -86,7 +91,10 @@
       const flush = (run) => {
         const title = run.n > 1 ? `${run.n} instructions from ${m.label(run.first)}`
                                 : `${m.label(run.first)} ${NV.ns(s.slots[run.first][1])}`;
-        parts.push(`<rect class="bar${run.crit ? ' crit' : ''}" data-i="${run.first}" data-n="${run.n}" x="${run.x0.toFixed(2)}" y="${run.y}" width="${(run.x1 - run.x0).toFixed(2)}" height="${ROW - 4}" fill="${NV.engineColor(run.engine)}"><title>${NV.escape(title)}</title></rect>`);
+        const x0 = run.x0.toFixed(2), width = (run.x1 - run.x0).toFixed(2);
+        parts.push(`<rect class="bar${run.crit ? ' crit' : ''}" data-i="${run.first}" data-n="${run.n}" x="${x0}" y="${run.y}" width="${width}" height="${ROW - 4}" fill="${NV.engineColor(run.engine)}"><title>${NV.escape(title)}</title></rect>`);
+        // The critical path: a dark line over the bar's top edge.
+        if (run.crit) parts.push(`<rect class="crit-line" x="${x0}" y="${run.y - 2}" width="${width}" height="2"/>`);
       };
       s.slots.forEach((slot, i) => {
         const g = this.geometry(i);
@@ -103,13 +111,21 @@
         runs.set(slot[2], { first: i, n: 1, x0: g.x, x1: g.x + g.w, y: g.y, engine, crit });
       });
       for (const run of runs.values()) flush(run);
-      parts.push('<g class="marks"></g></svg>');
+      parts.push('<g class="marks"></g>', ...names, '</svg>');
       const head = `<div class="head">estimated for ${NV.escape(s.target)}: ` +
-          `${NV.ns(s.makespan)}, critical path outlined ` +
+          `${NV.ns(s.makespan)}, critical path lined above ` +
           `(${m.critical.size} instructions); ctrl+wheel zooms</div>`;
       this.box.innerHTML = head + parts.join('');
       this.marks = this.box.querySelector('g.marks');
+      this.names = this.box.querySelector('g.names');
+      this.keepNames();
       if (m.selected >= 0) this.mark(m.selected, false);
+    }
+
+    keepNames() {
+      if (this.names) {
+        this.names.setAttribute('transform', `translate(${this.box.scrollLeft} 0)`);
+      }
     }
 
     // Marks instruction i's bar, its producers' and its consumers'.
