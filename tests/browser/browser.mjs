@@ -26,10 +26,14 @@ export async function launch() {
   return browser;
 }
 
-// Console errors, uncaught exceptions and failed requests of `page`, as
-// they happen (the array fills in).
+// Console errors, uncaught exceptions, failed requests and any request
+// leaving the file (the page must need no network) of `page`, as they
+// happen (the array fills in).
 export function pageErrors(page) {
   const errors = [];
+  page.on('request', (r) => {
+    if (!/^(file|data|about):/.test(r.url())) errors.push('network request: ' + r.url());
+  });
   page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
   page.on('pageerror', (e) => errors.push('exception: ' + e.message));
   page.on('requestfailed', (r) => errors.push('request failed: ' + r.url()));
