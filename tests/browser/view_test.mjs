@@ -146,6 +146,26 @@ try {
     const heat = await page.$$('#panel .heatmap rect');
     check(heat.length === 32 * 32, `tiled_matmul: heat-map has ${heat.length} cells`);
     if (opts.screenshot) await page.screenshot({ path: opts.screenshot });
+    // Zoom: the wheel over the picture scales it; ctrl+wheel over the
+    // timeline widens it (and keeps the selection marked).
+    const before = await page.evaluate(() => ({
+      scale: window.NkiView.app.views.dataflow.scale,
+      width: document.querySelector('#timeline svg').getAttribute('width'),
+    }));
+    await page.mouse.move(400, 300);
+    await page.mouse.wheel({ deltaY: -300 });
+    await page.mouse.move(500, 650);
+    await page.keyboard.down('Control');
+    await page.mouse.wheel({ deltaY: -300 });
+    await page.keyboard.up('Control');
+    const after = await page.evaluate(() => ({
+      scale: window.NkiView.app.views.dataflow.scale,
+      width: document.querySelector('#timeline svg').getAttribute('width'),
+      marked: document.querySelectorAll('#timeline rect.mark.selected').length,
+    }));
+    check(after.scale > before.scale, `zoom: picture scale ${before.scale} -> ${after.scale}`);
+    check(Number(after.width) > Number(before.width) && after.marked === 1,
+          `zoom: timeline ${before.width} -> ${after.width} px, ${after.marked} marked`);
     check(errors.length === 0, `tiled_matmul values: ${errors.join(' | ')}`);
     await page.close();
   }
