@@ -259,6 +259,21 @@ try {
     check(/pages rather than whole/.test(r.note), `${big.name}: the note says "${r.note}"`);
     check(r.before === 0 && r.after === r.pages - 1 && r.marked >= 1,
           `${big.name}: selecting the last instruction went from page ${r.before} to ${r.after} of ${r.pages}, ${r.marked} marked`);
+    // "go to scope": the first instruction of layer1 (the graph's first
+    // with that scope, by its text) is selected.
+    const firstLayer1 = big.parsed.ids.find((id) => big.parsed.scope(id).split('/').includes('layer1'));
+    const picked = await page.evaluate(() => {
+      const select = document.getElementById('scope-jump');
+      const option = [...select.options].find((o) => o.title.endsWith('/layer1'));
+      return option ? option.value : null;
+    });
+    check(picked !== null, `${big.name}: no layer1 among the scopes to go to`);
+    if (picked !== null) {
+      await page.select('#scope-jump', picked);
+      const panel = await page.evaluate(() => document.getElementById('panel').dataset.instr);
+      check(panel === String(firstLayer1), `${big.name}: go to layer1 opened #${panel}, not #${firstLayer1}`);
+    }
+    await page.evaluate(() => window.NkiView.app.model.select(window.NkiView.app.model.count - 1, 'search'));
     // The pager's "previous" goes one page back.
     await page.click('#pager [data-step="-1"]');
     const back = await page.evaluate(() => window.NkiView.app.views.dataflow.page);

@@ -56,6 +56,34 @@
       pager.append(prev, ' page ', number, ` of ${n} `, next);
     }
 
+    // Scopes to go to: each scope path (up to three levels deep) where it
+    // first starts, in program order: a way into a picture of many pages.
+    function fillScopes() {
+      const select = document.getElementById('scope-jump');
+      const seen = new Map();
+      for (let core = 0; core < m.streams.length; ++core) {
+        for (const i of m.streams[core] || []) {
+          const parts = m.scope(i).split('/').filter(Boolean);
+          for (let d = 1; d <= Math.min(3, parts.length); ++d) {
+            const path = parts.slice(0, d).join('/');
+            if (!seen.has(path)) seen.set(path, i);
+          }
+        }
+      }
+      for (const [path, i] of seen) {
+        const depth = path.split('/').length - 1;
+        const label = '\u00a0\u00a0'.repeat(depth) + path.split('/').pop() +
+            ` (#${m.instrs[i][NV.fields.I.id]})`;
+        select.append(NV.el('option', { value: i, title: path }, label));
+      }
+      select.hidden = seen.size === 0;
+      select.addEventListener('change', () => {
+        if (select.value !== '') m.select(Number(select.value), 'scopes');
+        select.value = '';
+      });
+    }
+    fillScopes();
+
     function showView(name) {
       for (const b of document.querySelectorAll('#picture-tabs [data-view]')) {
         b.classList.toggle('on', b.dataset.view === name);
