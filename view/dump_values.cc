@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
-#include <map>
 #include <regex>
 #include <string>
 #include <system_error>
