@@ -173,6 +173,14 @@ TEST_F(CliViewTest, GraphWithoutTargetOpensWithTheTimelineMarkedAbsent) {
   EXPECT_EQ(PageData(Slurp(Path("d.html")))["schedule"]["target"], "trn1");
 }
 
+TEST_F(CliViewTest, HelpNamesTheDeepLinkAndTheVerbIsListed) {
+  const testing::CliResult help = RunCli("view --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("#select=ID"));
+  EXPECT_THAT(help.out, HasSubstr("--dump DIR"));
+  EXPECT_THAT(RunCli("--help").out, HasSubstr("view"));
+}
+
 TEST_F(CliViewTest, BadInputIsAnErrorAndWritesNoPage) {
   const std::string page = Path("never.html");
   ExpectOneLineUsageError(
