@@ -13,4 +13,5 @@ PYBIND11_MODULE(_nkigraph, module) {
   nkigraph::python::DefineKernels(module);
   nkigraph::python::DefineGraph(module);
   nkigraph::python::DefineTracer(module);
+  nkigraph::python::DefineGraphView(module);
 }
