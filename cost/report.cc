@@ -22,9 +22,12 @@ void AddEngines(const Schedule& s, Report* r) {
                                   lanes);
   for (int i = 0; i < index.size(); ++i) {
     const Slot& slot = s.slots[i];
-    EngineUse& use = per_lane[index.info(i).core * lanes + slot.lane];
-    ++use.instructions;
-    use.busy_ns += slot.end_ns - slot.start_ns;
+    const size_t first = index.info(i).core * lanes + slot.lane;
+    ++per_lane[first].instructions;
+    // A DMA holds each of its engines for its whole duration.
+    for (int l = 0; l < slot.lanes; ++l) {
+      per_lane[first + l].busy_ns += slot.end_ns - slot.start_ns;
+    }
   }
   for (int core = 0; core < index.num_cores(); ++core) {
     EngineUse dma{
@@ -283,6 +286,8 @@ Report BuildReport(const Schedule& s, int top) {
   r.num_cores = index.num_cores();
   r.num_ranks = index.num_ranks();
   r.latency_ns = s.makespan_ns;
+  r.dynamic_operands = s.dynamic_operands;
+  r.data_dependent_offsets = s.data_dependent_offsets;
   // The scope totals, the largest part, beside the rest: each part fills
   // its own fields of the report.
   auto part = [&](int p) {

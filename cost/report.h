@@ -65,6 +65,10 @@ struct Report {
   int num_cores = 1;
   int64_t num_ranks = 1;
   double latency_ns = 0;
+  // Operands with a dynamic offset, and those of them the estimate took as
+  // touching their whole tensor (their offset depends on input data).
+  int64_t dynamic_operands = 0;
+  int64_t data_dependent_offsets = 0;
   std::vector<EngineUse> engines;
   Traffic traffic;
   double flops = 0;
