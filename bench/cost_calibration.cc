@@ -46,7 +46,7 @@ struct Estimate {
   int64_t data_dependent_offsets = 0;
 };
 
-// The fraction of the latency during which some DMA queue of core 0 is
+// The fraction of the latency during which some DMA engine of core 0 is
 // busy: the union of their intervals.
 double DmaActive(const cost::Schedule& s) {
   std::vector<std::pair<double, double>> spans;

@@ -95,7 +95,7 @@ constexpr CostTable kTrn2{
     .scalar_min_cycles = 266,
     .gpsimd_start_cycles = 150,      // [isa] iota, affine_select
     .sequencer_fixed_ns = 50.0,      // ASSUMPTION
-    .dma_queues = 16,                // [perf]: 16 queues per core normally
+    .dma_queues = 16,                // [dma]: 16 DMA engines per NeuronCore
     .dma_queue_bytes_per_ns = 23.0,  // [dma]: 23 B/ns, 368 GB/s aggregate
     .dma_partitions_per_engine = 8,  // [dma] (see trn1)
     .dma_fixed_ns = 600.0,           // [perf]: each hardware-DGE DMA ~600 ns

@@ -2,7 +2,7 @@
 #define NKIGRAPH_COST_INSTR_COST_H_
 
 // What one instruction costs by itself, from the cost table: how long it
-// occupies its engine (or DMA queue), the bytes it reads and writes in each
+// occupies its engine (or DMA engines), the bytes it reads and writes in each
 // memory, and the matmul work it does. Scheduling (cost/schedule.h) adds
 // the waits.
 //

@@ -25,7 +25,7 @@ namespace nkigraph::cost {
 struct EngineUse {
   int core = 0;
   std::string engine;  // "tensor", ..., "dma" (all queues together)
-  int lanes = 1;       // 1, or the DMA queues
+  int lanes = 1;       // 1, or the DMA engines
   int64_t instructions = 0;
   double busy_ns = 0;      // summed over its lanes
   double utilisation = 0;  // busy / (lanes x latency)
