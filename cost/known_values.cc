@@ -19,9 +19,9 @@ namespace {
 // Index tensors, rank ids and the arithmetic on them are a few elements;
 // an operand beyond this is not executed (its writes become unknown), so
 // a big graph's data tiles cost a lookup each, not their elements.
-constexpr int64_t kMaxOperandElements = int64_t{1} << 16;
+constexpr int64_t kMaxOperandElements = int64_t{1} << 14;
 // Tensors larger than this never hold known values.
-constexpr int64_t kMaxTensorBytes = int64_t{1} << 20;
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 16;
 
 // What a read of an unknown element returns inside the evaluator: the
 // instruction's writes then become unknown. Never leaves this file.

@@ -125,6 +125,39 @@ TEST(KnownValuesTest, RingRankIdOffsetReachesItsSlot) {
   EXPECT_EQ(known.resolved.at({g->Id(store), 0}).hi, 127);
 }
 
+// An index tensor built by iota (entry p = 2p, one per partition) drives
+// a gather of 4 rows of tab [8, 16]: iteration i reads the row entry i
+// names, rows 0, 2, 4 and 6, flat 0 to 6 x 16 + 15 = 111. The range a dynamic offset reaches is kept as its lowest and
+// highest element, so a later write to row 7 does not wait for the
+// gather, and one to row 2 does.
+TEST(KnownValuesTest, IotaIndexTensorGatherReachesItsRows) {
+  auto g = IndexOf(testing::Trace1([](Tracer& t) {
+    Tensor in = t.Input("in", {8, 16}, proto::FLOAT32);
+    Tensor tab = t.Allocate({8, 16}, proto::FLOAT32, Buffer::kHbm, "tab");
+    Tensor idx = t.Allocate({4, 1}, proto::INT32, Buffer::kSbuf, "idx");
+    Tensor rows = t.Allocate({4, 16}, proto::FLOAT32, Buffer::kSbuf, "rows");
+    Tensor one = t.Allocate({1, 16}, proto::FLOAT32, Buffer::kSbuf, "one");
+    isa::dma_copy(tab, in);
+    isa::iota(idx, {{0, 1}}, /*offset=*/0, /*channel_multiplier=*/2);
+    isa::dma_copy(rows, tab.Slice(0, 0, 4).WithVectorOffset(idx, 0));
+    isa::memset(one, 0.0f);
+    isa::dma_copy(tab.Slice(0, 7, 1), one);
+    isa::dma_copy(tab.Slice(0, 2, 1), one);
+  }));
+  ASSERT_NE(g, nullptr);
+  const cost::KnownOffsets known = cost::ResolveKnownOffsets(*g->index);
+  EXPECT_EQ(known.dynamic_operands, 1);
+  EXPECT_EQ(known.data_dependent, 0);
+  const int gather = g->Nth(proto::DMA_COPY, 1);
+  ASSERT_TRUE(known.resolved.contains({g->Id(gather), 1}));
+  EXPECT_EQ(known.resolved.at({g->Id(gather), 1}).lo, 0);
+  EXPECT_EQ(known.resolved.at({g->Id(gather), 1}).hi, 111);
+  const std::vector<graph::Dependency> deps = graph::AnalyzeDependencies(
+      *g->index, {.drop_implied = false, .resolved = &known.resolved});
+  EXPECT_FALSE(HasEdge(deps, gather, g->Nth(proto::DMA_COPY, 2)));
+  EXPECT_TRUE(HasEdge(deps, gather, g->Nth(proto::DMA_COPY, 3)));
+}
+
 // An offset read from input data is not known: it touches its whole
 // tensor, and the count says so. Overwriting a known index with data
 // makes it unknown again.
