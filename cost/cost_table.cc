@@ -7,11 +7,19 @@
 namespace nkigraph::cost {
 namespace {
 
-// Sources, as shared/reference/nki-notes.md names them:
-//   [arch1]  nki/guides/architecture/trainium_inferentia2_arch.rst (Trn1)
-//   [arch2]  nki/guides/architecture/trainium2_arch.rst (Trn2)
+// Sources, as shared/reference/nki-notes.md names them: paths in the
+// aws-neuron-sdk documentation repository, each published at
+// https://awsdocs-neuron.readthedocs-hosted.com/en/latest/<path>.html
+// (the path without ".rst") unless said otherwise:
+//   [arch1]  nki/guides/architecture/trainium_inferentia2_arch.rst (Trn1;
+//            engines' clocks, "NeuronCore-v2" sections)
+//   [arch2]  nki/guides/architecture/trainium2_arch.rst (Trn2; engines'
+//            clocks and rates, "NeuronCore-v3" sections)
 //   [perf]   nki/deep-dives/nki_perf_guide.rst
-//   [dma]    nki/get-started/about/nki-dma-overview.rst and
+//   [dma]    nki/get-started/about/nki-dma-overview.rst (published at
+//            .../en/latest/nki/about/nki-dma-overview.html; "Basic DMA
+//            Capabilities", "Performance Considerations": 16 engines, a
+//            transfer spread over up to 16 of them, 8 partitions each) and
 //            nki/deep-dives/nki-dma-bandwidth-guide.rst (the per-engine
 //            bandwidth table, ~1300 ns cross-engine start latency)
 //   [hw2]    about-neuron/arch/neuron-hardware/trainium2.rst
