@@ -11,10 +11,10 @@ namespace {
 // aws-neuron-sdk documentation repository, each published at
 // https://awsdocs-neuron.readthedocs-hosted.com/en/latest/<path>.html
 // (the path without ".rst") unless said otherwise:
-//   [arch1]  nki/guides/architecture/trainium_inferentia2_arch.rst (Trn1;
-//            engines' clocks, "NeuronCore-v2" sections)
-//   [arch2]  nki/guides/architecture/trainium2_arch.rst (Trn2; engines'
-//            clocks and rates, "NeuronCore-v3" sections)
+//   [arch1]  nki/guides/architecture/trainium_inferentia2_arch.rst (Trn1:
+//            engine clocks, HBM)
+//   [arch2]  nki/guides/architecture/trainium2_arch.rst (Trn2: engine
+//            clocks and rates)
 //   [perf]   nki/deep-dives/nki_perf_guide.rst
 //   [dma]    nki/get-started/about/nki-dma-overview.rst (published at
 //            .../en/latest/nki/about/nki-dma-overview.html; "Basic DMA
