@@ -575,5 +575,32 @@ TEST(CostModelTest, RunResolvedOffsetsLetDisjointDynamicStoresOverlap) {
   EXPECT_DOUBLE_EQ(run->makespan_ns, statically->schedule.makespan_ns);
 }
 
+// One scope-instance row per entry into a scope: the decode transformer's
+// one call is one transformer_tkg instance per core, each layer one
+// instance, however its inner scopes allocate and free; and ring steps,
+// entered back to back under one path, stay apart (tp 4: four).
+TEST(CostModelTest, ScopeInstancesAreOnePerEntry) {
+  auto count = [](const cost::Report& r, const std::string& path, int core) {
+    int n = 0;
+    for (const cost::ScopeInstance& s : r.scopes) {
+      n += s.core == core && r.scope_paths[s.path] == path;
+    }
+    return n;
+  };
+  auto tkg = ScheduleKernel("transformer_tkg", {{"num_layers", "2"}});
+  ASSERT_NE(tkg, nullptr);
+  const cost::Report r = cost::BuildReport(tkg->schedule, 0);
+  for (int core = 0; core < tkg->index->num_cores(); ++core) {
+    EXPECT_EQ(count(r, "transformer_tkg", core), 1) << "core " << core;
+    EXPECT_EQ(count(r, "transformer_tkg/layer0", core), 1);
+    EXPECT_EQ(count(r, "transformer_tkg/layer1", core), 1);
+  }
+  auto ring = ScheduleKernel("fgcc", {{"tp_degree", "4"}});
+  ASSERT_NE(ring, nullptr);
+  const cost::Report f = cost::BuildReport(ring->schedule, 0);
+  EXPECT_EQ(count(f, "fgcc", 0), 1);
+  EXPECT_EQ(count(f, "fgcc/ring_step", 0), 4);
+}
+
 }  // namespace
 }  // namespace nkigraph
