@@ -120,7 +120,7 @@ double EngineCycles(const graph::InstrInfo& info, const CostTable& t,
     return o < n_operands && o < 3 ? &facts[o] : nullptr;
   };
   double cycles = 0;
-  bool additive_start = info.engine == ops::Engine::kGpSimd;
+  const bool additive_start = info.engine == ops::Engine::kGpSimd;
   switch (instr.opcode()) {
     case proto::IOTA:
     case proto::AFFINE_SELECT:
@@ -200,10 +200,14 @@ double EngineCycles(const graph::InstrInfo& info, const CostTable& t,
   return cycles;
 }
 
-// The partitions [*lo, *hi) an on-chip operand touches (its static part).
+// The partitions [*lo, *hi) an on-chip operand touches (its static part;
+// a bitcast view counts its partitions' elements in its own dtype).
 void PartitionSpan(const proto::AccessPattern& ap, const proto::Tensor& tensor,
                    int64_t* lo, int64_t* hi) {
-  const int64_t row = std::max<int64_t>(ops::RowElements(tensor), 1);
+  int64_t row = ops::RowElements(tensor);
+  const int view_size = DTypeSize(ap.view_dtype());
+  if (view_size > 0) row = row * DTypeSize(tensor.dtype()) / view_size;
+  row = std::max<int64_t>(row, 1);
   *lo = tensor.partition_offset() + ap.offset() / row;
   int64_t span = 1;
   if (ops::NumDims(ap) > 0) {
