@@ -52,7 +52,9 @@ EOF
   transfers in flight per engine while descriptors are generated, which
   the model (one transfer at a time per engine) does not. The same kernel's
   latency on trn1 (row 1) is within 1.23x, and DMA activity (row 5)
-  matches.
+  matches. Letting a transfer's fixed cost overlap the previous transfer
+  on its engines lifts this row to 0.81x but makes rows 1-3 0.38-0.49x
+  (too fast), so the model keeps the fixed cost on the engines.
 * **Llama decode steps (3.97x and 4.60x too slow).** Half of the estimate
   is the 160 (70B) or 252 (405B) all-reduces per token: the model charges
   a placeholder 2 µs per ring step, 2 (n − 1) = 126 steps at tp 64, about
