@@ -7,15 +7,31 @@
 namespace nkigraph::cost {
 namespace {
 
-// Sources, as shared/reference/nki-notes.md names them:
-//   [arch1]  nki/guides/architecture/trainium_inferentia2_arch.rst (Trn1)
-//   [arch2]  nki/guides/architecture/trainium2_arch.rst (Trn2)
+// Sources, as shared/reference/nki-notes.md names them: paths in the
+// aws-neuron-sdk documentation repository, each published at
+// https://awsdocs-neuron.readthedocs-hosted.com/en/latest/<path>.html
+// (the path without ".rst") unless said otherwise:
+//   [arch1]  nki/guides/architecture/trainium_inferentia2_arch.rst (Trn1:
+//            engine clocks, HBM)
+//   [arch2]  nki/guides/architecture/trainium2_arch.rst (Trn2: engine
+//            clocks and rates)
 //   [perf]   nki/deep-dives/nki_perf_guide.rst
-//   [dma]    nki/get-started/about/nki-dma-overview.rst and
+//   [dma]    nki/get-started/about/nki-dma-overview.rst (published at
+//            .../en/latest/nki/about/nki-dma-overview.html; "Basic DMA
+//            Capabilities", "Performance Considerations": 16 engines, a
+//            transfer spread over up to 16 of them, 8 partitions each) and
 //            nki/deep-dives/nki-dma-bandwidth-guide.rst (the per-engine
 //            bandwidth table, ~1300 ns cross-engine start latency)
 //   [hw2]    about-neuron/arch/neuron-hardware/trainium2.rst
 //   [bp]     training/best-practices (NeuronLink bandwidth per chip)
+//   [isa]    the ISA reference's "Estimated instruction cost" of each
+//            instruction: aws-neuron-sdk general/nki/api/nki/isa/__init__.py
+//            (NKI 0.1, documents Inf2/Trn1/Trn2), published per op as
+//            https://awsdocs-neuron.readthedocs-hosted.com/en/v2.21.0.beta/
+//            general/nki/api/generated/nki.isa.<op>.html (nc_matmul,
+//            nc_transpose, activation, tensor_scalar, tensor_tensor,
+//            tensor_copy, memset, iota, affine_select, ...). Its MIN_II is
+//            "roughly 64 engine cycles", GPSIMD_START "roughly 150".
 // "ASSUMPTION" marks a number no source publishes; for trn3 "trn2's" says
 // the Trn2 figure is assumed because the Trn3 one is not published.
 
@@ -25,27 +41,26 @@ constexpr CostTable kTrn1{
     .tensor_clock_ghz = 2.8,  // [arch1]: TensorE 2.8 GHz (92 bf16 TFLOPS)
     .pe_rows = 128,           // [arch1]: 128x128 systolic array
     .pe_cols = 128,
-    .matmul_min_cycles = 64,    // [perf]: max(N, 64), MM_INIT_LATENCY 64
-    .matmul_fp32_factor = 4.0,  // [perf]: fp32 about 4x slower (23 TFLOPS)
-    .matmul_fp8_factor = 1.0,   // ASSUMPTION: no fp8 rate published for v2
-    .vector_clock_ghz = 1.12,   // [arch1]
-    // [perf]: about N cycles for free size N with one input, 2N with two.
-    .vector_lane_elems_2byte = 1.0,
-    .vector_lane_elems_other = 1.0,
-    .vector_fixed_cycles = 100,  // [perf]: ~100 cycles static overhead
+    // [isa] nc_matmul: max(min(64, N_stationary), N_moving) cycles ([perf]
+    // calls the 64 MM_INIT_LATENCY).
+    .matmul_min_cycles = 64,
+    .matmul_fp32_factor = 4.0,   // [isa] nc_matmul: 4x for float32 inputs
+    .matmul_fp8_factor = 1.0,    // [isa]: fp8 costs as bf16
+    .vector_clock_ghz = 1.12,    // [arch1]
     .scalar_clock_ghz = 1.4,     // [arch1]
-    .scalar_lane_elems = 1.0,    // [perf]: N cycles for free size N
-    .scalar_fixed_cycles = 100,  // [perf]: ~100 cycles static overhead
     .gpsimd_clock_ghz = 1.4,     // [arch1]
-    // [arch1]: 8 cores of 512-bit SIMD = 128 fp32 lanes; one element per
-    // lane per cycle for every dtype is an ASSUMPTION.
-    .gpsimd_lane_elems = 1.0,
-    .gpsimd_fixed_cycles = 100,  // ASSUMPTION: the Vector/Scalar overhead
+    .vector_min_cycles = 64,     // [isa]: MIN_II roughly 64 cycles
+    .scalar_min_cycles = 64,     // [isa] activation: MIN_II roughly 64
+    .gpsimd_start_cycles = 150,  // [isa] iota, affine_select: GPSIMD_START
     .sequencer_fixed_ns = 50.0,  // ASSUMPTION: a register read, not published
     .dma_queues = 16,            // [dma]: 16 DMA engines per NeuronCore
     // [dma]: 17 B/ns per engine, 272 GB/s aggregate (nki-notes §2.1 also
     // quotes 27.2 GB/s per engine; the table's 17 B/ns x 16 = 272 is used).
     .dma_queue_bytes_per_ns = 17.0,
+    // [dma]: "each DMA engine is typically responsible for moving data for
+    // eight SBUF partitions (128 partitions / 16 DMA engines)"; a transfer
+    // "is by default parallelized up to 16 DMA engines".
+    .dma_partitions_per_engine = 8,
     .dma_fixed_ns = 600.0,  // ASSUMPTION: trn2's ~600 ns per DMA instruction
     // ASSUMPTION: 512 B; [dma] says payloads of >= 4 KiB per partition
     // saturate the engines and [perf] that transfers > 32 KiB reach full
@@ -72,26 +87,25 @@ constexpr CostTable kTrn2{
     .tensor_clock_ghz = 2.4,  // [arch2]: 2.4 GHz, 79 bf16 TFLOPS
     .pe_rows = 128,
     .pe_cols = 128,
-    .matmul_min_cycles = 64,    // [perf]; the same rule on v3 is inferred
-    .matmul_fp32_factor = 4.0,  // [arch2]: 20 fp32 vs 79 bf16 TFLOPS
-    .matmul_fp8_factor = 0.5,   // [arch2]: 158 fp8 vs 79 bf16 TFLOPS
-    .vector_clock_ghz = 0.96,   // [arch2]
-    // [arch2]: 512 bf16/fp16 elements per cycle, 256 for other types, over
-    // 128 lanes. Perf mode (2-4x for some ops) is not modelled.
-    .vector_lane_elems_2byte = 4.0,
-    .vector_lane_elems_other = 2.0,
-    .vector_fixed_cycles = 100,  // [perf] (v2 figure, assumed on v3)
-    .scalar_clock_ghz = 1.2,     // [arch2]
-    .scalar_lane_elems = 1.0,    // [arch2]: 128 elements per cycle
+    .matmul_min_cycles = 64,    // [isa] nc_matmul (documents Trn2 too)
+    .matmul_fp32_factor = 4.0,  // [isa]; [arch2]: 20 fp32 vs 79 bf16 TFLOPS
+    // [arch2]: 158 fp8 vs 79 bf16 TFLOPS (4x128 fp8 inputs per cycle); the
+    // [isa] formula, written for Inf2/Trn1/Trn2 alike, gives no fp8 rate.
+    .matmul_fp8_factor = 0.5,
+    .vector_clock_ghz = 0.96,  // [arch2]
+    .scalar_clock_ghz = 1.2,   // [arch2]
+    .gpsimd_clock_ghz = 1.2,   // [arch2]
+    // [isa]: MIN_II roughly 64 cycles. [arch2]'s perf mode (2-4x for some
+    // copies and element-wise ops) is not modelled.
+    .vector_min_cycles = 64,
     // [perf]: 222 ns (266 cycles) initiation interval observed for small
-    // back-to-back ScalarE ops, charged as the fixed cost.
-    .scalar_fixed_cycles = 266,
-    .gpsimd_clock_ghz = 1.2,         // [arch2]
-    .gpsimd_lane_elems = 1.0,        // as trn1 (8 x 512-bit cores), ASSUMPTION
-    .gpsimd_fixed_cycles = 100,      // ASSUMPTION: the Vector overhead
+    // back-to-back ScalarE ops on Trn2, taken as its MIN_II.
+    .scalar_min_cycles = 266,
+    .gpsimd_start_cycles = 150,      // [isa] iota, affine_select
     .sequencer_fixed_ns = 50.0,      // ASSUMPTION
-    .dma_queues = 16,                // [perf]: 16 queues per core normally
+    .dma_queues = 16,                // [dma]: 16 DMA engines per NeuronCore
     .dma_queue_bytes_per_ns = 23.0,  // [dma]: 23 B/ns, 368 GB/s aggregate
+    .dma_partitions_per_engine = 8,  // [dma] (see trn1)
     .dma_fixed_ns = 600.0,           // [perf]: each hardware-DGE DMA ~600 ns
     .dma_min_packet_bytes = 512,     // ASSUMPTION (see trn1)
     .dma_strided_minor_bytes = 16,   // [perf] (v2 figure, ASSUMPTION on v3)
@@ -119,18 +133,15 @@ constexpr CostTable kTrn3{
     .matmul_fp32_factor = 4.0,  // trn2's
     .matmul_fp8_factor = 0.5,   // trn2's
     .vector_clock_ghz = 0.96,   // trn2's
-    .vector_lane_elems_2byte = 4.0,
-    .vector_lane_elems_other = 2.0,
-    .vector_fixed_cycles = 100,
     .scalar_clock_ghz = 1.2,
-    .scalar_lane_elems = 1.0,
-    .scalar_fixed_cycles = 266,
     .gpsimd_clock_ghz = 1.2,
-    .gpsimd_lane_elems = 1.0,
-    .gpsimd_fixed_cycles = 100,
+    .vector_min_cycles = 64,
+    .scalar_min_cycles = 266,
+    .gpsimd_start_cycles = 150,
     .sequencer_fixed_ns = 50.0,
     .dma_queues = 16,                // [dma]: 16 engines per core
     .dma_queue_bytes_per_ns = 33.0,  // [dma]: 33 B/ns, 528 GB/s aggregate
+    .dma_partitions_per_engine = 8,  // [dma]: v2-v4 alike
     .dma_fixed_ns = 600.0,           // trn2's
     .dma_min_packet_bytes = 512,
     .dma_strided_minor_bytes = 16,

@@ -23,35 +23,37 @@ struct CostTable {
   double tensor_clock_ghz;
   int64_t pe_rows;  // contraction (partition) size of the array: 128
   int64_t pe_cols;  // stationary free size of the array: 128
-  // A matmul issues in max(N, matmul_min_cycles) cycles for a moving free
-  // size N, times a dtype factor.
+  // The ISA's nc_matmul estimate: max(min(matmul_min_cycles, M), N) cycles
+  // for stationary free size M and moving free size N, times a dtype
+  // factor; nc_transpose on the tensor engine: max(P, min(64, F)).
   int64_t matmul_min_cycles;
   double matmul_fp32_factor;  // fp32 operands: this many times slower
   double matmul_fp8_factor;   // both operands fp8: this factor (< 1: faster)
 
   // --- Vector, Scalar, GpSimd ------------------------------------------
-  // Cycles = fixed + free_size x inputs / (elements per lane per cycle):
-  // every engine has 128 lanes, one per partition, so only the free size
-  // (elements per partition) counts.
+  // The ISA's per-instruction estimates count cycles from N, the elements
+  // per partition (every engine has one lane per partition); see
+  // instr_cost.h for the formula of each opcode.
   double vector_clock_ghz;
-  double vector_lane_elems_2byte;  // bf16/fp16 operands
-  double vector_lane_elems_other;  // other dtypes
-  int64_t vector_fixed_cycles;
   double scalar_clock_ghz;
-  double scalar_lane_elems;
-  int64_t scalar_fixed_cycles;
   double gpsimd_clock_ghz;
-  double gpsimd_lane_elems;
-  int64_t gpsimd_fixed_cycles;
+  // MIN_II: the minimum initiation interval of a small instruction.
+  int64_t vector_min_cycles;
+  int64_t scalar_min_cycles;
+  // GPSIMD_START: a GpSimd instruction's start-up overhead.
+  int64_t gpsimd_start_cycles;
   // Sequencer-only instructions (register reads such as the ring's rank
   // resolver): a fixed cost.
   double sequencer_fixed_ns;
 
   // --- DMA ---------------------------------------------------------------
-  int dma_queues;                 // per core; one DMA engine serves each
-  double dma_queue_bytes_per_ns;  // per queue (engine); x dma_queues =
-                                  // the core's aggregate
-  double dma_fixed_ns;            // per DMA instruction
+  int dma_queues;                 // DMA engines per core
+  double dma_queue_bytes_per_ns;  // per engine; x dma_queues = the core's
+                                  // aggregate
+  // SBUF partitions each engine serves: a transfer is spread over the
+  // engines of the partitions it touches.
+  int64_t dma_partitions_per_engine;
+  double dma_fixed_ns;  // per DMA instruction
   // Contiguous runs (packets) shorter than this are charged as this many
   // bytes (the small-transfer penalty).
   int64_t dma_min_packet_bytes;

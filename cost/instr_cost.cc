@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/string_view.h"
 #include "ops/access_pattern.h"
 #include "ops/instr_facts.h"
 #include "util/dtype.h"
@@ -76,6 +77,146 @@ double MatmulFactor(const CostTable& t, proto::DType a, proto::DType b) {
   return 1.0;
 }
 
+const proto::Attr* AttrNamed(const proto::Instruction& instr,
+                             absl::string_view name) {
+  for (const proto::Attr& attr : instr.attrs()) {
+    if (attr.name() == name) return &attr;
+  }
+  return nullptr;
+}
+
+absl::string_view StringAttr(const proto::Instruction& instr,
+                             absl::string_view name,
+                             absl::string_view fallback) {
+  const proto::Attr* attr = AttrNamed(instr, name);
+  return attr != nullptr && attr->has_s() ? absl::string_view(attr->s())
+                                          : fallback;
+}
+
+bool Is2Byte(proto::DType dtype) {
+  return dtype == proto::BFLOAT16 || dtype == proto::FLOAT16;
+}
+
+// Whether the innermost dim of `ap` walks consecutive elements.
+bool UnitMinorStride(const proto::AccessPattern& ap) {
+  const int dims = ops::NumDims(ap);
+  return dims < 2 || ops::Stride(ap, dims - 1) == 1 ||
+         ops::Count(ap, dims - 1) == 1;
+}
+
+// Cycles of a Vector, Scalar or GpSimd instruction: the ISA reference's
+// estimate of its opcode (instr_cost.h lists them), `n` the elements per
+// partition of its data.
+double EngineCycles(const graph::InstrInfo& info, const CostTable& t,
+                    const OperandFacts* facts, int n_operands, int64_t n,
+                    int inputs) {
+  const proto::Instruction& instr = *info.instr;
+  const bool scalar = info.engine == ops::Engine::kScalar;
+  const double min_ii =
+      static_cast<double>(scalar ? t.scalar_min_cycles : t.vector_min_cycles);
+  const double nn = static_cast<double>(n);
+  auto floor_ii = [&](double cycles) { return std::max(min_ii, cycles); };
+  auto fact = [&](int o) -> const OperandFacts* {
+    return o < n_operands && o < 3 ? &facts[o] : nullptr;
+  };
+  double cycles = 0;
+  const bool additive_start = info.engine == ops::Engine::kGpSimd;
+  switch (instr.opcode()) {
+    case proto::IOTA:
+    case proto::AFFINE_SELECT:
+      return t.gpsimd_start_cycles + nn;
+    case proto::MEMSET: {
+      const proto::Attr* value = AttrNamed(instr, "value");
+      const bool zero = value == nullptr || value->f() == 0.0;
+      const OperandFacts* dst = fact(0);
+      cycles = zero && dst != nullptr && Is2Byte(dst->dtype) ? floor_ii(nn / 2)
+                                                             : floor_ii(nn);
+      break;
+    }
+    case proto::TENSOR_TENSOR: {
+      const OperandFacts* a = fact(1);
+      const OperandFacts* b = fact(2);
+      const OperandFacts* d = fact(0);
+      bool fast = false;
+      if (a != nullptr && b != nullptr) {
+        const bool mixed =
+            (a->space == proto::PSUM) != (b->space == proto::PSUM);
+        const absl::string_view op = StringAttr(instr, "op", "");
+        const bool bf16_sbuf =
+            a->dtype == proto::BFLOAT16 && b->dtype == proto::BFLOAT16 &&
+            d != nullptr && d->dtype == proto::BFLOAT16 &&
+            a->space == proto::SBUF && b->space == proto::SBUF &&
+            (op == "add" || op == "multiply" || op == "subtract") &&
+            UnitMinorStride(instr.operands(1)) &&
+            UnitMinorStride(instr.operands(2));
+        fast = mixed || bf16_sbuf;
+      }
+      cycles = fast ? floor_ii(nn) : floor_ii(2 * nn);
+      break;
+    }
+    case proto::SCALAR_TENSOR_TENSOR: {
+      const OperandFacts* data = fact(1);
+      const bool fast = data != nullptr && data->dtype == proto::BFLOAT16 &&
+                        n_operands > 3 && instr.operands(3).tensor_id() != 0 &&
+                        StringAttr(instr, "op0", "") == "subtract" &&
+                        StringAttr(instr, "op1", "") == "multiply" &&
+                        n % 2 == 0;
+      cycles = fast ? nn : 2 * nn;
+      break;
+    }
+    case proto::TENSOR_REDUCE: {
+      const OperandFacts* d = fact(0);
+      const OperandFacts* data = fact(1);
+      const absl::string_view op = StringAttr(instr, "op", "");
+      const bool fast =
+          d != nullptr && data != nullptr && d->dtype == proto::BFLOAT16 &&
+          data->dtype == proto::BFLOAT16 && (op == "add" || op == "maximum");
+      cycles = fast ? nn / 2 : nn;
+      break;
+    }
+    case proto::ACTIVATION:
+      cycles = floor_ii(nn);
+      if (StringAttr(instr, "reduce_cmd", "idle") != "idle") cycles += min_ii;
+      break;
+    case proto::MAX8:
+    case proto::NC_FIND_INDEX8:
+      cycles = nn;
+      break;
+    case proto::TENSOR_SCALAR:
+    case proto::TENSOR_COPY:
+    case proto::NC_STREAM_SHUFFLE:
+    case proto::NC_TRANSPOSE:
+      cycles = floor_ii(nn);
+      break;
+    default:
+      // ASSUMPTION: an opcode the reference gives no estimate for costs one
+      // cycle per element per input, at least MIN_II.
+      cycles = floor_ii(nn * inputs);
+      break;
+  }
+  // ASSUMPTION: on GpSimd the Vector formulas apply after GPSIMD_START, as
+  // the reference states for iota and affine_select.
+  if (additive_start) cycles += t.gpsimd_start_cycles;
+  return cycles;
+}
+
+// The partitions [*lo, *hi) an on-chip operand touches (its static part;
+// a bitcast view counts its partitions' elements in its own dtype).
+void PartitionSpan(const proto::AccessPattern& ap, const proto::Tensor& tensor,
+                   int64_t* lo, int64_t* hi) {
+  int64_t row = ops::RowElements(tensor);
+  const int view_size = DTypeSize(ap.view_dtype());
+  if (view_size > 0) row = row * DTypeSize(tensor.dtype()) / view_size;
+  row = std::max<int64_t>(row, 1);
+  *lo = tensor.partition_offset() + ap.offset() / row;
+  int64_t span = 1;
+  if (ops::NumDims(ap) > 0) {
+    const int64_t step = std::abs(ops::Stride(ap, 0)) / row;
+    span = (ops::Count(ap, 0) - 1) * std::max<int64_t>(step, 1) + 1;
+  }
+  *hi = *lo + span;
+}
+
 }  // namespace
 
 void Traffic::Add(const Traffic& o) {
@@ -127,10 +268,10 @@ InstrCost CostOf(const graph::GraphIndex& index, int i, const CostTable& t) {
   const int n = std::min(instr.operands_size(), 16);
   int64_t max_free = 1;
   int inputs = 0;
-  bool all_2byte = true;
   int64_t read_charged = 0, write_charged = 0;
   bool strided = false, touches_hbm = false;
   const bool dma = info.engine == ops::Engine::kDma;
+  int64_t part_lo = INT64_MAX, part_hi = -1;  // DMA: on-chip partitions
   for (int o = 0; o < n; ++o) {
     const proto::AccessPattern& ap = instr.operands(o);
     if (ap.tensor_id() == 0) continue;
@@ -143,8 +284,13 @@ InstrCost CostOf(const graph::GraphIndex& index, int i, const CostTable& t) {
     c.bytes = std::max(c.bytes, f.bytes);
     max_free = std::max(max_free, f.free_size);
     if (reads && f.free_size > 1) ++inputs;
-    if (f.esize != 2) all_2byte = false;
     if (ops::IsHbm(f.space)) touches_hbm = true;
+    if (dma && ops::IsOnChip(f.space)) {
+      int64_t lo = 0, hi = 0;
+      PartitionSpan(ap, index.tensor(ap.tensor_id()), &lo, &hi);
+      part_lo = std::min(part_lo, lo);
+      part_hi = std::max(part_hi, hi);
+    }
     if (dma) {
       const int64_t charged = ChargedDmaBytes(
           ap, index.tensor(ap.tensor_id()), t.dma_min_packet_bytes,
@@ -162,15 +308,16 @@ InstrCost CostOf(const graph::GraphIndex& index, int i, const CostTable& t) {
         const OperandFacts& mv = facts[2];
         const double factor = MatmulFactor(t, st.dtype, mv.dtype);
         const int64_t k = st.partitions, m = st.free_size, nn = mv.free_size;
-        c.duration_ns =
-            std::max(nn, t.matmul_min_cycles) * factor / t.tensor_clock_ghz;
+        c.duration_ns = std::max(std::min(t.matmul_min_cycles, m), nn) *
+                        factor / t.tensor_clock_ghz;
         c.flops = 2.0 * k * m * nn;
         c.peak_ns = c.flops / t.tensor_peak_flops_per_ns(factor);
       } else {
         // nc_transpose: data (operand 1) against the identity.
         const OperandFacts& data = facts[n > 1 ? 1 : 0];
         const double factor = MatmulFactor(t, data.dtype, data.dtype);
-        c.duration_ns = std::max(data.partitions, t.matmul_min_cycles) *
+        c.duration_ns = std::max(data.partitions, std::min(t.matmul_min_cycles,
+                                                           data.free_size)) *
                         factor / t.tensor_clock_ghz;
       }
       break;
@@ -182,22 +329,11 @@ InstrCost CostOf(const graph::GraphIndex& index, int i, const CostTable& t) {
         c.duration_ns = t.core_barrier_ns;
         break;
       }
-      double clock = t.vector_clock_ghz, lane = t.vector_lane_elems_other;
-      int64_t fixed = t.vector_fixed_cycles;
-      if (info.engine == ops::Engine::kVector) {
-        if (all_2byte) lane = t.vector_lane_elems_2byte;
-      } else if (info.engine == ops::Engine::kScalar) {
-        clock = t.scalar_clock_ghz;
-        lane = t.scalar_lane_elems;
-        fixed = t.scalar_fixed_cycles;
-      } else {
-        clock = t.gpsimd_clock_ghz;
-        lane = t.gpsimd_lane_elems;
-        fixed = t.gpsimd_fixed_cycles;
-      }
-      const double cycles =
-          fixed + std::ceil(static_cast<double>(max_free) * inputs / lane);
-      c.duration_ns = cycles / clock;
+      const double clock =
+          info.engine == ops::Engine::kVector   ? t.vector_clock_ghz
+          : info.engine == ops::Engine::kScalar ? t.scalar_clock_ghz
+                                                : t.gpsimd_clock_ghz;
+      c.duration_ns = EngineCycles(info, t, facts, n, max_free, inputs) / clock;
       break;
     }
     case ops::Engine::kDma: {
@@ -207,8 +343,22 @@ InstrCost CostOf(const graph::GraphIndex& index, int i, const CostTable& t) {
         rate *= ops::IsHbm(facts[1].space) ? t.dma_transpose_hbm_factor
                                            : t.dma_transpose_sbuf_factor;
       }
+      // [dma]: each engine serves dma_partitions_per_engine SBUF
+      // partitions; a transfer not touching SBUF is spread over all of
+      // them (ASSUMPTION: "up to 16 engines, depending on the shape").
+      const int queues = std::max(t.dma_queues, 1);
+      int first = 0, last = queues - 1;
+      if (part_hi > part_lo) {
+        const int64_t per = std::max<int64_t>(t.dma_partitions_per_engine, 1);
+        first =
+            static_cast<int>(std::clamp<int64_t>(part_lo / per, 0, queues - 1));
+        last = static_cast<int>(
+            std::clamp<int64_t>((part_hi - 1) / per, first, queues - 1));
+      }
+      c.dma_first_engine = first;
+      c.dma_engines = last - first + 1;
       const int64_t charged = std::max(read_charged, write_charged);
-      c.duration_ns = t.dma_fixed_ns + charged / rate;
+      c.duration_ns = t.dma_fixed_ns + charged / (rate * c.dma_engines);
       if (touches_hbm) c.dma_hbm_bytes = c.bytes;
       break;
     }

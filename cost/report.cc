@@ -22,9 +22,12 @@ void AddEngines(const Schedule& s, Report* r) {
                                   lanes);
   for (int i = 0; i < index.size(); ++i) {
     const Slot& slot = s.slots[i];
-    EngineUse& use = per_lane[index.info(i).core * lanes + slot.lane];
-    ++use.instructions;
-    use.busy_ns += slot.end_ns - slot.start_ns;
+    const size_t first = index.info(i).core * lanes + slot.lane;
+    ++per_lane[first].instructions;
+    // A DMA holds each of its engines for its whole duration.
+    for (int l = 0; l < slot.lanes; ++l) {
+      per_lane[first + l].busy_ns += slot.end_ns - slot.start_ns;
+    }
   }
   for (int core = 0; core < index.num_cores(); ++core) {
     EngineUse dma{
@@ -207,18 +210,6 @@ void AddScopes(const Schedule& s, Report* r) {
     const std::vector<uint32_t>& frees = index.frees(core);
     for (size_t p = 0; p < stream.size(); ++p) {
       const int i = stream[p];
-      if (frees[p] != graph::GraphIndex::kNoFree && !open.empty()) {
-        // The instance that allocated at frees[p] ended: the latest-
-        // started open instance that began by then, the shallowest of
-        // those that began at the same position.
-        const uint32_t b = frees[p];
-        int close = -1;
-        for (int d = 0; d < static_cast<int>(open.size()); ++d) {
-          if (open[d].position > b) break;
-          if (close < 0 || open[d].position > open[close].position) close = d;
-        }
-        if (close >= 0) open.resize(close);
-      }
       const uint32_t scope = index.info(i).scope;  // in range: validated
       const size_t depth = index.scope_components(scope).size();
       const int* path = paths_of(scope);
@@ -229,6 +220,30 @@ void AddScopes(const Schedule& s, Report* r) {
       while (keep < open.size() && keep < depth &&
              open[keep].path == path[keep]) {
         ++keep;
+      }
+      if (frees[p] != graph::GraphIndex::kNoFree && keep > 0) {
+        // Some instance that began by frees[p] (it allocated then) has
+        // ended. When one the path change closes anyway began by then,
+        // that is the one. Otherwise the instruction re-enters a path it
+        // continues (a ring step, a layer, a block after the last): the
+        // latest-started instance that began by then ended, the deepest
+        // of those that began at the same position (an inner loop's body
+        // is re-entered more often than the loop around it).
+        const uint32_t b = frees[p];
+        bool explained = false;
+        for (size_t d = keep; d < open.size(); ++d) {
+          explained = explained || open[d].position <= b;
+        }
+        if (!explained) {
+          int close = -1;
+          for (int d = 0; d < static_cast<int>(keep); ++d) {
+            if (open[d].position > b) break;
+            if (close < 0 || open[d].position >= open[close].position) {
+              close = d;
+            }
+          }
+          if (close >= 0) keep = static_cast<size_t>(close);
+        }
       }
       open.resize(keep);
       last_scope = scope;
@@ -283,6 +298,8 @@ Report BuildReport(const Schedule& s, int top) {
   r.num_cores = index.num_cores();
   r.num_ranks = index.num_ranks();
   r.latency_ns = s.makespan_ns;
+  r.dynamic_operands = s.dynamic_operands;
+  r.data_dependent_offsets = s.data_dependent_offsets;
   // The scope totals, the largest part, beside the rest: each part fills
   // its own fields of the report.
   auto part = [&](int p) {

@@ -25,7 +25,7 @@ namespace nkigraph::cost {
 struct EngineUse {
   int core = 0;
   std::string engine;  // "tensor", ..., "dma" (all queues together)
-  int lanes = 1;       // 1, or the DMA queues
+  int lanes = 1;       // 1, or the DMA engines
   int64_t instructions = 0;
   double busy_ns = 0;      // summed over its lanes
   double utilisation = 0;  // busy / (lanes x latency)
@@ -65,6 +65,10 @@ struct Report {
   int num_cores = 1;
   int64_t num_ranks = 1;
   double latency_ns = 0;
+  // Operands with a dynamic offset, and those of them the estimate took as
+  // touching their whole tensor (their offset depends on input data).
+  int64_t dynamic_operands = 0;
+  int64_t data_dependent_offsets = 0;
   std::vector<EngineUse> engines;
   Traffic traffic;
   double flops = 0;

@@ -50,6 +50,13 @@ void WriteReportText(const Report& r, int top, std::ostream& out) {
   out << "\n";
   out << "estimated latency: " << Us(r.latency_ns)
       << " us (cost-model estimate, not a measurement)\n";
+  if (r.dynamic_operands > 0) {
+    out << "dynamic offsets: " << r.dynamic_operands << " operands, "
+        << r.dynamic_operands - r.data_dependent_offsets
+        << " resolved from values known before the run, "
+        << r.data_dependent_offsets
+        << " data-dependent (taken to touch their whole tensor)\n";
+  }
   if (r.roofline_ns > 0) {
     out << "roofline bound: " << Us(r.roofline_ns) << " us ("
         << (r.compute_bound ? "compute" : "HBM bytes") << ", core "
@@ -84,7 +91,7 @@ void WriteReportText(const Report& r, int top, std::ostream& out) {
   for (const EngineUse& e : r.engines) {
     engines.push_back({absl::StrCat(e.core),
                        e.lanes > 1
-                           ? absl::StrCat(e.engine, " (", e.lanes, " queues)")
+                           ? absl::StrCat(e.engine, " (", e.lanes, " engines)")
                            : e.engine,
                        absl::StrCat(e.instructions), Us(e.busy_ns),
                        absl::StrFormat("%.1f%%", 100.0 * e.utilisation)});
@@ -140,6 +147,10 @@ void WriteReportJson(const Report& r, std::ostream& out) {
   doc["num_ranks"] = r.num_ranks;
   doc["simulated_ranks"] = 1;
   doc["latency_ns"] = r.latency_ns;
+  doc["dynamic_offsets"] = {
+      {"operands", r.dynamic_operands},
+      {"resolved", r.dynamic_operands - r.data_dependent_offsets},
+      {"data_dependent", r.data_dependent_offsets}};
   json engines = json::array();
   for (const EngineUse& e : r.engines) {
     engines.push_back({{"core", e.core},

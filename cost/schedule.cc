@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cost/known_values.h"
 #include "graph/describe.h"
 #include "ops/op_def.h"
 #include "ops/sync_rule.h"
@@ -13,7 +14,7 @@
 namespace nkigraph::cost {
 
 std::string LaneName(int lane) {
-  if (lane >= kFirstDmaLane) return absl::StrCat("dma q", lane - kFirstDmaLane);
+  if (lane >= kFirstDmaLane) return absl::StrCat("dma e", lane - kFirstDmaLane);
   return std::string(ops::EngineName(static_cast<ops::Engine>(lane)));
 }
 
@@ -32,6 +33,7 @@ class Scheduler {
     double time = 0;
     int critical = -1;
     int lane = 0;
+    int lanes = 1;  // a DMA's engines: lanes [lane, lane + lanes)
   };
 
   // Lane index of core `core`, lane `lane` in the flat arrays.
@@ -74,15 +76,18 @@ Scheduler::Ready Scheduler::ReadyOf(int i) const {
   const graph::InstrInfo& info = index_.info(i);
   const int core = static_cast<int>(info.core);
   if (info.engine == ops::Engine::kDma) {
-    // Best fit among the queues free by r.time, else the first to free.
-    int best = -1, first = kFirstDmaLane;
-    for (int q = kFirstDmaLane; q < lanes_; ++q) {
-      const double f = lane_free_[Flat(core, q)];
-      if (f <= r.time && (best < 0 || f > lane_free_[Flat(core, best)]))
-        best = q;
-      if (f < lane_free_[Flat(core, first)]) first = q;
+    // The engines of the partitions it moves (cost/instr_cost.h), all
+    // free before it starts.
+    const InstrCost& cost = out_.costs[i];
+    r.lane = kFirstDmaLane + cost.dma_first_engine;
+    r.lanes = cost.dma_engines;
+    for (int q = r.lane + 1; q < r.lane + r.lanes; ++q) {
+      const int flat = Flat(core, q);
+      if (lane_free_[flat] > r.time) {
+        r.time = lane_free_[flat];
+        r.critical = lane_last_[flat];
+      }
     }
-    r.lane = best >= 0 ? best : first;
   } else if (info.engine == ops::Engine::kCollective &&
              info.def->sync == ops::SyncKind::kNone) {
     // A collective-engine instruction that meets no one (the ring's rank
@@ -127,10 +132,13 @@ void Scheduler::Book(int i, const Ready& ready, double start, double duration) {
   slot.start_ns = start;
   slot.end_ns = end;
   slot.lane = ready.lane;
+  slot.lanes = ready.lanes;
   slot.critical = ready.critical;
-  const int flat = Flat(core, ready.lane);
-  lane_free_[flat] = end;
-  lane_last_[flat] = i;
+  for (int lane = ready.lane; lane < ready.lane + ready.lanes; ++lane) {
+    const int flat = Flat(core, lane);
+    lane_free_[flat] = end;
+    lane_last_[flat] = i;
+  }
   if (end > core_end_[core]) {
     core_end_[core] = end;
     core_end_instr_[core] = i;
@@ -293,9 +301,16 @@ absl::StatusOr<Schedule> ScheduleGraph(
 
 absl::StatusOr<Schedule> ScheduleGraph(const graph::GraphIndex& index,
                                        const CostTable& table) {
+  const KnownOffsets known = ResolveKnownOffsets(index);
   const std::vector<graph::Dependency> deps = graph::AnalyzeDependencies(
-      index, graph::DependencyOptions{.drop_implied = false});
-  return ScheduleGraph(index, table, deps);
+      index, graph::DependencyOptions{.drop_implied = false,
+                                      .resolved = &known.resolved});
+  absl::StatusOr<Schedule> schedule = ScheduleGraph(index, table, deps);
+  if (schedule.ok()) {
+    schedule->dynamic_operands = known.dynamic_operands;
+    schedule->data_dependent_offsets = known.data_dependent;
+  }
+  return schedule;
 }
 
 }  // namespace nkigraph::cost

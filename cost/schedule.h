@@ -5,19 +5,21 @@
 // stated exactly:
 //
 // * Lanes. Every core has one lane per engine (tensor, vector, scalar,
-//   gpsimd, sync, collective) and `dma_queues` DMA queues. A lane runs its
-//   instructions in program order, one at a time.
+//   gpsimd, sync, collective) and one per DMA engine (`dma_queues` of
+//   them). A lane runs its instructions in program order, one at a time.
 //   A collective-engine instruction that joins no other program (the
 //   ring's rank resolver, a register read) runs on the sync lane, the
 //   core's sequencer, not behind the transfers on the collective lane
 //   (an assumption: the hardware's queueing of it is not published).
 // * DMA. A DMA-engine instruction (dma_copy, dma_transpose, dma_compute,
-//   sendrecv) runs whole on one queue, for dma_fixed_ns + its charged
-//   bytes at one queue's bandwidth (cost/instr_cost.h); it is not split
-//   across queues, so a core's DMA bandwidth never exceeds queues x queue
-//   bandwidth, the table's aggregate. Queues are chosen in program order:
-//   among the queues free when the instruction is ready, the one freed
-//   last (best fit), else the one freed first; ties go to the lowest queue.
+//   sendrecv) is spread over the DMA engines serving the SBUF partitions
+//   it touches (8 partitions per engine; every engine for HBM to HBM), as
+//   the DMA guide describes: it starts when all of them are free and holds
+//   them for dma_fixed_ns + its charged bytes at their summed bandwidth
+//   (cost/instr_cost.h). An engine serves its transfers one after another
+//   in program order (the hardware round-robins between its queues; the
+//   total is the same), so a core's DMA bandwidth never exceeds engines x
+//   engine bandwidth, the table's aggregate.
 // * HBM. Each core owns an equal part of its HBM stack's bandwidth
 //   (hbm_stack_bytes_per_ns / cores_per_hbm_stack) and serves every
 //   instruction touching HBM (DMAs, collectives on HBM buffers) as one
@@ -30,8 +32,11 @@
 // * Dependencies. An instruction starts when its lane is free and every
 //   instruction it depends on has ended: read after write, write after
 //   read, write after write on the bytes both touch, as graph/dependencies
-//   derives them (statically a dynamic offset touches its whole tensor; a
-//   caller may pass the dependencies of a run instead).
+//   derives them. Statically, a dynamic offset computed from values that
+//   do not depend on input data (cost/known_values.h: iota, rank ids,
+//   constants and arithmetic on them) touches exactly the rows it
+//   reaches; a data-dependent one touches its whole tensor. A caller may
+//   pass the dependencies of a run instead.
 // * Synchronisation. core_barrier, sendrecv and collectives start together
 //   when every participant has arrived (ops/sync_rule.h decides who
 //   participates), each on its own core's lane, and all end when the
@@ -48,9 +53,9 @@
 //   ring step), on the core's collective lane, plus its HBM reservation
 //   when its buffers are in HBM.
 // * Known approximation: the dependency analysis keeps the latest reader
-//   per engine, and the DMA queues are one engine to it, so a write waits
+//   per engine, and the DMA engines are one engine to it, so a write waits
 //   for the latest DMA reader of its bytes, not for an earlier one on
-//   another queue that might end later.
+//   other DMA engines that might end later.
 //
 // Deterministic: the same graph and table give the same schedule.
 
@@ -67,14 +72,15 @@
 namespace nkigraph::cost {
 
 // Lanes of a core: the engines in ops::Engine order (the kDma lane stays
-// empty), then the DMA queues.
+// empty), then the DMA engines.
 inline constexpr int kFirstDmaLane = graph::kNumEngines;
-std::string LaneName(int lane);  // "tensor", ..., "dma q0", "dma q1", ...
+std::string LaneName(int lane);  // "tensor", ..., "dma e0", "dma e1", ...
 
 struct Slot {
   double start_ns = 0;
   double end_ns = 0;
   int lane = 0;
+  int lanes = 1;  // a DMA's engines: lanes [lane, lane + lanes)
   // The instruction whose end (or whose lane, or whose late arrival at a
   // sync) decided this one's start; -1 when it started at time 0.
   int critical = -1;
@@ -95,6 +101,10 @@ struct Schedule {
   std::vector<SyncWait> waits;
   int lanes_per_core = 0;
   double makespan_ns = 0;
+  // Static scheduling only: operands with a dynamic offset, and how many
+  // of them are data-dependent (taken to touch their whole tensor).
+  int64_t dynamic_operands = 0;
+  int64_t data_dependent_offsets = 0;
 };
 
 // Schedules `index` with `deps` (sorted by (to, from), as
@@ -104,7 +114,8 @@ absl::StatusOr<Schedule> ScheduleGraph(
     const graph::GraphIndex& index, const CostTable& table,
     absl::Span<const graph::Dependency> deps);
 
-// The same, deriving the dependencies statically.
+// The same, deriving the dependencies statically, with the dynamic offsets
+// the graph computes without input data resolved (cost/known_values.h).
 absl::StatusOr<Schedule> ScheduleGraph(const graph::GraphIndex& index,
                                        const CostTable& table);
 

@@ -85,7 +85,11 @@ absl::Status WriteTimelineSvg(const Schedule& s, const Report& report,
   if (band_depth < 0 && !instances.empty())
     band_path = instances.begin()->first;
 
-  double height = 40;
+  // The bar's scope by its last component (the legend gives the path).
+  const std::string band_name = band_path.substr(
+      band_path.rfind('/') == std::string::npos ? 0 : band_path.rfind('/') + 1);
+
+  double height = 52;
   for (int core = 0; core < cores; ++core) {
     height += kBand + kRow * used[core].size() + 10;
   }
@@ -100,7 +104,13 @@ absl::Status WriteTimelineSvg(const Schedule& s, const Report& report,
       "%.3f us (cost model, not a measurement)</text>\n",
       kLeft, Escape(report.kernel), Escape(report.target),
       s.makespan_ns / 1000.0);
-  double y = 30;
+  if (!band_path.empty()) {
+    out << absl::StrFormat(
+        "<text x=\"%.0f\" y=\"30\">scope bar: instances of %s (grey "
+        "bands, numbered in program order; hover for the path)</text>\n",
+        kLeft, Escape(band_path));
+  }
+  double y = 42;
   for (int core = 0; core < cores; ++core) {
     out << absl::StrFormat(
         "<text x=\"4\" y=\"%.1f\" font-weight=\"bold\">"
@@ -121,10 +131,16 @@ absl::Status WriteTimelineSvg(const Schedule& s, const Report& report,
           "fill=\"%s\"><title>%s #%d</title></rect>\n",
           x0, row_y, w, (kBand - 4) / 2, odd ? "#d3d7cf" : "#babdb6",
           Escape(report.scope_paths[inst.path]), inst.instance);
-      if (w > 20) {
+      // The scope's name where the bar has room for it, else its number
+      // (the legend under the title names the bar's scope).
+      const std::string name = absl::StrCat(band_name, " #", inst.instance);
+      const std::string label = w > 3.8 * static_cast<double>(name.size()) + 4
+                                    ? name
+                                    : absl::StrCat(inst.instance);
+      if (w > 4.0 * static_cast<double>(label.size()) + 2) {
         out << absl::StrFormat(
-            "<text x=\"%.2f\" y=\"%.1f\" font-size=\"7\">%d</text>\n", x0 + 2,
-            row_y + 6, inst.instance);
+            "<text x=\"%.2f\" y=\"%.1f\" font-size=\"7\">%s</text>\n", x0 + 2,
+            row_y + 6, Escape(label));
       }
     }
     y += kBand;

@@ -111,7 +111,8 @@ absl::Status WriteChromeTrace(const Schedule& s, std::ostream& out) {
                {"scope", index.scope_path(instr.scope())},
                {"source", absl::StrCat(file, ":", instr.line())},
                {"shape", ShapeText(instr)},
-               {"bytes", s.costs[i].bytes}}}});
+               {"bytes", s.costs[i].bytes},
+               {"lanes", slot.lanes}}}});
   }
   // Flow arrows: from the last arrival at a sync to each core that waited.
   int flow = 0;

@@ -4,7 +4,7 @@
 // A schedule as Chrome Trace Event JSON, which Perfetto UI and
 // chrome://tracing open: {"displayTimeUnit": "ns", "traceEvents": [...]}
 // with one process per (rank, core) of the simulated rank, one thread per
-// engine and DMA queue (named by metadata events), one complete event
+// engine and DMA engine (named by metadata events), one complete event
 // ("ph": "X", ts and dur in microseconds) per instruction — named by its
 // opcode, with its id, scope, source line, operand shape and bytes as
 // arguments — and flow events from the last participant of a sync to

@@ -36,10 +36,15 @@ TEST_F(CliProfileTest, TextReportNamesLatencyRooflineEnginesAndCriticalPath) {
        {"kernel fgcc on trn2",
         "estimated latency: ", "roofline bound: ", "estimate / bound = ",
         "FLOPs: ", "traffic (bytes):", "engines:", "tensor", "collective",
-        "dma (16 queues)", "critical path by scope and source line", "kernels/",
-        "scope instances", "fgcc/ring_step"}) {
+        "dma (16 engines)", "critical path by scope and source line",
+        "kernels/", "scope instances", "fgcc/ring_step"}) {
     EXPECT_THAT(r.out, HasSubstr(part));
   }
+  // tp 4 steps x 2 cores x 2 chunks, each chunk's output store at the slot
+  // the ring's rank id names: 16 dynamic offsets, all known before the run.
+  EXPECT_THAT(r.out, HasSubstr("dynamic offsets: 16 operands, 16 resolved "
+                               "from values known before the run, 0 "
+                               "data-dependent"));
 }
 
 TEST_F(CliProfileTest, JsonReportTraceAndSvgAreWritten) {
@@ -55,9 +60,14 @@ TEST_F(CliProfileTest, JsonReportTraceAndSvgAreWritten) {
   EXPECT_GT(doc["latency_ns"].get<double>(), 0);
   EXPECT_GE(doc["roofline"]["ratio"].get<double>(), 1.0);
   EXPECT_FALSE(doc["critical_path"].empty());
+  EXPECT_EQ(doc["dynamic_offsets"]["operands"], 16);
+  EXPECT_EQ(doc["dynamic_offsets"]["data_dependent"], 0);
   const nlohmann::json events = nlohmann::json::parse(Slurp(trace));
   EXPECT_FALSE(events["traceEvents"].empty());
   EXPECT_THAT(Slurp(svg), StartsWith("<svg"));
+  // The scope bar says whose instances it shows, and names them.
+  EXPECT_THAT(Slurp(svg), HasSubstr("scope bar: instances of fgcc/ring_step"));
+  EXPECT_THAT(Slurp(svg), HasSubstr(">ring_step #0<"));
 }
 
 TEST_F(CliProfileTest, BadUsageAndUnreadableGraphsAreOneLineErrors) {

@@ -33,10 +33,13 @@ constexpr char kUsage[] =
                         [--diagnostics json]
 
 Estimates when every instruction of a graph (.pb or .pbtxt) runs, with the
-per-target cost table (engine clocks and rates, DMA queues and bandwidth,
+per-target cost table (engine clocks and rates, DMA engines and bandwidth,
 HBM and link bandwidth; see docs/architecture.md "The cost model"). The
-numbers are an estimate from public figures, not a measurement. Prints the
-estimated latency, per-engine busy time and utilisation, HBM/SBUF/PSUM
+numbers are an estimate from public figures, not a measurement (how far
+they are from hardware: docs/cost_calibration.md). Prints the estimated
+latency, how many dynamic offsets depend on input data (the others are
+worked out from values known before the run, so they touch exactly their
+rows), per-engine busy time and utilisation, HBM/SBUF/PSUM
 traffic by direction, FLOPs, the roofline bound and the estimate's ratio
 to it, the critical path by scope and kernel source line, and totals per
 scope instance.
@@ -45,7 +48,7 @@ options:
   --target NAME       cost table: trn1, trn2 or trn3 (default: the graph's)
   --trace FILE.json   write a Chrome Trace Event file (Perfetto UI,
                       chrome://tracing): one process per core, one thread
-                      per engine and DMA queue
+                      per engine and DMA engine
   --svg FILE.svg      draw the timeline
   --format FORMAT     text (default) or json (one JSON document; errors
                       then as JSON lines on stderr, as with --diagnostics

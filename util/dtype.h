@@ -39,6 +39,13 @@ float LoadAsFloat(DType dtype, const uint8_t* src);
 // (integers, after rounding to nearest) to `dtype`.
 void StoreFromFloat(DType dtype, float value, uint8_t* dst, float fp8_max);
 
+// Loads one element as an integer: exact for integer dtypes, floats
+// rounded to nearest (0 for NaN and infinities).
+int64_t LoadAsInt(DType dtype, const uint8_t* src);
+// Stores an integer, saturating to integer dtypes, converted (and rounded)
+// for float dtypes.
+void StoreFromInt(DType dtype, int64_t value, uint8_t* dst, float fp8_max);
+
 // Bulk forms of the above, for the interpreter's hot paths.
 void LoadRowAsFloat(DType dtype, const uint8_t* src, int64_t count, float* dst);
 void StoreRowFromFloat(DType dtype, const float* src, int64_t count,
