@@ -10,6 +10,7 @@
 #include "ops/block_copy.h"
 #include "ops/split_work.h"
 #include "util/dtype.h"
+#include "util/status_macros.h"
 
 namespace nkigraph::ops {
 absl::Status CheckPartitionStart(const InstrView& view, int operand) {
@@ -69,6 +70,30 @@ absl::Status CheckColumn(const InstrView& view, int operand,
     return view.Error("'", view.RoleName(operand), "' must be [", partitions,
                       ", 1], not [", info.partitions(), ", ", info.free_size(),
                       "]");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTwoTiles(const InstrView& view, int dst, int data,
+                           int other) {
+  NKI_RETURN_IF_ERROR(CheckPartitions(view, data));
+  NKI_RETURN_IF_ERROR(CheckSameTile(view, dst, data));
+  NKI_RETURN_IF_ERROR(CheckSameTile(view, other, data));
+  if (view.operand(data).space() == proto::PSUM &&
+      view.operand(other).space() == proto::PSUM) {
+    return view.Error("'", view.RoleName(data), "' and '", view.RoleName(other),
+                      "' cannot both be in psum");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckArithmetic(const InstrView& view,
+                             std::initializer_list<const AttrSpec*> specs) {
+  for (const AttrSpec* spec : specs) {
+    if (IsBitwise(AluOf(view, *spec))) {
+      return view.Error(spec->name, " '", view.Str(*spec),
+                        "' is bitwise; only arithmetic operations allowed");
+    }
   }
   return absl::OkStatus();
 }

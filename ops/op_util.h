@@ -30,6 +30,12 @@ absl::Status CheckColumn(const InstrView& view, int operand,
                          int64_t partitions);
 // The operand's partition count is at most the profile's (128).
 absl::Status CheckPartitions(const InstrView& view, int operand);
+// An element-wise op of two tiles: `data` within the partitions, `dst` and
+// `other` shaped like it, `data` and `other` not both in PSUM.
+absl::Status CheckTwoTiles(const InstrView& view, int dst, int data, int other);
+// The ALU operations the attributes `specs` name are arithmetic.
+absl::Status CheckArithmetic(const InstrView& view,
+                             std::initializer_list<const AttrSpec*> specs);
 
 // A required string attribute naming an ALU operation: any, or one of
 // `allowed`.

@@ -40,21 +40,9 @@ constexpr const AttrSpec& kOp1 = AttrOf(kAttrs, "op1");
 constexpr const AttrSpec& kReverse1 = AttrOf(kAttrs, "reverse1");
 
 absl::Status Check(const InstrView& v) {
-  NKI_RETURN_IF_ERROR(CheckPartitions(v, kData));
-  NKI_RETURN_IF_ERROR(CheckSameTile(v, kDst, kData));
-  NKI_RETURN_IF_ERROR(CheckSameTile(v, kOperand1, kData));
+  NKI_RETURN_IF_ERROR(CheckTwoTiles(v, kDst, kData, kOperand1));
   NKI_RETURN_IF_ERROR(CheckColumn(v, kOperand0, v.operand(kData).partitions()));
-  if (v.operand(kData).space() == proto::PSUM &&
-      v.operand(kOperand1).space() == proto::PSUM) {
-    return v.Error("'data' and 'operand1' cannot both be in psum");
-  }
-  for (const AttrSpec* spec : {&kOp0, &kOp1}) {
-    if (IsBitwise(AluOf(v, *spec))) {
-      return v.Error(spec->name, " '", v.Str(*spec),
-                     "' is bitwise; only arithmetic operations allowed");
-    }
-  }
-  return absl::OkStatus();
+  return CheckArithmetic(v, {&kOp0, &kOp1});
 }
 
 absl::Status Execute(ExecContext& ctx) {

@@ -48,11 +48,7 @@ absl::Status Check(const InstrView& v) {
   const int64_t p = v.operand(kData).partitions();
   NKI_RETURN_IF_ERROR(CheckColumn(v, kOperand0, p));
   NKI_RETURN_IF_ERROR(CheckColumn(v, kReduceRes, p));
-  if (IsBitwise(AluOf(v, kOp0))) {
-    return v.Error("op0 '", v.Str(kOp0),
-                   "' is bitwise; only arithmetic operations allowed");
-  }
-  return absl::OkStatus();
+  return CheckArithmetic(v, {&kOp0});
 }
 
 absl::Status Execute(ExecContext& ctx) {

@@ -42,21 +42,9 @@ constexpr const AttrSpec& kReverse0 = AttrOf(kAttrs, "reverse0");
 constexpr const AttrSpec& kReverse1 = AttrOf(kAttrs, "reverse1");
 
 absl::Status Check(const InstrView& v) {
-  NKI_RETURN_IF_ERROR(CheckPartitions(v, kData0));
-  NKI_RETURN_IF_ERROR(CheckSameTile(v, kDst, kData0));
-  NKI_RETURN_IF_ERROR(CheckSameTile(v, kData1, kData0));
+  NKI_RETURN_IF_ERROR(CheckTwoTiles(v, kDst, kData0, kData1));
   NKI_RETURN_IF_ERROR(CheckColumn(v, kInitial, v.operand(kData0).partitions()));
-  if (v.operand(kData0).space() == proto::PSUM &&
-      v.operand(kData1).space() == proto::PSUM) {
-    return v.Error("'data0' and 'data1' cannot both be in psum");
-  }
-  for (const AttrSpec* spec : {&kOp0, &kOp1}) {
-    if (IsBitwise(AluOf(v, *spec))) {
-      return v.Error(spec->name, " '", v.Str(*spec),
-                     "' is bitwise; only arithmetic operations allowed");
-    }
-  }
-  return absl::OkStatus();
+  return CheckArithmetic(v, {&kOp0, &kOp1});
 }
 
 absl::Status Execute(ExecContext& ctx) {
