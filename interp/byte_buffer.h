@@ -23,11 +23,25 @@ class ByteBuffer {
   static absl::StatusOr<ByteBuffer> Allocate(
       int64_t size, MemoryBudget* budget = nullptr,
       absl::string_view what = "device memory and its shadow state");
+  // Zero pages like Allocate's, but charged by the caller as they are
+  // touched (Shadow's per-byte states, touched only where a block is
+  // written in part), and never as huge pages: touching one byte costs one
+  // 4 KiB page.
+  static absl::StatusOr<ByteBuffer> AllocateSparse(int64_t size);
   ~ByteBuffer();
   ByteBuffer(ByteBuffer&& other) noexcept;
   ByteBuffer& operator=(ByteBuffer&& other) noexcept;
   ByteBuffer(const ByteBuffer&) = delete;
   ByteBuffer& operator=(const ByteBuffer&) = delete;
+
+  // Makes bytes [at, at + length) hold the bytes of open file `fd` from
+  // `file_offset`, which the caller has mapped at `mapped`: the whole
+  // pages the two share an alignment for are mapped from the file
+  // (private, copy-on-write), the rest copied from `mapped` a chunk at a
+  // time, each chunk's source pages then released from this process
+  // (they stay in the page cache), so the file is never held twice.
+  absl::Status MapFile(int64_t at, int64_t length, int fd, int64_t file_offset,
+                       const uint8_t* mapped);
 
   uint8_t* data() { return data_; }
   const uint8_t* data() const { return data_; }
