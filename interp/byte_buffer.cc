@@ -121,4 +121,30 @@ ByteBuffer& ByteBuffer::operator=(ByteBuffer&& other) noexcept {
   return *this;
 }
 
+PageWarmer::PageWarmer(std::vector<std::pair<uint8_t*, int64_t>> ranges)
+    : thread_([this, ranges = std::move(ranges)] {
+#ifdef MADV_POPULATE_WRITE
+        constexpr int64_t kStep = int64_t{2} << 20;
+        for (const auto& [data, size] : ranges) {
+          const uintptr_t begin =
+              reinterpret_cast<uintptr_t>(data) & ~uintptr_t{kPage - 1};
+          const uintptr_t end = reinterpret_cast<uintptr_t>(data + size);
+          for (uintptr_t at = begin; at < end; at += kStep) {
+            if (stop_.load(std::memory_order_relaxed)) return;
+            const size_t n = std::min<uintptr_t>(kStep, end - at);
+            if (madvise(reinterpret_cast<void*>(at), n, MADV_POPULATE_WRITE) !=
+                0) {
+              return;  // not supported here: the writer faults them in
+            }
+          }
+        }
+#endif
+      }) {
+}
+
+PageWarmer::~PageWarmer() {
+  stop_.store(true, std::memory_order_relaxed);
+  thread_.join();
+}
+
 }  // namespace nkigraph::interp

@@ -1,7 +1,11 @@
 #ifndef NKIGRAPH_INTERP_BYTE_BUFFER_H_
 #define NKIGRAPH_INTERP_BYTE_BUFFER_H_
 
+#include <atomic>
 #include <cstdint>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -53,6 +57,25 @@ class ByteBuffer {
   uint8_t* data_ = nullptr;
   int64_t size_ = 0;
   ScopedCharge charge_;
+};
+
+// Faults in the pages of `ranges` on a thread of its own, in order, ahead
+// of a writer filling them in the same order: a page's first touch costs
+// the kernel (and in a virtual machine its host) far more than writing it,
+// and the two then overlap. It only asks the kernel to populate pages
+// (MADV_POPULATE_WRITE) and never writes them, so what the writer stores
+// is the same whether or not the warmer got there first; on a kernel
+// without it, it does nothing.
+class PageWarmer {
+ public:
+  explicit PageWarmer(std::vector<std::pair<uint8_t*, int64_t>> ranges);
+  ~PageWarmer();  // stops, and waits for the thread
+  PageWarmer(const PageWarmer&) = delete;
+  PageWarmer& operator=(const PageWarmer&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
 };
 
 }  // namespace nkigraph::interp

@@ -18,7 +18,11 @@ Two commands:
       and compares nkigraph's outputs in OUT (out, K_cache, V_cache, as
       `nkigraph run --raw-bits` writes them) with it, in float32 and in
       bfloat16 (values rounded to bfloat16 where the kernel holds them in
-      its dtype). Exit status 1 when a comparison fails its tolerance.
+      its dtype), as max |error| over the reference's max |value|: within
+      the kernel family's tolerance (1e-4 float32, 3e-2 bfloat16), or for
+      bfloat16 twice the drift of PyTorch's bfloat16 model from its
+      float32 one when that is larger (deep stacks). Exit status 1 when a
+      comparison fails.
 
 The model is written from the Llama-3 decoder, not from the kernel: a
 rank's weights are its shard of the full model's (W_qkv its q heads, k and
@@ -238,33 +242,51 @@ def read_output(directory, name):
     return bits_to_f32(a) if a.dtype == np.uint16 else np.asarray(a, np.float32)
 
 
+def relative_error(got, want):
+    """The kernel's comparison: max |got − want| over max |want|."""
+    return float(np.max(np.abs(got - want))) / max(
+        float(np.max(np.abs(want))), 1e-30)
+
+
 def compare(args):
     import torch
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    s = SHAPE
-    out = read_output(args.out, "out")  # [R, B, S, H]
-    k_got = read_output(args.out, "K_cache")
-    v_got = read_output(args.out, "V_cache")
-    tolerance = {"float32": 1e-4, "bfloat16": 3e-2}
-    failed = False
-    references = [("float32", torch.float32)]
+    got = {"out": read_output(args.out, "out"),  # [R, B, S, H]
+           "K_cache": read_output(args.out, "K_cache"),
+           "V_cache": read_output(args.out, "V_cache")}
+    names = ("out", "K_cache", "V_cache")
+
+    def run(dtype):
+        x, k, v = Decoder(torch, args.dir, args.layers, dtype).run()
+        return {"out": np.broadcast_to(x, got["out"].shape), "K_cache": k,
+                "V_cache": v}
+
+    references = {"float32": run(torch.float32)}
+    # The kernel family's tolerance (kernels/decode_common.cc). A bfloat16
+    # stack drifts from float32 layer by layer whoever computes it: the
+    # tolerance is then also at least twice the drift of PyTorch's own
+    # bfloat16 model from its float32 one.
+    tolerance = {name: 1e-4 if args.dtype == "float32" else 3e-2
+                 for name in names}
     if args.dtype == "bfloat16":
-        references.append(("bfloat16", torch.bfloat16))
-    for label, dtype in references:
-        want_x, want_k, want_v = Decoder(torch, args.dir, args.layers,
-                                         dtype).run()
-        # The kernel's comparison: max |got − want| over max |want|.
-        rows = [("out", np.broadcast_to(want_x, out.shape), out),
-                ("K_cache", want_k, k_got), ("V_cache", want_v, v_got)]
-        for name, want, got in rows:
-            err = float(np.max(np.abs(got - want))) / max(
-                float(np.max(np.abs(want))), 1e-30)
-            tol = tolerance[args.dtype]
-            ok = err <= tol and np.all(np.isfinite(got))
+        references["bfloat16"] = run(torch.bfloat16)
+        for name in names:
+            drift = relative_error(references["bfloat16"][name],
+                                   references["float32"][name])
+            tolerance[name] = max(tolerance[name], 2 * drift)
+            print(f"{args.layers} layers, torch bfloat16 vs torch float32: "
+                  f"{name} drift {drift:.3g} of its scale")
+    failed = False
+    for label, want in references.items():
+        for name in names:
+            err = relative_error(got[name], want[name])
+            ok = err <= tolerance[name] and bool(np.all(np.isfinite(
+                got[name])))
             failed |= not ok
             print(f"{args.layers} layers, nkigraph {args.dtype} vs torch "
                   f"{label}: {name} max error {err:.3g} of its scale "
-                  f"(tolerance {tol:g}) {'ok' if ok else 'FAILED'}")
+                  f"(tolerance {tolerance[name]:.3g}) "
+                  f"{'ok' if ok else 'FAILED'}")
     return 1 if failed else 0
 
 

@@ -6,14 +6,15 @@
 # the trace and run wall times and peak RSS, the run's phases, the
 # per-layer time and the weight bytes per second.
 #
-#   scripts/llama_step.sh                      # 32 layers, random inputs
-#   LAYERS=2 scripts/llama_step.sh             # 2 layers
-#   PROCS=2 scripts/llama_step.sh              # mpirun -np 2: peak per process
-#   INPUTS=npy scripts/llama_step.sh           # Llama-shaped weights from
-#                                              # .npy files (written once by
-#                                              # scripts/llama_reference.py)
-#   COMPARE=1 scripts/llama_step.sh            # and check them against
-#                                              # PyTorch (INPUTS=npy implied)
+#   scripts/llama_step.sh            # 32 layers, bfloat16, Llama-shaped
+#                                    # weights from .npy files (written once,
+#                                    # by scripts/llama_reference.py, into
+#                                    # OUT; mapped into device memory)
+#   LAYERS=2 scripts/llama_step.sh   # 2 layers
+#   PROCS=2 scripts/llama_step.sh    # mpirun -np 2: peak RSS per process
+#   INPUTS=random scripts/llama_step.sh   # --random-inputs 1 instead
+#   COMPARE=1 scripts/llama_step.sh  # then check the outputs and updated
+#                                    # caches against PyTorch
 #   DTYPE=float32 LAYERS=2 COMPARE=1 scripts/llama_step.sh
 #
 # Needs about 1.15 x the graph's device bytes + 1 GB (`nkigraph info`
@@ -28,12 +29,14 @@ layers="${LAYERS:-32}"
 procs="${PROCS:-1}"
 dtype="${DTYPE:-bfloat16}"
 compare="${COMPARE:-0}"
-inputs="${INPUTS:-random}"
-[[ "$compare" == 1 ]] && inputs=npy
+inputs="${INPUTS:-npy}"
+if [[ "$compare" == 1 ]]; then inputs=npy; fi
 out="${OUT:-out/llama_step}"
+# Debian's python3, with numpy and (scripts/setup_bench.sh) torch.
+python="${PYTHON:-/usr/bin/python3}"
 cli="$build_dir/tools/nkigraph"
 mkdir -p "$out"
-cmake --build "$build_dir" --target nkigraph >/dev/null
+[[ -n "${NO_BUILD:-}" ]] || cmake --build "$build_dir" --target nkigraph >/dev/null
 
 graph="$out/llama3_8b_tp8_L${layers}_${dtype}.pb"
 echo "load: $(uptime)"
@@ -54,7 +57,7 @@ if [[ "$inputs" == npy ]]; then
   dir="$out/inputs_L${layers}_${dtype}"
   if [[ ! -f "$dir/cache_position.npy" ]]; then
     echo "writing the inputs to $dir"
-    python3 scripts/llama_reference.py inputs "$dir" --layers "$layers" \
+    "$python" scripts/llama_reference.py inputs "$dir" --layers "$layers" \
       --dtype "$dtype"
   fi
   for f in "$dir"/*.npy; do
@@ -89,7 +92,7 @@ awk -v w="$weights" -v s="$run_s" -v l="$layers" 'BEGIN {
   printf "weights %.2f GB; executing the step %.2f s: %.3f s per layer, %.2f GB/s of weights\n",
     w / 1e9, s, s / l, w / 1e9 / s }'
 if [[ "$compare" == 1 ]]; then
-  python3 scripts/llama_reference.py compare "$dir" \
+  "$python" scripts/llama_reference.py compare "$dir" \
     "$out/outputs_L${layers}_${dtype}" --layers "$layers" --dtype "$dtype"
 fi
 echo "load: $(uptime)"
