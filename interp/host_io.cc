@@ -94,7 +94,6 @@ absl::Status Interpreter::SetInputValues(const std::string& name,
   const int64_t elements = ShapeElementCount(shape);
   const float* f32 = static_cast<const float*>(data);
   const int32_t* i32 = static_cast<const int32_t*>(data);
-  const uint16_t* u16 = static_cast<const uint16_t*>(data);
   const proto::Tensor* t = FindInput(name);
   if (t == nullptr) {
     return HostError(name,

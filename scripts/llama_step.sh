@@ -67,11 +67,18 @@ if [[ "$inputs" == npy ]]; then
 else
   args+=(--random-inputs 1)
 fi
+# Every process under /usr/bin/time, writing its own wall time and peak.
+cat >"$out/timed.sh" <<'WRAP'
+#!/usr/bin/env bash
+exec /usr/bin/time -f "%e %M" -o "$TIMED_DIR/run.time.${OMPI_COMM_WORLD_RANK:-0}" "$@"
+WRAP
+chmod +x "$out/timed.sh"
+export TIMED_DIR="$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if [[ "$procs" -gt 1 ]]; then
-  runner=(mpirun --allow-run-as-root --oversubscribe -np "$procs"
-    /usr/bin/time -f "%e %M" -o "$out/run.time.%q{OMPI_COMM_WORLD_RANK}")
+  runner=(mpirun -np "$procs" --oversubscribe -x TIMED_DIR "$out/timed.sh")
 else
-  runner=(/usr/bin/time -f "%e %M" -o "$out/run.time.0")
+  runner=("$out/timed.sh")
 fi
 rm -f "$out"/run.time.*
 "${runner[@]}" "$cli" run "$graph" "${args[@]}" 2>"$out/run.err" \
