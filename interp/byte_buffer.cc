@@ -60,17 +60,18 @@ void CopyReleasing(uint8_t* dst, const uint8_t* src, int64_t length) {
   for (int64_t done = 0; done < length; done += kChunk) {
     const int64_t n = std::min(kChunk, length - done);
     std::memcpy(dst + done, src + done, n);
-    const uintptr_t lo = (reinterpret_cast<uintptr_t>(src + done) + kPage - 1) &
-                         ~uintptr_t{kPage - 1};
-    const uintptr_t hi =
-        reinterpret_cast<uintptr_t>(src + done + n) & ~uintptr_t{kPage - 1};
-    if (hi > lo) {
-      madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
-    }
+    ReleasePages(src + done, n);
   }
 }
 
 }  // namespace
+
+void ReleasePages(const void* data, int64_t bytes) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t lo = (begin + kPage - 1) & ~uintptr_t{kPage - 1};
+  const uintptr_t hi = (begin + bytes) & ~uintptr_t{kPage - 1};
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
 
 absl::Status ByteBuffer::MapFile(int64_t at, int64_t length, int fd,
                                  int64_t file_offset, const uint8_t* mapped) {

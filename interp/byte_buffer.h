@@ -59,6 +59,11 @@ class ByteBuffer {
   ScopedCharge charge_;
 };
 
+// Lets go of the whole pages of [data, data + bytes), a part of a mapped
+// file this process has read: they leave its resident set (the page cache
+// keeps them). Never for memory the process owns.
+void ReleasePages(const void* data, int64_t bytes);
+
 // Faults in the pages of `ranges` on a thread of its own, in order, ahead
 // of a writer filling them in the same order: a page's first touch costs
 // the kernel (and in a virtual machine its host) far more than writing it,

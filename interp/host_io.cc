@@ -166,7 +166,14 @@ absl::Status Interpreter::SetInputValues(const std::string& name,
                        dst + e * esize, fp8_max);
       }
     } else {
-      StoreRowFromFloat(t->dtype(), &f32[first], per_rank, dst, fp8_max);
+      // Rounded a chunk at a time; a file's pages let go once read.
+      constexpr int64_t kChunk = int64_t{1} << 22;
+      for (int64_t e0 = 0; e0 < per_rank; e0 += kChunk) {
+        const int64_t n = std::min(kChunk, per_rank - e0);
+        StoreRowFromFloat(t->dtype(), &f32[first + e0], n, dst + e0 * esize,
+                          fp8_max);
+        if (file != nullptr) ReleasePages(&f32[first + e0], n * 4);
+      }
     }
     region.shadow.Set(t->address(), per_rank * esize, kInitialized);
   }
@@ -180,6 +187,11 @@ absl::Status Interpreter::FillRandomInputs(uint64_t seed) {
   // chunk at a time straight into device memory: the host holds one
   // chunk, however large the input (a model's weights).
   constexpr int64_t kChunk = 16384;
+  if (MissingInputs().empty()) return absl::OkStatus();
+  const ScopedCharge chunk_charge(
+      budget_, kChunk * int64_t{sizeof(float) + sizeof(int32_t)},
+      "host memory for drawing random inputs");
+  NKI_RETURN_IF_ERROR(chunk_charge.status());
   std::mt19937_64 rng(seed);
   std::vector<float> f32(kChunk);
   std::vector<int32_t> i32(kChunk);

@@ -36,10 +36,6 @@ class Shadow {
     return BlocksFor(bytes) + (bytes < kSparseBytes ? bytes : 0);
   }
   static constexpr int64_t kSparseBytes = int64_t{4} << 20;
-  // Bytes of per-byte pages charged as they were touched.
-  int64_t touched_bytes() const {
-    return pages_ == nullptr ? 0 : pages_->charged.load();
-  }
 
   // Every byte of [begin, begin + length) takes `state`. Inline for a run
   // inside one block that already holds it (an instruction rewriting a
