@@ -17,6 +17,15 @@
 namespace nkigraph {
 namespace {
 
+// Under a sanitizer its shadow memory and quarantine are the process's
+// too: peak RSS then says nothing of the rule, and only the budget's count
+// is checked.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // The integer after `label` in `text`; -1 if there is none.
 int64_t NumberAfter(const std::string& text, const std::string& label) {
   const size_t at = text.find(label);
@@ -76,7 +85,7 @@ TEST_F(MemoryRuleTest, EveryKernelAtItsDefaultsHoldsAtMostTheBound) {
     ASSERT_GT(m.held, 0);
     ASSERT_GT(m.rss, 0);
     EXPECT_LE(m.held, m.expected);
-    EXPECT_LE(m.rss, m.expected);
+    if (!kSanitized) EXPECT_LE(m.rss, m.expected);
     // The budget counts the device memory itself at least.
     EXPECT_GE(m.held, m.device);
   }
@@ -95,17 +104,19 @@ TEST_F(MemoryRuleTest, WeightsAreHeldOnceInTheirDtype) {
       "--set cache_len=2048 --set tp_degree=2 --set num_layers=2");
   // 2 layers x 2 ranks x (W_qkv 2048x768 + W_o 512x2048 + W_gate_up
   // 2048x4096 + W_down 2048x2048) bfloat16 values: most of the device
-  // (the rest: 2 x 2 caches of 2048x128 values per layer, and each of the
-  // 4 cores' SBUF and PSUM, about 7 MB).
+  // (the rest, 30 MB: 2 x 2 caches of 2048x128 values per layer, 4 MB,
+  // and each of the 4 cores' SBUF and PSUM).
   const int64_t weights =
       int64_t{2} * 2 * (2048 * 768 + 512 * 2048 + 2048 * 4096 + 2048 * 2048) *
       2;
   ASSERT_GT(big.device, weights);
   EXPECT_LT(big.device, weights + weights / 3);
   const int64_t slack = big.device * 15 / 100 + (int64_t{64} << 20);
-  EXPECT_LE(big.rss - small.rss, big.device + slack)
-      << "peak RSS " << big.rss << " vs " << small.rss << ", device "
-      << big.device;
+  if (!kSanitized) {
+    EXPECT_LE(big.rss - small.rss, big.device + slack)
+        << "peak RSS " << big.rss << " vs " << small.rss << ", device "
+        << big.device;
+  }
   EXPECT_LE(big.held, big.device + slack);
 }
 
