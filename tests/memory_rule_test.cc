@@ -85,7 +85,9 @@ TEST_F(MemoryRuleTest, EveryKernelAtItsDefaultsHoldsAtMostTheBound) {
     ASSERT_GT(m.held, 0);
     ASSERT_GT(m.rss, 0);
     EXPECT_LE(m.held, m.expected);
-    if (!kSanitized) EXPECT_LE(m.rss, m.expected);
+    if (!kSanitized) {
+      EXPECT_LE(m.rss, m.expected);
+    }
     // The budget counts the device memory itself at least.
     EXPECT_GE(m.held, m.device);
   }
