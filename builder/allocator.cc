@@ -39,6 +39,10 @@ int64_t CapacityOf(proto::MemorySpace space,
 }  // namespace
 
 int64_t HbmAllocator::Allocate(int64_t bytes) {
+  // A large allocation (a weight) starts on a 4 KiB page, so that the
+  // interpreter can map its input file's pages into device memory
+  // rather than copy them.
+  if (bytes >= kHbmPageAlignFrom) top_ = AlignUp(top_, kHbmPage);
   const int64_t address = top_;
   top_ = AlignUp(top_ + bytes, kHbmAlign);
   return address;

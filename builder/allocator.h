@@ -13,9 +13,12 @@ namespace nkigraph::builder {
 // Device addresses the builder assigns at trace time.
 
 // HBM and shared HBM: every allocation at increasing addresses, each
-// starting on a 512-byte boundary; nothing is freed.
+// starting on a 512-byte boundary, and one of kHbmPageAlignFrom bytes or
+// more on a kHbmPage boundary; nothing is freed.
 class HbmAllocator {
  public:
+  static constexpr int64_t kHbmPage = 4096;
+  static constexpr int64_t kHbmPageAlignFrom = int64_t{1} << 20;
   // The address of a new allocation of `bytes` bytes.
   int64_t Allocate(int64_t bytes);
 

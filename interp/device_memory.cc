@@ -61,6 +61,17 @@ absl::StatusOr<int64_t> DeviceMemory::BytesNeeded(const proto::Graph& graph,
   return per_rank * ranks;
 }
 
+int64_t DeviceMemory::DeviceBytes(const proto::Graph& graph, int held_ranks) {
+  const Extents e = Measure(graph);
+  int64_t per_rank = e.hbm;
+  for (int64_t row : e.sbuf_row) per_rank += row * kPartitions;
+  for (int64_t row : e.psum_row) per_rank += row * kPartitions;
+  const int64_t ranks = held_ranks >= 0
+                            ? held_ranks
+                            : std::max<int64_t>(1, graph.world().num_ranks());
+  return per_rank * ranks;
+}
+
 absl::StatusOr<DeviceMemory> DeviceMemory::Create(const proto::Graph& graph,
                                                   MemoryBudget* budget,
                                                   int first_rank,

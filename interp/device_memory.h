@@ -36,6 +36,18 @@ class DeviceMemory {
   // process; the others have no memory here.
   static absl::StatusOr<int64_t> BytesNeeded(const proto::Graph& graph,
                                              int held_ranks = -1);
+  // The bytes of the graph's device memories themselves, without shadow
+  // state: per rank its HBM (private and shared tensors), per rank and
+  // core its SBUF and PSUM; for `held_ranks` ranks (all when negative).
+  static int64_t DeviceBytes(const proto::Graph& graph, int held_ranks = -1);
+  // The most a process running the graph may hold (peak RSS), by the
+  // memory rule: 1.15 x the device bytes it holds + 1 GiB. The device holds
+  // each tensor once, in its dtype; its shadow state (1/64 of it, and the
+  // pages of blocks written in part), the race detector's state, the
+  // graph and the host's chunks of inputs and outputs fit the rest.
+  static int64_t ExpectedPeakBytes(int64_t device_bytes) {
+    return device_bytes + device_bytes * 3 / 20 + (int64_t{1} << 30);
+  }
   // Allocates them, charging `budget` (when given) region by region as it
   // allocates; each charge is released when its memory is. Only the ranks
   // [first_rank, end_rank) get memory (end_rank < 0: up to the last);

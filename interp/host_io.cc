@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "interp/byte_buffer.h"
 #include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "interp/interpreter_impl.h"
@@ -82,13 +87,13 @@ absl::Status Interpreter::SetInput(const HostArray& array) {
 absl::Status Interpreter::SetInputValues(const std::string& name,
                                          proto::DType dtype,
                                          const std::vector<int64_t>& shape,
-                                         int64_t values, const void* data) {
+                                         int64_t values, const void* data,
+                                         const InputFile* file) {
   // Saturates rather than overflowing on a hostile shape (the count then
   // matches no tensor and the input is refused below).
   const int64_t elements = ShapeElementCount(shape);
   const float* f32 = static_cast<const float*>(data);
   const int32_t* i32 = static_cast<const int32_t*>(data);
-  const uint16_t* u16 = static_cast<const uint16_t*>(data);
   const proto::Tensor* t = FindInput(name);
   if (t == nullptr) {
     return HostError(name,
@@ -142,18 +147,33 @@ absl::Status Interpreter::SetInputValues(const std::string& name,
     uint8_t* dst = &region.data[t->address()];
     const int64_t first =
         stacked ? (held_rows ? r - held.first : r) * per_rank : 0;
-    if (raw) {
-      std::memcpy(dst, &u16[first], per_rank * 2);
-    } else if (integer &&
-               (t->dtype() == proto::INT32 || t->dtype() == proto::UINT32)) {
-      std::memcpy(dst, &i32[first], per_rank * 4);
+    const bool word = t->dtype() == proto::INT32 || t->dtype() == proto::UINT32;
+    if (raw || (integer && word) ||
+        (dtype == proto::FLOAT32 && t->dtype() == proto::FLOAT32)) {
+      // The values as the device holds them: the file's pages mapped
+      // where they can be, copied where they cannot.
+      const int64_t bytes = per_rank * esize;
+      const uint8_t* src = static_cast<const uint8_t*>(data) + first * esize;
+      if (file != nullptr) {
+        NKI_RETURN_IF_ERROR(region.data.MapFile(
+            t->address(), bytes, file->fd, file->offset + first * esize, src));
+      } else {
+        std::memcpy(dst, src, bytes);
+      }
     } else if (integer) {
       for (int64_t e = 0; e < per_rank; ++e) {
         StoreFromFloat(t->dtype(), static_cast<float>(i32[first + e]),
                        dst + e * esize, fp8_max);
       }
     } else {
-      StoreRowFromFloat(t->dtype(), &f32[first], per_rank, dst, fp8_max);
+      // Rounded a chunk at a time; a file's pages let go once read.
+      constexpr int64_t kChunk = int64_t{1} << 22;
+      for (int64_t e0 = 0; e0 < per_rank; e0 += kChunk) {
+        const int64_t n = std::min(kChunk, per_rank - e0);
+        StoreRowFromFloat(t->dtype(), &f32[first + e0], n, dst + e0 * esize,
+                          fp8_max);
+        if (file != nullptr) ReleasePages(&f32[first + e0], n * 4);
+      }
     }
     region.shadow.Set(t->address(), per_rank * esize, kInitialized);
   }
@@ -163,64 +183,115 @@ absl::Status Interpreter::SetInputValues(const std::string& name,
 
 absl::Status Interpreter::FillRandomInputs(uint64_t seed) {
   // One draw of the generator per element, whatever the tensor, so the
-  // values of one input do not depend on how another's are drawn.
+  // values of one input do not depend on how another's are drawn. Drawn a
+  // chunk at a time straight into device memory: the host holds one
+  // chunk, however large the input (a model's weights).
+  constexpr int64_t kChunk = 16384;
+  if (MissingInputs().empty()) return absl::OkStatus();
+  const ScopedCharge chunk_charge(
+      budget_, kChunk * int64_t{sizeof(float) + sizeof(int32_t)},
+      "host memory for drawing random inputs");
+  NKI_RETURN_IF_ERROR(chunk_charge.status());
   std::mt19937_64 rng(seed);
+  std::vector<float> f32(kChunk);
+  std::vector<int32_t> i32(kChunk);
+  const RankBlock held = impl_->block;
+  const float fp8_max = ops::ProfileFor(graph_.world().target()).fp8_e4m3_max;
+  // Large inputs (a model's weights): their fresh pages are faulted in on
+  // a second thread while this one draws, when the run may use two.
+  std::vector<std::pair<uint8_t*, int64_t>> ranges;
+  int64_t fill_bytes = 0;
   for (const proto::Tensor& t : graph_.tensors()) {
     if (!IsHostInput(t) || impl_->input_set[t.id() - 1]) continue;
-    HostArray array;
-    array.name = t.name();
-    array.shape = HostShape(t);
-    // A process holding some of the ranks draws its ranks' values alone,
-    // skipping the others' draws.
-    int64_t skip_before = 0;
-    int64_t skip_after = 0;
-    const RankBlock held = impl_->block;
-    if (t.per_rank() && impl_->num_ranks > 1 &&
-        held.size() != impl_->num_ranks) {
-      const int64_t per_rank = array.num_elements() / impl_->num_ranks;
-      skip_before = held.first * per_rank;
-      skip_after = (impl_->num_ranks - held.end) * per_rank;
-      array.shape[0] = held.size();
+    int64_t bytes = DTypeSize(t.dtype());
+    for (int64_t d : t.shape()) bytes *= d;
+    for (int r = held.first; r < held.end; ++r) {
+      ranges.emplace_back(&impl_->memory.RegionFor(t, r, 0).data[t.address()],
+                          bytes);
+      fill_bytes += bytes;
     }
-    rng.discard(skip_before);
-    const int64_t n = array.num_elements();
-    // The values exist on the host only until they are loaded.
-    const ScopedCharge charge(
-        budget_, HostArrayBytes(n),
-        absl::StrCat("host memory for random input '", t.name(), "'"));
-    NKI_RETURN_IF_ERROR(charge.status());
+  }
+  constexpr int64_t kWarmFrom = int64_t{64} << 20;
+  const bool two_threads =
+      options_.threads > 1 ||
+      (options_.threads <= 0 && std::thread::hardware_concurrency() > 1);
+  std::optional<PageWarmer> warmer;
+  if (fill_bytes >= kWarmFrom && two_threads) warmer.emplace(std::move(ranges));
+  for (const proto::Tensor& t : graph_.tensors()) {
+    if (!IsHostInput(t) || impl_->input_set[t.id() - 1]) continue;
+    const bool stacked = t.per_rank() && impl_->num_ranks > 1;
+    int64_t per_rank = 1;
+    for (int64_t d : t.shape()) per_rank *= d;
     const bool floating = IsFloatDType(t.dtype());
-    array.dtype = floating ? proto::FLOAT32 : proto::INT32;
-    if (floating) {
-      array.f32.resize(n);
-    } else {
-      array.i32.resize(n);
-    }
-    if (t.has_value_range()) {
-      // lo + (draw mod the range's size), in unsigned arithmetic so that
-      // any [lo, hi] of int64 works (a size of 2^64 wraps to 0: any draw).
-      const uint64_t lo = static_cast<uint64_t>(t.value_range().lo());
-      const uint64_t size =
-          static_cast<uint64_t>(t.value_range().hi()) - lo + 1;
+    const bool word = t.dtype() == proto::INT32 || t.dtype() == proto::UINT32;
+    const int64_t esize = DTypeSize(t.dtype());
+    const uint64_t lo = static_cast<uint64_t>(t.value_range().lo());
+    // lo + (draw mod the range's size), in unsigned arithmetic so that any
+    // [lo, hi] of int64 works (a size of 2^64 wraps to 0: any draw).
+    const uint64_t size = static_cast<uint64_t>(t.value_range().hi()) - lo + 1;
+    // Draws `n` values into f32 or i32.
+    auto draw = [&](int64_t n) {
       for (int64_t e = 0; e < n; ++e) {
-        const int64_t v =
-            static_cast<int64_t>(lo + (size == 0 ? rng() : rng() % size));
-        if (floating) {
-          array.f32[e] = static_cast<float>(v);
+        if (t.has_value_range()) {
+          const int64_t v =
+              static_cast<int64_t>(lo + (size == 0 ? rng() : rng() % size));
+          if (floating) {
+            f32[e] = static_cast<float>(v);
+          } else {
+            i32[e] = static_cast<int32_t>(v);
+          }
+        } else if (floating) {
+          // 24 random bits per value: portable, unlike std distributions.
+          f32[e] = static_cast<float>(rng() >> 40) * 0x1p-23f - 1.0f;
         } else {
-          array.i32[e] = static_cast<int32_t>(v);
+          i32[e] = static_cast<int32_t>(rng() >> 61);
         }
       }
-    } else if (floating) {
-      // 24 random bits per value: portable, unlike std distributions.
-      for (float& v : array.f32) {
-        v = static_cast<float>(rng() >> 40) * 0x1p-23f - 1.0f;
+    };
+    // Stores f32 or i32's first `n` values at `dst` in the tensor's dtype.
+    auto store = [&](int64_t n, uint8_t* dst) {
+      if (floating) {
+        StoreRowFromFloat(t.dtype(), f32.data(), n, dst, fp8_max);
+      } else if (word) {
+        std::memcpy(dst, i32.data(), n * 4);
+      } else {
+        for (int64_t e = 0; e < n; ++e) {
+          StoreFromFloat(t.dtype(), static_cast<float>(i32[e]), dst + e * esize,
+                         fp8_max);
+        }
       }
+    };
+    if (stacked) {
+      // A process holding some of the ranks draws its ranks' values alone,
+      // skipping the others' draws.
+      rng.discard(held.first * per_rank);
+      for (int r = held.first; r < held.end; ++r) {
+        Region& region = impl_->memory.RegionFor(t, r, 0);
+        uint8_t* dst = &region.data[t.address()];
+        for (int64_t e0 = 0; e0 < per_rank; e0 += kChunk) {
+          const int64_t n = std::min(kChunk, per_rank - e0);
+          draw(n);
+          store(n, dst + e0 * esize);
+        }
+        region.shadow.Set(t.address(), per_rank * esize, kInitialized);
+      }
+      rng.discard((impl_->num_ranks - held.end) * per_rank);
     } else {
-      for (int32_t& v : array.i32) v = static_cast<int32_t>(rng() >> 61);
+      // One set of values, the same on every rank.
+      for (int64_t e0 = 0; e0 < per_rank; e0 += kChunk) {
+        const int64_t n = std::min(kChunk, per_rank - e0);
+        draw(n);
+        for (int r = held.first; r < held.end; ++r) {
+          Region& region = impl_->memory.RegionFor(t, r, 0);
+          store(n, &region.data[t.address()] + e0 * esize);
+        }
+      }
+      for (int r = held.first; r < held.end; ++r) {
+        impl_->memory.RegionFor(t, r, 0).shadow.Set(
+            t.address(), per_rank * esize, kInitialized);
+      }
     }
-    rng.discard(skip_after);
-    NKI_RETURN_IF_ERROR(SetInput(array));
+    impl_->input_set[t.id() - 1] = true;
   }
   return absl::OkStatus();
 }

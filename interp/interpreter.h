@@ -127,9 +127,19 @@ class Interpreter {
   // MapNpy): `values` elements of `dtype` (FLOAT32, INT32 or UINT16) at
   // `data`, laid out as `shape`, copied straight into device memory; only
   // the ranks this process holds are read.
+  // When the values are a file's bytes as the device holds them (uint16
+  // raw bits, float32 into float32, int32 into int32), `file` (when given)
+  // says where `data` lies in an open file: its whole pages are then
+  // mapped into device memory rather than copied (copy-on-write: the file
+  // never changes), so a model's weights are held once, in the page cache.
+  struct InputFile {
+    int fd = -1;
+    int64_t offset = 0;  // of `data` in the file
+  };
   absl::Status SetInputValues(const std::string& name, proto::DType dtype,
                               const std::vector<int64_t>& shape, int64_t values,
-                              const void* data);
+                              const void* data,
+                              const InputFile* file = nullptr);
   // Fills every input not yet set with deterministic random values: an
   // input that declares a value range gets whole numbers uniform in it
   // (0 or 1 for a 0/1 mask, valid indices for an index), whatever its

@@ -228,11 +228,11 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
   const int64_t pieces = contiguous ? 1 : run.count;
   const int64_t length = contiguous ? run.count * esize : esize;
   const uint32_t instr = view_.instr().id();
-  for (int64_t k = 0; k < pieces; ++k) {
-    const int64_t byte = run.byte + k * run.byte_stride;
-    std::optional<RaceDetector::Conflict> conflict =
-        race_.Access(rank_, core_, byte, length, write, instr);
-    if (!conflict.has_value()) continue;
+  // One call for the run's pieces (a strided run's elements): one lock.
+  int64_t piece = 0;
+  if (std::optional<RaceDetector::Conflict> conflict =
+          race_.AccessStrided(rank_, core_, run.byte, pieces, run.byte_stride,
+                              length, write, instr, &piece)) {
     int64_t other_pos = -1;
     const proto::Stream& other = graph_.streams(conflict->other_core);
     for (int p = 0; p < other.instructions_size(); ++p) {
@@ -250,7 +250,7 @@ absl::Status ProgramState::CheckRace(const proto::Tensor& t, const Run& run,
     }
     // The element holding the lowest racing byte.
     const int64_t element =
-        contiguous ? (conflict->offset - run.byte) / esize : k;
+        contiguous ? (conflict->offset - run.byte) / esize : piece;
     return TensorError(
         DiagnosticKind::kRace, t,
         absl::StrCat("data race on shared_hbm tensor '", t.name(), "' element ",

@@ -89,8 +89,30 @@ std::optional<RaceDetector::Conflict> RaceDetector::Access(int rank, int core,
                                                            bool write,
                                                            uint32_t instr) {
   if (!enabled_ || length <= 0) return std::nullopt;
+  absl::MutexLock lock(&ranks_[rank].mu);
+  return AccessLocked(rank, core, offset, length, write, instr);
+}
+
+std::optional<RaceDetector::Conflict> RaceDetector::AccessStrided(
+    int rank, int core, int64_t offset, int64_t pieces, int64_t stride,
+    int64_t length, bool write, uint32_t instr, int64_t* piece) {
+  if (!enabled_ || length <= 0 || pieces <= 0) return std::nullopt;
+  absl::MutexLock lock(&ranks_[rank].mu);
+  for (int64_t k = 0; k < pieces; ++k) {
+    std::optional<Conflict> conflict =
+        AccessLocked(rank, core, offset + k * stride, length, write, instr);
+    if (conflict.has_value()) {
+      *piece = k;
+      return conflict;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<RaceDetector::Conflict> RaceDetector::AccessLocked(
+    int rank, int core, int64_t offset, int64_t length, bool write,
+    uint32_t instr) {
   Rank& r = ranks_[rank];
-  absl::MutexLock lock(&r.mu);
   const uint32_t* clock = &r.clocks[core * num_cores_];
   // Check the whole range first, against every other core; bytes another
   // core never accessed hold ByteState{}, which conflicts with nothing, so

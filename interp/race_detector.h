@@ -80,6 +80,14 @@ class RaceDetector {
   // access is not recorded.
   std::optional<Conflict> Access(int rank, int core, int64_t offset,
                                  int64_t length, bool write, uint32_t instr);
+  // `pieces` accesses of `length` bytes each, at `offset` + k · `stride`
+  // for k = 0, 1, ... in order: what as many Access calls give, the first
+  // conflict ending them (the pieces before it recorded; its k in
+  // `*piece`), under one lock (a strided operand's elements one by one).
+  std::optional<Conflict> AccessStrided(int rank, int core, int64_t offset,
+                                        int64_t pieces, int64_t stride,
+                                        int64_t length, bool write,
+                                        uint32_t instr, int64_t* piece);
 
   // `cores` of `rank` synchronise.
   void Sync(int rank, absl::Span<const int> cores);
@@ -103,6 +111,10 @@ class RaceDetector {
 
  private:
   static constexpr int kMaxCores = 2;
+  // Access with rank's lock held.
+  std::optional<Conflict> AccessLocked(int rank, int core, int64_t offset,
+                                       int64_t length, bool write,
+                                       uint32_t instr);
   // One program's last accesses to a byte.
   struct ByteState {
     uint32_t write_epoch = 0;  // 0: never written by this program

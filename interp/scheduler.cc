@@ -809,6 +809,9 @@ absl::Status Interpreter::Run() {
     }
     bool all_done = true;
     for (auto& program : impl.programs) all_done &= program->done();
+    // Shadow pages a run's writes touched are charged as they are touched;
+    // a run that went past the limit that way stops at the round's end.
+    NKI_RETURN_IF_ERROR(budget_->Overdrawn());
     if (all_done) return absl::OkStatus();
     if (progressed) continue;
 

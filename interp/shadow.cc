@@ -11,8 +11,38 @@ absl::StatusOr<Shadow> Shadow::Allocate(int64_t bytes, MemoryBudget* budget) {
   Shadow shadow;
   NKI_ASSIGN_OR_RETURN(shadow.blocks_,
                        ByteBuffer::Allocate(BlocksFor(bytes), budget));
-  NKI_ASSIGN_OR_RETURN(shadow.bytes_, ByteBuffer::Allocate(bytes, budget));
+  if (bytes < kSparseBytes) {
+    NKI_ASSIGN_OR_RETURN(shadow.bytes_, ByteBuffer::Allocate(bytes, budget));
+  } else {
+    NKI_ASSIGN_OR_RETURN(shadow.bytes_, ByteBuffer::AllocateSparse(bytes));
+    shadow.pages_ = std::make_unique<TouchedPages>(bytes, budget);
+  }
   return shadow;
+}
+
+Shadow::TouchedPages::TouchedPages(int64_t bytes, MemoryBudget* b)
+    : budget(b),
+      bits(
+          new std::atomic<uint64_t>[(((bytes - 1) >> kPageShift) >> 6) + 1]()) {
+}
+
+Shadow::TouchedPages::~TouchedPages() {
+  if (budget != nullptr) budget->Release(charged.load());
+}
+
+void Shadow::TouchBlock(int64_t block) {
+  if (pages_ == nullptr) return;
+  const int64_t page = (block << kBlockShift) >> TouchedPages::kPageShift;
+  std::atomic<uint64_t>& word = pages_->bits[page >> 6];
+  const uint64_t bit = uint64_t{1} << (page & 63);
+  if ((word.load(std::memory_order_relaxed) & bit) != 0) return;
+  if ((word.fetch_or(bit, std::memory_order_relaxed) & bit) != 0) return;
+  constexpr int64_t kPage = int64_t{1} << TouchedPages::kPageShift;
+  pages_->charged.fetch_add(kPage, std::memory_order_relaxed);
+  if (pages_->budget != nullptr) {
+    pages_->budget->ChargeTouched(
+        kPage, "shadow state of device memory written in part");
+  }
 }
 
 void Shadow::SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state) {
@@ -24,6 +54,7 @@ void Shadow::SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state) {
   }
   if (summary == state) return;
   if (summary != kMixed) {
+    TouchBlock(block);
     std::memset(&bytes_[first], summary, kBlock);
     summary = kMixed;
   } else if (lo != first && hi != first + kBlock &&

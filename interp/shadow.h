@@ -1,7 +1,9 @@
 #ifndef NKIGRAPH_INTERP_SHADOW_H_
 #define NKIGRAPH_INTERP_SHADOW_H_
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "absl/status/statusor.h"
 #include "interp/byte_buffer.h"
@@ -25,11 +27,15 @@ class Shadow {
   // to `budget` when given.
   static absl::StatusOr<Shadow> Allocate(int64_t bytes,
                                          MemoryBudget* budget = nullptr);
-  // The bytes Allocate(bytes) allocates: a summary per block and a byte
-  // per byte.
+  // The bytes Allocate(bytes) charges up front: a summary per block, and
+  // for a memory under kSparseBytes a byte per byte. A larger one (HBM
+  // holding a model's weights) charges its per-byte states a 4 KiB page
+  // at a time as blocks written in part first touch them: the weights
+  // are then held once, not twice.
   static int64_t AllocatedBytes(int64_t bytes) {
-    return BlocksFor(bytes) + bytes;
+    return BlocksFor(bytes) + (bytes < kSparseBytes ? bytes : 0);
   }
+  static constexpr int64_t kSparseBytes = int64_t{4} << 20;
 
   // Every byte of [begin, begin + length) takes `state`. Inline for a run
   // inside one block that already holds it (an instruction rewriting a
@@ -92,13 +98,26 @@ class Shadow {
     return differ == 0;
   }
   void SetRange(int64_t begin, int64_t length, uint8_t state);
+  // Block `block` turns mixed: charges its per-byte page if first touched.
+  void TouchBlock(int64_t block);
   bool AllRange(int64_t begin, int64_t length, uint8_t bits) const;
   // Part of one block, [lo, hi) inside block `block`.
   void SetInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t state);
   bool AllInBlock(int64_t block, int64_t lo, int64_t hi, uint8_t bits) const;
 
+  // The pages of a sparse bytes_ touched so far, and what they cost.
+  struct TouchedPages {
+    static constexpr int kPageShift = 12;
+    explicit TouchedPages(int64_t bytes, MemoryBudget* b);
+    ~TouchedPages();
+    MemoryBudget* budget;
+    std::unique_ptr<std::atomic<uint64_t>[]> bits;  // one per page
+    std::atomic<int64_t> charged{0};
+  };
+
   ByteBuffer blocks_;  // per block: its bytes' common state, or kMixed
   ByteBuffer bytes_;   // per byte; meaningful only in mixed blocks
+  std::unique_ptr<TouchedPages> pages_;  // sparse bytes_ only
 };
 
 }  // namespace nkigraph::interp

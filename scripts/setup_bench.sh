@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the benchmarks need beyond the build: Debian's PyTorch for
-# ../shared/bench/vs_pytorch.py (numpy comes with scripts/setup.sh), then
+# ../shared/bench/vs_pytorch.py and scripts/llama_reference.py (numpy comes
+# with scripts/setup.sh), then
 # the benchmarks themselves (`ninja -C build benchmarks`).
 set -euo pipefail
 cd "$(dirname "$0")/.."

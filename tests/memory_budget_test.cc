@@ -3,7 +3,10 @@
 #include "util/memory_budget.h"
 
 #include <atomic>
+#include <fstream>
 #include <memory>
+#include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -17,6 +20,7 @@
 #include "interp/shadow.h"
 #include "tests/test_util.h"
 #include "util/diagnostic.h"
+#include "util/mapped_file.h"
 
 namespace nkigraph {
 namespace {
@@ -160,16 +164,18 @@ TEST(InterpreterBudgetTest, DeviceMemoryIsChargedToASharedBudgetAndReleased) {
   EXPECT_EQ(budget.used(), 0);
 }
 
-TEST(InterpreterBudgetTest, RandomInputsAreChargedAsHostArrays) {
+TEST(InterpreterBudgetTest, RandomInputsAreDrawnInPlaceAChunkAtATime) {
   const proto::Graph graph = CopyGraph();
   absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(graph);
   ASSERT_TRUE(device.ok());
   // Create wants room for one instruction's operand buffers (2 x 128
   // bytes) beside the device; then the caller's own arrays take all but
-  // `room` of it. x is 32 float32 values on the host before it is loaded:
-  // 128 bytes.
-  constexpr int64_t kSpare = 300;
-  for (const int64_t room : {int64_t{127}, int64_t{128}}) {
+  // `room` of it. The values go straight into device memory: the host
+  // holds one chunk of 16,384 float32 and int32 draws, 131,072 bytes,
+  // however large the inputs.
+  constexpr int64_t kChunkBytes = 16384 * 8;
+  constexpr int64_t kSpare = kChunkBytes + 300;
+  for (const int64_t room : {kChunkBytes - 1, kChunkBytes}) {
     SCOPED_TRACE(room);
     MemoryBudget budget(*device + kSpare);
     interp::RunOptions options;
@@ -179,18 +185,124 @@ TEST(InterpreterBudgetTest, RandomInputsAreChargedAsHostArrays) {
     ASSERT_TRUE(interp.ok()) << interp.status();
     ASSERT_TRUE(budget.Charge(kSpare - room, "the caller's arrays").ok());
     const absl::Status filled = (*interp)->FillRandomInputs(1);
-    if (room < 128) {
+    if (room < kChunkBytes) {
       EXPECT_TRUE(absl::IsResourceExhausted(filled));
       EXPECT_THAT(filled.message(),
-                  HasSubstr("128 more bytes of host memory for random input "
-                            "'x'"));
+                  HasSubstr("131072 more bytes of host memory for drawing "
+                            "random inputs"));
     } else {
       EXPECT_TRUE(filled.ok()) << filled;
-      // Released once loaded.
+      // Released once drawn.
       EXPECT_EQ(budget.used(), *device + kSpare - room);
       EXPECT_TRUE((*interp)->Run().ok());
     }
   }
+}
+
+// The first 32 values of x as the generator draws them: one mt19937_64
+// call per value, its top 24 bits scaled to [-1, 1).
+TEST(InterpreterBudgetTest, RandomInputsKeepTheirDraws) {
+  const proto::Graph graph = CopyGraph();
+  absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
+      interp::Interpreter::Create(graph);
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  ASSERT_TRUE((*interp)->FillRandomInputs(5).ok());
+  absl::StatusOr<HostArray> x = (*interp)->ReadTensor(1, 0, 0);
+  ASSERT_TRUE(x.ok()) << x.status();
+  std::mt19937_64 rng(5);
+  ASSERT_EQ(x->f32.size(), 32u);
+  for (float v : x->f32) {
+    EXPECT_EQ(v, static_cast<float>(rng() >> 40) / 8388608.0f - 1.0f);
+  }
+}
+
+// A memory of 4 MiB or more charges its per-byte shadow pages as writes
+// in part first touch them, a 4 KiB page at a time; past the limit the
+// charge is recorded and the budget says it is overdrawn.
+TEST(MemoryBudgetTest, LargeShadowsChargeTheirPagesAsTouched) {
+  constexpr int64_t kBytes = int64_t{8} << 20;
+  // A summary byte per 64-byte block, nothing per byte up front.
+  EXPECT_EQ(interp::Shadow::AllocatedBytes(kBytes), kBytes / 64);
+  MemoryBudget budget(kBytes / 64 + 8192);
+  {
+    absl::StatusOr<interp::Shadow> shadow =
+        interp::Shadow::Allocate(kBytes, &budget);
+    ASSERT_TRUE(shadow.ok()) << shadow.status();
+    EXPECT_EQ(budget.used(), kBytes / 64);
+    // Whole blocks keep one state: no page touched.
+    shadow->Set(0, 4096, interp::kInitialized);
+    EXPECT_EQ(budget.used(), kBytes / 64);
+    // A block written in part touches its page of per-byte states, once.
+    shadow->Set(4096 + 3, 10, interp::kInitialized);
+    EXPECT_EQ(budget.used(), kBytes / 64 + 4096);
+    shadow->Set(4096 + 100, 7, interp::kInitialized);
+    EXPECT_EQ(budget.used(), kBytes / 64 + 4096);
+    EXPECT_TRUE(shadow->All(4096 + 3, 10, interp::kInitialized));
+    EXPECT_FALSE(shadow->All(4096, 10, interp::kInitialized));
+    EXPECT_TRUE(budget.Overdrawn().ok());
+    // Two more pages: the second goes past the limit, recorded anyway.
+    shadow->Set(3 * 4096 + 1, 1, interp::kInitialized);
+    shadow->Set(5 * 4096 + 1, 1, interp::kInitialized);
+    EXPECT_EQ(budget.used(), kBytes / 64 + 3 * 4096);
+    EXPECT_TRUE(absl::IsResourceExhausted(budget.Overdrawn()));
+    EXPECT_THAT(budget.Overdrawn().message(),
+                HasSubstr("raise --memory-limit"));
+  }
+  EXPECT_EQ(budget.used(), 0);
+}
+
+// An input file's pages mapped into device memory hold its bytes; writing
+// them changes the device's copy, never the file. Where the file's bytes
+// cannot line up with pages they are copied.
+TEST(MemoryBudgetTest, FilePagesMapIntoDeviceMemoryCopyOnWrite) {
+  // As /proc/self/maps names it: no doubled slash.
+  std::string dir = ::testing::TempDir();
+  while (!dir.empty() && dir.back() == '/') dir.pop_back();
+  const std::string path = absl::StrCat(dir, "/map_file_test.bin");
+  std::string contents(5 * 4096, '\0');
+  for (size_t i = 0; i < contents.size(); ++i) {
+    contents[i] = static_cast<char>(i * 7 + 1);
+  }
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << contents;
+  }
+  absl::StatusOr<MappedFile> file = MappedFile::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  const auto* mapped = reinterpret_cast<const uint8_t*>(file->bytes().data());
+  // The mappings of the file in this process.
+  const auto mappings_of_file = [&] {
+    std::ifstream maps("/proc/self/maps");
+    int count = 0;
+    for (std::string line; std::getline(maps, line);) {
+      count += line.find(path) != std::string::npos;
+    }
+    return count;
+  };
+  ASSERT_EQ(mappings_of_file(), 1);  // MappedFile's own
+  // {device byte, file byte}: 100 and 4196 lie as far into their pages
+  // (the whole pages between are mapped); 4096 and 4160 do not (copied).
+  for (const auto& [at, file_offset] :
+       {std::pair<int64_t, int64_t>{100, 4196}, {4096, 4160}}) {
+    SCOPED_TRACE(at);
+    absl::StatusOr<interp::ByteBuffer> device =
+        interp::ByteBuffer::Allocate(6 * 4096);
+    ASSERT_TRUE(device.ok());
+    const int64_t length = 3 * 4096 + 50;
+    ASSERT_TRUE(
+        device
+            ->MapFile(at, length, file->fd(), file_offset, mapped + file_offset)
+            .ok());
+    EXPECT_EQ(mappings_of_file(), at == 100 ? 2 : 1);
+    for (int64_t k = 0; k < length; ++k) {
+      ASSERT_EQ((*device)[at + k], mapped[file_offset + k]) << k;
+    }
+    EXPECT_EQ((*device)[at - 1], 0);
+    EXPECT_EQ((*device)[at + length], 0);
+    (*device)[at + 5000] ^= 0xFF;
+    EXPECT_NE((*device)[at + 5000], mapped[file_offset + 5000]);
+  }
+  EXPECT_EQ(std::string(file->bytes()), contents);
 }
 
 TEST(InterpreterBudgetTest, MaxStepsStopsAtTheNextInstruction) {

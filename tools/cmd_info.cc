@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "interp/device_memory.h"
 #include "ops/device_profile.h"
 #include "ops/instr_facts.h"
 #include "ops/instr_view.h"
@@ -227,6 +228,21 @@ void PrintInfo(const proto::Graph& graph, std::ostream& out) {
     out << "  core " << core << ": sbuf " << mark.sbuf << ", psum " << mark.psum
         << "\n";
   }
+
+  // What running it holds: the device memories, and the memory rule's
+  // bound on a run's peak (interp/device_memory.h); under mpirun each
+  // process holds its ranks' share.
+  const int64_t ranks = std::max<int64_t>(1, graph.world().num_ranks());
+  const int64_t device = interp::DeviceMemory::DeviceBytes(graph);
+  out << "device memory: " << device << " bytes ("
+      << absl::StrFormat("%.2f", device / 1e9) << " GB; " << ranks
+      << " rank(s) of " << device / ranks << " bytes)\n";
+  const int64_t peak = interp::DeviceMemory::ExpectedPeakBytes(device);
+  out << "expected peak: " << peak << " bytes ("
+      << absl::StrFormat("%.2f", peak / 1e9)
+      << " GB: 1.15 x device + 1 GiB; a process of mpirun holding k ranks: "
+         "1.15 x k x "
+      << device / ranks << " + 1 GiB)\n";
 
   out << "tensors: " << graph.tensors_size() << "\n";
   if (graph.tensors_size() > 0) {

@@ -40,24 +40,30 @@ absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
     madvise(p, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
     file.data_ = static_cast<const char*>(p);
     file.size_ = static_cast<size_t>(st.st_size);
+    file.fd_ = fd;
+  } else {
+    close(fd);
   }
-  close(fd);
   return file;
 }
 
 MappedFile::~MappedFile() {
   if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);
+  if (fd_ >= 0) close(fd_);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+      size_(std::exchange(other.size_, 0)),
+      fd_(std::exchange(other.fd_, -1)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
     if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);
+    if (fd_ >= 0) close(fd_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    fd_ = std::exchange(other.fd_, -1);
   }
   return *this;
 }

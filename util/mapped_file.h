@@ -23,10 +23,13 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   absl::string_view bytes() const { return {data_, size_}; }
+  // The open file (for mapping parts of it elsewhere); -1 for an empty one.
+  int fd() const { return fd_; }
 
  private:
   const char* data_ = nullptr;
   size_t size_ = 0;
+  int fd_ = -1;
 };
 
 }  // namespace nkigraph

@@ -39,6 +39,31 @@ absl::Status MemoryBudget::Charge(int64_t bytes, absl::string_view what) {
   return absl::OkStatus();
 }
 
+void MemoryBudget::ChargeTouched(int64_t bytes, absl::string_view what) {
+  if (Charge(bytes, what).ok()) return;
+  const int64_t now = used_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  int64_t peak = peak_.load(std::memory_order_relaxed);
+  while (now > peak &&
+         !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+  if (!overdrawn_.exchange(true, std::memory_order_relaxed)) {
+    overdrawn_need_.store(now, std::memory_order_relaxed);
+  }
+}
+
+absl::Status MemoryBudget::Overdrawn() const {
+  if (!overdrawn_.load(std::memory_order_relaxed)) return absl::OkStatus();
+  return DiagnosticError(
+      absl::StatusCode::kResourceExhausted,
+      MakeDiagnostic(
+          DiagnosticKind::kResource,
+          absl::StrCat("the run needed ",
+                       overdrawn_need_.load(std::memory_order_relaxed),
+                       " bytes (shadow state of device memory written in "
+                       "part), over the limit of ",
+                       limit_, " (raise --memory-limit)")));
+}
+
 void MemoryBudget::Release(int64_t bytes) {
   used_.fetch_sub(bytes, std::memory_order_relaxed);
 }

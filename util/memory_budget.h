@@ -36,6 +36,12 @@ class MemoryBudget {
   // limit of L (raise --memory-limit)". Negative `bytes` are an internal
   // error.
   absl::Status Charge(int64_t bytes, absl::string_view what);
+  // Records `bytes` more held for `what` even past the limit: memory a run
+  // already touched (a page of shadow state a write needed). Past the
+  // limit, Overdrawn() then says so, for the run to stop with it.
+  void ChargeTouched(int64_t bytes, absl::string_view what);
+  // The error of the first ChargeTouched past the limit; OK if none.
+  absl::Status Overdrawn() const;
   // Gives back bytes charged earlier.
   void Release(int64_t bytes);
 
@@ -49,6 +55,8 @@ class MemoryBudget {
   const int64_t limit_;
   std::atomic<int64_t> used_{0};
   std::atomic<int64_t> peak_{0};
+  std::atomic<bool> overdrawn_{false};
+  mutable std::atomic<int64_t> overdrawn_need_{0};
 };
 
 // A charge released when it goes out of scope (a temporary host array).
