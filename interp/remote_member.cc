@@ -1,7 +1,5 @@
 #include "interp/remote_member.h"
 
-#include <cmath>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "ops/op_def.h"
@@ -15,32 +13,6 @@ bool Reads(const ops::InstrView& view, int i) {
   const ops::OperandRole* role = ops::OperandRoleOf(view.def(), i);
   return view.operand(i).present() && role != nullptr &&
          role->access != ops::Access::kWrite;
-}
-
-// ProgramState's integer reading (program_state.cc), for the bytes here.
-int64_t LoadInt(proto::DType dtype, const uint8_t* src) {
-  auto load = [&](auto v) -> int64_t {
-    std::memcpy(&v, src, sizeof(v));
-    return v;
-  };
-  switch (dtype) {
-    case proto::INT32:
-      return load(int32_t{});
-    case proto::UINT32:
-      return load(uint32_t{});
-    case proto::INT16:
-      return load(int16_t{});
-    case proto::UINT16:
-      return load(uint16_t{});
-    case proto::INT8:
-      return load(int8_t{});
-    case proto::UINT8:
-      return load(uint8_t{});
-    default: {
-      const float f = LoadAsFloat(dtype, src);
-      return std::isfinite(f) ? static_cast<int64_t>(std::nearbyint(f)) : 0;
-    }
-  }
 }
 
 }  // namespace
@@ -124,7 +96,7 @@ absl::StatusOr<absl::Span<const int64_t>> RemoteMember::ReadInt(int i) {
   std::vector<int64_t>& out = ints_[i];
   out.resize(op.elements());
   for (int64_t e = 0; e < op.elements(); ++e) {
-    out[e] = LoadInt(op.dtype(), raw.data() + e * esize);
+    out[e] = LoadAsInt(op.dtype(), raw.data() + e * esize);
   }
   return absl::MakeConstSpan(out);
 }
