@@ -1,6 +1,5 @@
 #include "interp/remote_member.h"
 
-
 #include "absl/strings/str_cat.h"
 #include "ops/op_def.h"
 #include "util/dtype.h"
