@@ -66,10 +66,13 @@ class NkiTensor:
     """A tensor or tile of a kernel being traced (NKI's NkiTensor)."""
 
     __slots__ = ("_buf", "_offset", "_axes", "_par", "_dims", "_base",
-                 "_operand")
+                 "_operand", "_inside")
 
-    def __init__(self, buf, offset, axes, par, dims, base):
+    def __init__(self, buf, offset, axes, par, dims, base, inside=False):
         self._operand = None  # (id, offset, pattern), once checked
+        # Known to lie inside its tensor (a whole view, or numbers and
+        # slices checked against such a view's counts): not checked again.
+        self._inside = inside
         self._buf = buf
         self._offset = offset
         self._axes = axes  # ((stride, count), ...) in logical order
@@ -92,7 +95,7 @@ class NkiTensor:
                 dims = _IDENTITY_DIMS[n] = tuple((d, 1) for d in range(n))
             return NkiTensor(buf, 0, tuple(zip(buf.strides, buf.shape)),
                              0 if buf.space in ON_CHIP else None, dims,
-                             (0,) * n)
+                             (0,) * n, True)
         order = list(range(n))
         par = None
         if buf.space in ON_CHIP:
@@ -101,7 +104,7 @@ class NkiTensor:
             par = par_axis
         axes = tuple((buf.strides[d], buf.shape[d]) for d in order)
         dims = tuple((d, 1) for d in order)
-        return NkiTensor(buf, 0, axes, par, dims, (0,) * n)
+        return NkiTensor(buf, 0, axes, par, dims, (0,) * n, True)
 
     # --- NKI's tensor attributes ------------------------------------
     @property
@@ -138,7 +141,8 @@ class NkiTensor:
         bounds check; kept, since a view does not change."""
         op = self._operand
         if op is None:
-            self._check_bounds()
+            if not self._inside:
+                self._check_bounds()
             op = self._operand = (self._buf.id, self._offset,
                                   self._pattern())
         return op
@@ -571,7 +575,8 @@ def _index_basic(t, key):
         new_axes = [(1, 1)]
         new_dims = [(0, 0)]
     return NkiTensor(t._buf, offset, tuple(new_axes), new_par,
-                     tuple(new_dims), tuple(base) if base is not None else None)
+                     tuple(new_dims), tuple(base) if base is not None else None,
+                     t._inside)
 
 
 _FULL = slice(None)
