@@ -73,6 +73,33 @@ class OnChipStack {
   size_t num_frames_ = 0;
 };
 
+// SBUF and PSUM of one core for a kernel that frees each tensor itself, in
+// any order (the Python front-end frees a tile when its last reference
+// goes): the first gap that fits, under the stack's alignment rules.
+class OnChipHeap {
+ public:
+  void Reset();
+  // As OnChipStack::Allocate; a tensor that does not fit is placed (in the
+  // returned Placement) after the last live one.
+  OnChipStack::Placement Allocate(proto::MemorySpace space, int64_t row_bytes,
+                                  uint32_t tensor_id,
+                                  const ops::DeviceProfile& profile);
+  // Frees `tensor_id`'s bytes; false when it is not live here.
+  bool Free(uint32_t tensor_id);
+  // The live tensors' ids.
+  std::vector<uint32_t> Live() const;
+
+ private:
+  struct Block {
+    int64_t address;
+    int64_t end;
+    uint32_t id;
+  };
+  // Live blocks by address, per space.
+  std::vector<Block> sbuf_;
+  std::vector<Block> psum_;
+};
+
 }  // namespace nkigraph::builder
 
 #endif  // NKIGRAPH_BUILDER_ALLOCATOR_H_

@@ -85,6 +85,30 @@ Instr scalar_tensor_tensor(const Tensor& dst, const Tensor& data, Alu op0,
                            const Tensor& operand1, bool reverse0 = false,
                            bool reverse1 = false, Loc loc = Loc::current());
 
+// An inclusive scan along each partition's free elements, on the vector
+// engine: r = (data0[i] op0 r) op1 data1[i], dst[i] = r, r starting at
+// `initial` (an immediate or a [P, 1] column); reverseN swaps op N's sides.
+// Arithmetic ops only, in fp32.
+Instr tensor_tensor_scan(const Tensor& dst, const Tensor& data0,
+                         const Tensor& data1, const Scalar& initial, Alu op0,
+                         Alu op1, bool reverse0 = false, bool reverse1 = false,
+                         Loc loc = Loc::current());
+
+// dst = data op0 operand0 (as tensor_scalar with one arithmetic op), and
+// reduce_res [P, 1] = reduce_op over each partition's results (add,
+// subtract, multiply, maximum or minimum).
+Instr tensor_scalar_reduce(const Tensor& dst, const Tensor& data, Alu op0,
+                           const Scalar& operand0, Alu reduce_op,
+                           const Tensor& reduce_res, bool reverse0 = false,
+                           Loc loc = Loc::current());
+
+// dst [P, 6] = (count, mean, variance * count) of data's even, then odd,
+// free elements, per partition (at most bn_stats_fmax = 512 of them).
+Instr bn_stats(const Tensor& dst, const Tensor& data, Loc loc = Loc::current());
+
+// dst [P, 2] = the mean and variance that data's bn_stats triples make.
+Instr bn_aggr(const Tensor& dst, const Tensor& data, Loc loc = Loc::current());
+
 // Reduces the last `num_axes` dims of data's view with op into dst.
 Instr tensor_reduce(const Tensor& dst, Alu op, const Tensor& data,
                     int num_axes = 1, bool negate = false,
@@ -92,6 +116,13 @@ Instr tensor_reduce(const Tensor& dst, Alu op, const Tensor& data,
 
 Instr tensor_copy(const Tensor& dst, const Tensor& src,
                   Engine engine = Engine::kVector, Loc loc = Loc::current());
+
+// dst = src where predicate (uint8/16/32, shaped like dst) is non-zero
+// (zero with reverse_pred), dst unchanged elsewhere; src is a tile of dst's
+// dtype (copied bit for bit) or an immediate.
+Instr tensor_copy_predicated(const Tensor& dst, const Scalar& src,
+                             const Tensor& predicate, bool reverse_pred = false,
+                             Loc loc = Loc::current());
 
 // dst[p, i...] = offset + p * channel_multiplier + sum(step_d * i_d).
 Instr iota(const Tensor& dst, const Pattern& pattern, int64_t offset = 0,

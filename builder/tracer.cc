@@ -96,8 +96,8 @@ void Tracer::RecordError(absl::string_view message, Loc loc) {
 
 void Tracer::RecordError(Diagnostic diagnostic, Loc loc) {
   if (failed()) return;
-  diagnostic.file = std::string(RelativeSource(loc.file_name()));
-  diagnostic.line = static_cast<int>(loc.line());
+  diagnostic.file = std::string(RelativeSource(FileOf(loc)));
+  diagnostic.line = LineOf(loc);
   diagnostic.scope = graph_->scopes(scope_index_);
   if (config_.world.num_cores > 1) diagnostic.core = core_;
   error_ = DiagnosticError(absl::StatusCode::kInvalidArgument, diagnostic);
@@ -163,6 +163,7 @@ absl::Status Tracer::Run(absl::FunctionRef<void(Tracer&)> body) {
     stream_sizes_.push_back(0);
     shared_alloc_index_ = 0;
     on_chip_.Reset();
+    on_chip_heap_.Reset();
     body(*this);
     FinishCore();
   }
@@ -238,8 +239,13 @@ void Tracer::FinishCore() {
                 Loc::current());
     return;
   }
+  EndLiveRanges(on_chip_.top_tensors());
+  EndLiveRanges(on_chip_heap_.Live());
+}
+
+void Tracer::EndLiveRanges(const std::vector<uint32_t>& ids) {
   const int64_t end = StreamPosition();
-  for (uint32_t id : on_chip_.top_tensors()) {
+  for (uint32_t id : ids) {
     graph_->mutable_tensors(static_cast<int>(id) - 1)->set_live_end(end);
   }
 }
@@ -273,41 +279,6 @@ proto::Tensor* Tracer::NewTensor(absl::string_view name,
   tensor->mutable_shape()->Add(shape.begin(), shape.end());
   tensor->set_core(space == proto::SHARED_HBM ? 0 : core_);
   return tensor;
-}
-
-bool Tracer::AllocateOnChip(proto::Tensor* tensor, Loc loc) {
-  const ops::DeviceProfile& profile = ops::ProfileFor(config_.world.target);
-  if (tensor->shape(0) > profile.num_partitions) {
-    RecordError(MakeTensorDiagnostic(
-                    DiagnosticKind::kTrace, tensor->id(), tensor->name(),
-                    absl::StrCat("on-chip tensor '", tensor->name(), "' has ",
-                                 tensor->shape(0),
-                                 " partitions; the partition dim is "
-                                 "at most ",
-                                 profile.num_partitions)),
-                loc);
-    return false;
-  }
-  int64_t row = DTypeSize(tensor->dtype());
-  for (int d = 1; d < tensor->shape_size(); ++d) row *= tensor->shape(d);
-  const OnChipStack::Placement placement =
-      on_chip_.Allocate(tensor->space(), row, tensor->id(), profile);
-  if (!placement.fits(row)) {
-    RecordError(MakeTensorDiagnostic(
-                    DiagnosticKind::kTrace, tensor->id(), tensor->name(),
-                    absl::StrCat(
-                        ops::SpaceName(tensor->space()),
-                        " capacity exceeded: '", tensor->name(), "' needs ",
-                        row, " bytes per partition at offset ",
-                        placement.address, ", but a ", profile.name,
-                        " partition holds ", placement.capacity, " bytes (",
-                        placement.address, " already in use by live tensors)")),
-                loc);
-    return false;
-  }
-  tensor->set_address(placement.address);
-  tensor->set_live_begin(StreamPosition());
-  return true;
 }
 
 Tensor Tracer::Input(absl::string_view name, absl::Span<const int64_t> shape,
@@ -457,8 +428,8 @@ proto::Instruction* Tracer::BeginInstr(proto::Opcode opcode, Loc loc) {
   num_attrs_ = 0;
   instr->set_id(static_cast<uint32_t>(next_instr_id_++));
   instr->set_opcode(opcode);
-  instr->set_file(interner_.File(loc.file_name()));
-  instr->set_line(loc.line());
+  instr->set_file(interner_.File(FileOf(loc)));
+  instr->set_line(LineOf(loc));
   instr->set_scope(scope_index_);
   return instr;
 }

@@ -47,6 +47,10 @@ struct TraceConfig {
   std::string kernel_name;
   std::vector<std::pair<std::string, std::string>> params;
   WorldConfig world;
+  // On-chip tensors are freed by Tracer::Release, in any order, instead of
+  // at the end of their Scope (a front-end whose language frees a tile when
+  // its last reference goes).
+  bool explicit_release = false;
 };
 
 // A finished trace as the bytes of a binary graph file: exactly what
@@ -109,10 +113,28 @@ class Tracer {
   Tensor Allocate(absl::Span<const int64_t> shape, DType dtype, Buffer buffer,
                   absl::string_view name, Loc loc = Loc::current());
 
+  // --- For front-ends in other languages ------------------------------
+  // While `file` is non-null, every call records `file`:`line` as its
+  // source instead of its own C++ location (a Python kernel's line).
+  // `file` must stay valid for the whole trace.
+  void SetSourceOverride(const char* file, int line) {
+    override_file_ = file;
+    override_line_ = line;
+  }
+  // Tensor `id` viewed through `pattern` ([stride, count] pairs, outermost
+  // first, over its flat elements) from `offset`; an operand's checks
+  // bound it when an instruction uses it.
+  Tensor View(uint32_t id, int64_t offset, absl::Span<const int64_t> pattern,
+              Loc loc = Loc::current());
+  // Frees on-chip tensor `id` (TraceConfig::explicit_release): its live
+  // range ends at the current stream position and its bytes may be reused.
+  void Release(uint32_t id, Loc loc = Loc::current());
+
   int program_id() const { return core_; }
   int num_programs() const { return config_.world.num_cores; }
   int num_ranks() const { return config_.world.num_ranks; }
   const proto::World& world() const { return graph_->world(); }
+  int num_tensors() const { return graph_->tensors_size(); }
   const proto::Tensor& decl(uint32_t id) const {
     return graph_->tensors(static_cast<int>(id) - 1);
   }
@@ -170,6 +192,17 @@ class Tracer {
                            proto::MemorySpace space, Loc loc);
   bool AllocateOnChip(proto::Tensor* tensor, Loc loc);
   int64_t StreamPosition() const { return stream_sizes_[core_]; }
+  // The location a call records: the override, else its own.
+  const char* FileOf(const Loc& loc) const {
+    return override_file_ != nullptr ? override_file_ : loc.file_name();
+  }
+  int LineOf(const Loc& loc) const {
+    return override_file_ != nullptr ? override_line_
+                                     : static_cast<int>(loc.line());
+  }
+  // Ends the live range of the on-chip tensors still allocated at the end
+  // of a core's stream.
+  void EndLiveRanges(const std::vector<uint32_t>& ids);
   void FinishCore();
   // Runs the trace; graph_ then holds everything but the streams.
   absl::Status Run(absl::FunctionRef<void(Tracer&)> body);
@@ -212,7 +245,10 @@ class Tracer {
   int core_ = 0;
   int64_t next_instr_id_ = 0;
   HbmAllocator hbm_;
-  OnChipStack on_chip_;  // the current core's
+  OnChipStack on_chip_;      // the current core's
+  OnChipHeap on_chip_heap_;  // the current core's, with explicit_release
+  const char* override_file_ = nullptr;
+  int override_line_ = 0;
 
   // Cross-core matching of shared tensors.
   std::vector<uint32_t> inputs_;

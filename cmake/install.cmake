@@ -23,6 +23,7 @@ set(NKIGRAPH_EXPORTED_LIBRARIES
   nkigraph_cost cost
   nkigraph_kernels kernels
   nkigraph_viz viz
+  nkigraph_view view
   nkigraph_diff diff
   nkigraph_cli cli
 )
@@ -59,8 +60,8 @@ install(TARGETS ${nkigraph_targets} nkigraph
 # Headers: every header of the libraries, so that whatever a public header
 # includes is there too (tests/install checks they resolve from the prefix
 # alone).
-set(NKIGRAPH_HEADER_DIRS util ops graph builder interp cost kernels viz diff
-  tools)
+set(NKIGRAPH_HEADER_DIRS util ops graph builder interp cost kernels viz view
+  diff tools)
 if(NKIGRAPH_HAVE_MPI)
   list(APPEND NKIGRAPH_HEADER_DIRS dist)
 endif()

@@ -64,6 +64,10 @@ std::string KernelNames(const std::vector<KernelDef>& kernels) {
 
 }  // namespace
 
+double KernelTolerance(const KernelDef& def, const ParamValues& values) {
+  return def.tolerance ? def.tolerance(values) : 1e-4;
+}
+
 double ToleranceOf(const KernelDef& def, const ParamValues& values,
                    const std::string& output) {
   if (def.output_tolerance) {
@@ -71,7 +75,7 @@ double ToleranceOf(const KernelDef& def, const ParamValues& values,
       return *own;
     }
   }
-  return def.tolerance ? def.tolerance(values) : 1e-4;
+  return KernelTolerance(def, values);
 }
 
 ParamSpec MakeParamSpec(std::string name, ParamType type,

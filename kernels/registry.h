@@ -162,8 +162,10 @@ struct KernelDef {
       output_tolerance = nullptr;
 };
 
+// The kernel's tolerance at `values`: its `tolerance`, else 1e-4.
+double KernelTolerance(const KernelDef& def, const ParamValues& values);
 // The tolerance `output` of `def` is compared with at `values`: its own,
-// else the kernel's, else 1e-4.
+// else the kernel's.
 double ToleranceOf(const KernelDef& def, const ParamValues& values,
                    const std::string& output);
 

@@ -9,13 +9,13 @@ constexpr int64_t kKiB = 1024;
 
 constexpr DeviceProfile kTrn1{
     proto::TARGET_TRN1, "trn1", 128, 192 * kKiB, 16 * kKiB,
-    2 * kKiB,           128,    512, 240.0f};
+    2 * kKiB,           128,    512, 240.0f,     512};
 constexpr DeviceProfile kTrn2{
     proto::TARGET_TRN2, "trn2", 128, 224 * kKiB, 16 * kKiB,
-    2 * kKiB,           128,    512, 240.0f};
+    2 * kKiB,           128,    512, 240.0f,     512};
 constexpr DeviceProfile kTrn3{
     proto::TARGET_TRN3, "trn3", 128,  256 * kKiB, 16 * kKiB,
-    2 * kKiB,           128,    4096, 448.0f};
+    2 * kKiB,           128,    4096, 448.0f,     512};
 
 }  // namespace
 

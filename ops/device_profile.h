@@ -21,6 +21,7 @@ struct DeviceProfile {
   int64_t matmul_stationary_fmax;  // 128
   int64_t matmul_moving_fmax;      // 512 (4096 fp32 on trn3)
   float fp8_e4m3_max;              // 240 / 448
+  int64_t bn_stats_fmax;           // 512: free size of one bn_stats
 };
 
 // TARGET_UNSPECIFIED reads as trn2, the default.

@@ -12,4 +12,6 @@ PYBIND11_MODULE(_nkigraph, module) {
   nkigraph::python::RegisterErrors(module);
   nkigraph::python::DefineKernels(module);
   nkigraph::python::DefineGraph(module);
+  nkigraph::python::DefineTracer(module);
+  nkigraph::python::DefineGraphView(module);
 }

@@ -23,6 +23,9 @@ kernels::Settings SettingsOf(const pybind11::kwargs& params);
 
 void DefineKernels(pybind11::module_& module);  // kernels, trace, verify
 void DefineGraph(pybind11::module_& module);    // Graph, run, diff, dot, ...
+void DefineTracer(pybind11::module_& module);   // _Tracer, for nkigraph.nki
+// Graph.view, and the notebook pictures; after DefineGraph.
+void DefineGraphView(pybind11::module_& module);
 
 }  // namespace nkigraph::python
 

@@ -2,8 +2,9 @@
 # The main job: set up, build, then for every registered kernel at its
 # default parameters trace it to out/<kernel>.pb, replay it on the
 # interpreter against its C++ reference (inputs, outputs and reference
-# outputs under out/<kernel>/), and render its dataflow and barrier
-# diagrams to out/<kernel>.svg and out/<kernel>.barrier.svg.
+# outputs under out/<kernel>/), render its dataflow and barrier
+# diagrams to out/<kernel>.svg and out/<kernel>.barrier.svg, and write
+# its `nkigraph view` page to out/<kernel>.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -18,6 +19,7 @@ if "$nkigraph" help dot >/dev/null 2>&1; then
     "$nkigraph" dot "$out/$kernel.pb" -o "$out/$kernel.svg" || status=1
     "$nkigraph" dot "$out/$kernel.pb" --view barrier \
       -o "$out/$kernel.barrier.svg" || status=1
+    "$nkigraph" view "$out/$kernel.pb" -o "$out/$kernel.html" || status=1
   done
 else
   echo "main: this build has no 'dot' verb; diagrams skipped" >&2

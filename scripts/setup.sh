@@ -10,7 +10,10 @@ packages=(cmake ninja-build pkg-config g++ ccache
           libgtest-dev libgmock-dev libbenchmark-dev
           libgraphviz-dev graphviz libopenblas-dev nlohmann-json3-dev
           pybind11-dev python3-pybind11 python3-numpy python3-dev
-          python3-pytest openmpi-bin libopenmpi-dev)
+          python3-pytest openmpi-bin libopenmpi-dev chromium)
+# Node.js and npm drive the browser tests (tests/browser/); a machine that
+# has them from elsewhere keeps its own.
+if ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
@@ -27,6 +30,12 @@ if ((${#missing[@]})); then
     echo "  sudo apt-get install -y ${missing[*]}" >&2
     exit 1
   fi
+fi
+
+# puppeteer-core for the browser tests, at the lockfile's versions; it
+# drives the chromium above and downloads no browser of its own.
+if [[ ! -d tests/browser/node_modules/puppeteer-core ]]; then
+  npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error >/dev/null
 fi
 
 build_type=${NKIGRAPH_BUILD_TYPE:-Release}

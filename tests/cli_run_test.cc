@@ -21,6 +21,8 @@
 #include "builder/tracer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/boundary_cases.h"
+#include "kernels/registry.h"
 #include "proto/nkigraph.pb.h"
 #include "tests/cli_fixture.h"
 #include "tests/test_util.h"
@@ -528,6 +530,31 @@ TEST_F(CliRunTest, VerifyAllVerifiesEveryRegisteredKernelAtItsDefaults) {
   // their own tests' business).
   EXPECT_EQ(r.exit_code, absl::StrContains(r.out, " 0 failed") ? 0 : 1)
       << r.out << r.err;
+}
+
+// --sweep: the kernel's pairwise boundary cases, every one passing, and
+// the table counting as many as the covering holds.
+TEST_F(CliRunTest, VerifySweepRunsTheBoundaryCasesAndPrintsTheTable) {
+  const kernels::KernelRegistry& registry = kernels::KernelRegistry::Global();
+  absl::StatusOr<kernels::BoundaryCases> cases =
+      kernels::CoveringCases(registry, *registry.Find("sb2sb_allgather"), 2);
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  const int64_t n = static_cast<int64_t>(cases->cases.size());
+  ASSERT_GT(n, 1);
+  testing::CliResult r = Run("verify sb2sb_allgather --sweep pairwise");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::ContainsRegex(
+                         "kernel +combined +cases +passed +refused +failed "
+                         "+infeasible"));
+  EXPECT_THAT(r.out,
+              ::testing::ContainsRegex(absl::StrCat(
+                  "sb2sb_allgather +pairwise +", n, " +", n, " +0 +0 ")));
+  r = Run("verify sb2sb_allgather --sweep 4");
+  ExpectOneLineUsageError(r, "verify",
+                          {"sweep strength '4' is not pairwise, 3-wise or "
+                           "product"});
+  r = Run("verify sb2sb_allgather --sweep pairwise --set rows=3");
+  ExpectOneLineUsageError(r, "verify", {"takes no --set or --out-dir"});
 }
 
 TEST_F(CliRunTest, VerifyStopsAtItsStepLimitNamingTheInstruction) {

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "proto/nkigraph.pb.h"
 #include "tests/cli_fixture.h"
+#include "tests/test_util.h"
 #include "util/graph_io.h"
 
 namespace nkigraph {
@@ -169,6 +170,47 @@ TEST_F(CliTest, TraceUsageErrorsAreOneLineWithExitTwo) {
       "trace", "cannot write");
   // Nothing was written by the failed traces.
   EXPECT_EQ(Slurp(Path("x.pb")), "");
+}
+
+TEST_F(CliTest, InfoCheckAndRunTakeTheScanStatisticsAndSelectOps) {
+  absl::StatusOr<proto::Graph> graph = testing::Trace1([](builder::Tracer& t) {
+    namespace isa = builder::isa;
+    const builder::Tensor x = testing::LoadTile(t, "x", {4, 8});
+    auto tile = [](std::vector<int64_t> shape, proto::DType dtype,
+                   const char* name) {
+      return builder::ndarray(shape, dtype, builder::Buffer::kSbuf, name);
+    };
+    builder::Tensor y = tile({4, 8}, proto::FLOAT32, "y");
+    builder::Tensor p = tile({4, 8}, proto::UINT8, "p");
+    builder::Tensor st = tile({4, 6}, proto::FLOAT32, "st");
+    builder::Tensor mv = tile({4, 2}, proto::FLOAT32, "mv");
+    builder::Tensor r = tile({4, 1}, proto::FLOAT32, "r");
+    isa::tensor_tensor_scan(y, x, x, 1.0f, isa::Alu::kAdd, isa::Alu::kAdd);
+    isa::tensor_scalar(p, x, isa::Alu::kGreater, 0.0f);
+    isa::tensor_copy_predicated(y, x, p, /*reverse_pred=*/true);
+    isa::tensor_scalar_reduce(y, y, isa::Alu::kMultiply, 2.0f, isa::Alu::kAdd,
+                              r);
+    isa::bn_stats(st, y);
+    isa::bn_aggr(mv, st);
+    testing::StoreTile(t, "mv", mv);
+    testing::StoreTile(t, "r", r);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const std::string pb = Path("ops.pb");
+  ASSERT_TRUE(WriteGraph(*graph, pb).ok());
+  const Result info = Run(absl::StrCat("info '", pb, "'"));
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  for (const char* op : {"tensor_tensor_scan", "tensor_copy_predicated",
+                         "tensor_scalar_reduce", "bn_stats", "bn_aggr"}) {
+    EXPECT_THAT(info.out, HasSubstr(op));
+  }
+  const Result check = Run(absl::StrCat("check '", pb, "'"));
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  const Result run = Run(absl::StrCat("run '", pb,
+                                      "' --random-inputs 3 "
+                                      "--output-dir '",
+                                      Path("out"), "'"));
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 
 TEST_F(CliTest, InfoSummarizesATracedGraph) {

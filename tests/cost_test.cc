@@ -26,6 +26,7 @@
 #include "kernels/registry.h"
 #include "nlohmann/json.hpp"
 #include "ops/device_profile.h"
+#include "ops/instr_facts.h"
 #include "tests/test_util.h"
 
 namespace nkigraph {
@@ -152,6 +153,47 @@ TEST(CostModelTest, EnginesTakeTheIsaEstimateOfEachInstruction) {
       EXPECT_DOUBLE_EQ(s->duration(s->Nth(proto::IOTA)), (150 + n) / kPoolGhz);
     }
   }
+}
+
+TEST(CostModelTest, ScanStatisticsAndSelectOpsAreChargedAsVectorWork) {
+  // The ISA reference gives no estimate for them: the Vector Engine's
+  // default charges one cycle per element per full-size input, at least
+  // MIN_II (64 cycles).
+  constexpr int64_t f = 300;
+  auto s = ScheduleOf(testing::Trace1([&](Tracer& t) {
+    auto tile = [&](std::vector<int64_t> shape, proto::DType dtype,
+                    const char* name) {
+      return t.Allocate(shape, dtype, Buffer::kSbuf, name);
+    };
+    Tensor a = tile({128, f}, proto::FLOAT32, "a");
+    Tensor b = tile({128, f}, proto::FLOAT32, "b");
+    Tensor y = tile({128, f}, proto::FLOAT32, "y");
+    Tensor r = tile({128, 1}, proto::FLOAT32, "r");
+    Tensor st = tile({128, 6}, proto::FLOAT32, "st");
+    Tensor mv = tile({128, 2}, proto::FLOAT32, "mv");
+    Tensor p = tile({128, f}, proto::UINT32, "p");
+    isa::memset(a, 1.0f);
+    isa::memset(b, 2.0f);
+    isa::memset(p, 1.0f);
+    isa::tensor_tensor_scan(y, a, b, 0.0f, isa::Alu::kMultiply, isa::Alu::kAdd);
+    isa::tensor_scalar_reduce(y, a, isa::Alu::kAdd, 1.0f, isa::Alu::kAdd, r);
+    isa::bn_stats(st, a);
+    isa::bn_aggr(mv, st);
+    isa::tensor_copy_predicated(y, b, p);
+  }));
+  ASSERT_NE(s, nullptr);
+  // (Each duration is an end minus a start: equal to a few ulps.)
+  const auto expect_vector_ns = [&](proto::Opcode op, double elements) {
+    EXPECT_NEAR(s->duration(s->Nth(op)), std::max(64.0, elements) / kDveGhz,
+                1e-9)
+        << ops::OpcodeName(op);
+  };
+  expect_vector_ns(proto::TENSOR_TENSOR_SCAN, 2.0 * f);
+  expect_vector_ns(proto::TENSOR_SCALAR_REDUCE, f);
+  expect_vector_ns(proto::BN_STATS, f);
+  expect_vector_ns(proto::BN_AGGR, 6);
+  // dst is read too (kept where the predicate is false): three inputs.
+  expect_vector_ns(proto::TENSOR_COPY_PREDICATED, 3.0 * f);
 }
 
 // A DMA over 128 partitions is spread over all 16 DMA engines (8

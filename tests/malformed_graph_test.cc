@@ -512,6 +512,106 @@ TEST(MalformedInstructionTest, IntAttributesStayInTheirRange) {
                         "attribute 'negate' is 2; 0 to 1 allowed");
 }
 
+// Instructions: #0 dma_copy x -> s; #1 bn_stats st <- s[:, :512];
+// #2 bn_aggr a <- st; #3 tensor_tensor_scan y <- s, s from an immediate;
+// #4 tensor_scalar_reduce y, r <- s; #5 tensor_scalar p <- s > 0 (uint8);
+// #6 tensor_copy_predicated y <- s where p; #7 dma_copy out <- a.
+proto::Graph StatisticsScanSelectGraph() {
+  absl::StatusOr<proto::Graph> graph = Trace1([](Tracer& t) {
+    Tensor x = t.Input("x", {2, 600}, proto::FLOAT32);
+    Tensor s = builder::ndarray({2, 600}, proto::FLOAT32, Buffer::kSbuf, "s");
+    Tensor st = builder::ndarray({2, 6}, proto::FLOAT32, Buffer::kSbuf, "st");
+    Tensor a = builder::ndarray({2, 2}, proto::FLOAT32, Buffer::kSbuf, "a");
+    Tensor y = builder::ndarray({2, 600}, proto::FLOAT32, Buffer::kSbuf, "y");
+    Tensor r = builder::ndarray({2, 1}, proto::FLOAT32, Buffer::kSbuf, "r");
+    Tensor p = builder::ndarray({2, 600}, proto::UINT8, Buffer::kSbuf, "p");
+    Tensor out = t.Allocate({2, 2}, proto::FLOAT32, Buffer::kSharedHbm, "o");
+    isa::dma_copy(s, x);
+    isa::bn_stats(st, s.Slice(1, 0, 512));
+    isa::bn_aggr(a, st);
+    isa::tensor_tensor_scan(y, s, s, 0.5f, isa::Alu::kMultiply, isa::Alu::kAdd);
+    isa::tensor_scalar_reduce(y, s, isa::Alu::kAdd, 1.0f, isa::Alu::kMaximum,
+                              r);
+    isa::tensor_scalar(p, s, isa::Alu::kGreater, 0.0f);
+    isa::tensor_copy_predicated(y, s, p);
+    isa::dma_copy(out, a);
+    t.Output("out", out);
+  });
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  return graph.ok() ? *graph : proto::Graph();
+}
+
+TEST(MalformedInstructionTest, StatisticsScanAndSelectOpsRefuseHostileFiles) {
+  proto::Graph graph = StatisticsScanSelectGraph();
+  ASSERT_EQ(Instr(graph, 1)->opcode(), proto::BN_STATS);
+  EXPECT_EQ(Problems(graph), "");
+  // bn_stats over 600 elements per partition: past bn_stats_fmax.
+  MutableOperandOf(Instr(graph, 1), "data")->set_pattern(3, 600);
+  ExpectRefusedFromFile(graph, 1, "bn_stats",
+                        "'data' has 600 elements per partition; bn_stats "
+                        "takes at most 512");
+  // bn_aggr reading 5 values a partition: not whole triples.
+  graph = StatisticsScanSelectGraph();
+  MutableOperandOf(Instr(graph, 2), "data")->set_pattern(3, 5);
+  ExpectRefusedFromFile(graph, 2, "bn_aggr",
+                        "'data' has 5 elements per partition");
+  // The scan without op1.
+  graph = StatisticsScanSelectGraph();
+  {
+    auto* attrs = Instr(graph, 3)->mutable_attrs();
+    for (int i = 0; i < attrs->size(); ++i) {
+      if (attrs->Get(i).name() == "op1") attrs->DeleteSubrange(i, 1);
+    }
+  }
+  ExpectRefusedFromFile(graph, 3, "tensor_tensor_scan",
+                        "attribute 'op1' is missing");
+  // A reduction the vector engine's reduce does not offer.
+  graph = StatisticsScanSelectGraph();
+  for (proto::Attr& attr : *Instr(graph, 4)->mutable_attrs()) {
+    if (attr.name() == "reduce_op") attr.set_s("bitwise_or");
+  }
+  ExpectRefusedFromFile(graph, 4, "tensor_scalar_reduce",
+                        "attribute 'reduce_op' is 'bitwise_or'");
+  // The predicated copy without its predicate, and with a float one.
+  graph = StatisticsScanSelectGraph();
+  MutableOperandOf(Instr(graph, 6), "predicate")->set_tensor_id(0);
+  ExpectRefused(graph, "operand 'predicate' is missing");
+  graph = StatisticsScanSelectGraph();
+  MutableOperandOf(Instr(graph, 6), "predicate")
+      ->set_tensor_id(OperandOf(*Instr(graph, 6), "src").tensor_id());
+  ExpectRefusedFromFile(graph, 6, "tensor_copy_predicated",
+                        "'predicate' is float32; uint8, uint16 or uint32");
+}
+
+TEST(MalformedFileTest, BitFlippedStatisticsScanSelectGraphsNeverCrash) {
+  const std::string bytes = SerializeDeterministic(StatisticsScanSelectGraph());
+  std::mt19937 rng(4242);
+  interp::RunOptions options;
+  options.memory_limit_bytes = int64_t{64} << 20;
+  int parsed = 0;
+  int ran = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    std::string mutated = bytes;
+    const int flips = 1 + static_cast<int>(rng() % 3);
+    for (int f = 0; f < flips; ++f) {
+      mutated[rng() % mutated.size()] ^= static_cast<char>(1u << (rng() % 8));
+    }
+    proto::Graph graph;
+    if (!graph.ParseFromString(mutated)) continue;
+    ++parsed;
+    absl::StatusOr<std::unique_ptr<interp::Interpreter>> interp =
+        interp::Interpreter::Create(graph, options);
+    if (!interp.ok()) {
+      EXPECT_FALSE(interp.status().message().empty());
+      continue;
+    }
+    EXPECT_TRUE((*interp)->FillRandomInputs(trial).ok());
+    if ((*interp)->Run().ok()) ++ran;
+  }
+  EXPECT_GT(parsed, 100);
+  EXPECT_GT(ran, 0);
+}
+
 TEST(MalformedInstructionTest, StreamCountMustMatchCores) {
   proto::Graph graph = BaseGraph();
   graph.add_streams()->set_core(1);
@@ -642,6 +742,12 @@ TEST(MalformedTensorTest, InputAndOutputNamesAreTheirOwn) {
   graph = BaseGraph();
   graph.mutable_tensors(4)->set_name("x");
   EXPECT_EQ(Problems(graph), "");
+  // An in-place tensor that names no output could never be read back.
+  graph = BaseGraph();
+  graph.mutable_tensors(0)->set_role(proto::ROLE_INPUT_OUTPUT);
+  ExpectRefused(graph,
+                "tensor 1 ('x'): is an output without a name (an "
+                "input-output tensor names its output in output_name)");
 }
 
 TEST(MalformedTensorTest, MisalignedAddressIsRefused) {

@@ -1,5 +1,6 @@
 // Semantics of every opcode: tiny graphs traced with the DSL, run on the
 // interpreter, compared with values worked out by hand in each test.
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -266,6 +267,47 @@ TEST(OpActivationTest, ReduceRegistersResetAccumulateAndReadOut) {
   EXPECT_THAT(out->at("r2").f32, ElementsAre(9, 27));
   // reset_reduce restarts at [6, 15]; idle leaves the registers alone.
   EXPECT_THAT(out->at("r3").f32, ElementsAre(6, 15));
+}
+
+TEST(OpActivationTest, ResetReduceIsActivationReduceFuncThenSum) {
+  // activation_reduce(dst, exp, x, reduce_op=add, reduce_res, bias, scale)
+  // is activation with reduce_cmd reset_reduce and reduce_res: the sum
+  // along the free axis of exp(x * scale + bias), whatever the registers
+  // held, equal to exp then tensor_reduce add. reduce_res may be in PSUM.
+  absl::StatusOr<Outputs> out = TraceAndRun(
+      [](Tracer& t) {
+        Tensor x = Load(t, "x", {2, 4});
+        Tensor b = Load(t, "b", {2, 1});
+        Tensor y = builder::ndarray({2, 4}, proto::FLOAT32, Buffer::kSbuf, "y");
+        Tensor r = builder::ndarray({2, 1}, proto::FLOAT32, Buffer::kPsum, "r");
+        // Something left in the registers first, which reset_reduce drops.
+        isa::activation(y, ActFunc::kCopy, x,
+                        {.reduce_cmd = isa::ReduceCmd::kResetReduce});
+        isa::activation(y, ActFunc::kExp, x,
+                        {.bias = b,
+                         .scale = 0.5f,
+                         .reduce_cmd = isa::ReduceCmd::kResetReduce,
+                         .reduce_res = r});
+        Tensor y2 =
+            builder::ndarray({2, 4}, proto::FLOAT32, Buffer::kSbuf, "y2");
+        Tensor sum =
+            builder::ndarray({2, 1}, proto::FLOAT32, Buffer::kSbuf, "sum");
+        isa::activation(y2, ActFunc::kExp, x, {.bias = b, .scale = 0.5f});
+        isa::tensor_reduce(sum, Alu::kAdd, y2);
+        StorePsum(t, "r", r);
+        Store(t, "sum", sum);
+        Store(t, "y", y);
+      },
+      {Floats("x", {2, 4}, {0, 2, -2, 4, 1, 1, 1, 1}),
+       Floats("b", {2, 1}, {0, -0.5f})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Row 1: four times exp(0.5 - 0.5) = 4, exactly.
+  EXPECT_EQ(out->at("r").f32[1], 4.0f);
+  // Row 0: exp(0) + exp(1) + exp(-1) + exp(2), to float precision.
+  const double row0 = 1 + std::exp(1.0) + std::exp(-1.0) + std::exp(2.0);
+  EXPECT_NEAR(out->at("r").f32[0], row0, 1e-5 * row0);
+  // The same bits as the activation followed by a separate sum.
+  EXPECT_EQ(out->at("r").f32, out->at("sum").f32);
 }
 
 // ---------------------------------------------------------------------------

@@ -214,6 +214,30 @@ inline std::string StrAttr(const proto::Instruction& instr,
   return std::string(value.value_or(""));
 }
 
+// Loads kernel input `name` ([shape] in HBM, `dtype`) into a fresh SBUF
+// tile of `tile_dtype` (the input's dtype unless given; a DMA casts).
+inline builder::Tensor LoadTile(
+    builder::Tracer& t, const std::string& name, const builder::Shape& shape,
+    proto::DType dtype = proto::FLOAT32,
+    proto::DType tile_dtype = proto::DTYPE_UNSPECIFIED) {
+  builder::Tensor in = t.Input(name, shape, dtype);
+  builder::Tensor tile = builder::ndarray(
+      shape, tile_dtype == proto::DTYPE_UNSPECIFIED ? dtype : tile_dtype,
+      builder::Buffer::kSbuf, name + "_sb");
+  builder::isa::dma_copy(tile, in);
+  return tile;
+}
+
+// Stores an on-chip tile as kernel output `name` of `dtype` (a DMA casts).
+inline void StoreTile(builder::Tracer& t, const std::string& name,
+                      const builder::Tensor& tile,
+                      proto::DType dtype = proto::FLOAT32) {
+  builder::Tensor out =
+      t.Allocate(tile.shape(), dtype, builder::Buffer::kSharedHbm, name);
+  builder::isa::dma_copy(out, tile);
+  t.Output(name, out);
+}
+
 // Runs `graph` with `inputs`; returns every output by name.
 inline absl::StatusOr<std::map<std::string, HostArray>> RunGraph(
     const proto::Graph& graph, const std::vector<HostArray>& inputs) {

@@ -437,6 +437,60 @@ TEST(VizDependencyTest, DmaComputeReadsItsDstOnlyWhenAccumulating) {
                                    std::make_tuple(3u, 4u, DepKind::kWaw)));
 }
 
+// tensor_copy_predicated keeps dst where its predicate is false: it reads
+// dst as well as writing it. The statistics, scan and select ops draw as
+// vector instructions labelled with their ALU ops.
+proto::Graph ScanStatisticsSelect() {
+  return MustTrace(1, 1, [](Tracer&) {
+    auto tile = [](std::vector<int64_t> shape, proto::DType dtype,
+                   const char* name) {
+      return builder::ndarray(shape, dtype, Buffer::kSbuf, name);
+    };
+    Tensor a = tile({4, 8}, proto::FLOAT32, "a");
+    Tensor p = tile({4, 8}, proto::UINT8, "p");
+    Tensor y = tile({4, 8}, proto::FLOAT32, "y");
+    Tensor st = tile({4, 6}, proto::FLOAT32, "st");
+    Tensor mv = tile({4, 2}, proto::FLOAT32, "mv");
+    Tensor z = tile({4, 8}, proto::FLOAT32, "z");
+    Tensor r = tile({4, 1}, proto::FLOAT32, "r");
+    isa::memset(a, 1.0f);  // #0
+    isa::memset(p, 1.0f);  // #1
+    isa::tensor_tensor_scan(y, a, a, 0.0f, isa::Alu::kMultiply,
+                            isa::Alu::kAdd);  // #2
+    isa::tensor_copy_predicated(y, a, p);     // #3 reads #2's y
+    isa::bn_stats(st, y);                     // #4
+    isa::bn_aggr(mv, st);                     // #5
+    isa::tensor_scalar_reduce(z, y, isa::Alu::kAdd, 1.0f, isa::Alu::kMaximum,
+                              r);  // #6
+  });
+}
+
+TEST(VizDependencyTest, PredicatedCopyReadsItsDstAndStatisticsChain) {
+  const auto deps = DepIds(ScanStatisticsSelect());
+  using E = std::tuple<uint32_t, uint32_t, DepKind>;
+  for (const E& want :
+       {E(0, 2, DepKind::kRaw), E(2, 3, DepKind::kRaw), E(0, 3, DepKind::kRaw),
+        E(1, 3, DepKind::kRaw), E(3, 4, DepKind::kRaw), E(4, 5, DepKind::kRaw),
+        E(3, 6, DepKind::kRaw)}) {
+    EXPECT_THAT(deps, ::testing::Contains(want))
+        << std::get<0>(want) << " -> " << std::get<1>(want);
+  }
+  const Dot dot =
+      ParseDot(MustRender(ScanStatisticsSelect(), Options(), Format::kDot));
+  ASSERT_TRUE(dot.ok);
+  EXPECT_EQ(dot.CountNodes("instr"), 7);
+  EXPECT_THAT(dot.nodes.at("i2").label,
+              HasSubstr("tensor_tensor_scan multiply,add"));
+  EXPECT_THAT(dot.nodes.at("i3").label, HasSubstr("tensor_copy_predicated"));
+  EXPECT_THAT(dot.nodes.at("i4").label, HasSubstr("bn_stats"));
+  EXPECT_THAT(dot.nodes.at("i5").label, HasSubstr("bn_aggr"));
+  EXPECT_THAT(dot.nodes.at("i6").label,
+              HasSubstr("tensor_scalar_reduce add,maximum"));
+  for (const char* node : {"i2", "i3", "i4", "i5", "i6"}) {
+    EXPECT_EQ(dot.nodes.at(node).cls, "instr vector") << node;
+  }
+}
+
 TEST(VizDependencyTest, DynamicOffsetTouchesTheWholeTensorAndReadsItsIndex) {
   const proto::Graph graph = MustTrace(1, 1, [](Tracer& t) {
     Tensor x = t.Input("x", {1, 8}, proto::FLOAT32);

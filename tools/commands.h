@@ -34,6 +34,7 @@ int RunCheck(const std::vector<std::string>& args);
 int RunReplay(const std::vector<std::string>& args);
 int RunVerify(const std::vector<std::string>& args);
 int RunProfile(const std::vector<std::string>& args);
+int RunView(const std::vector<std::string>& args);
 
 // How errors and problems are printed: text, or with `--diagnostics json`
 // one JSON object per line (util/diagnostic_json.h). A process-wide

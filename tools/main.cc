@@ -41,6 +41,10 @@ constexpr Command kCommands[] = {
     {"profile",
      "estimate per-engine timing with the cost model (report, trace, SVG)",
      RunProfile},
+    {"view",
+     "write one self-contained HTML page to explore a graph (pictures, "
+     "timeline, values)",
+     RunView},
 };
 
 void PrintUsage(std::ostream& out) {

@@ -277,16 +277,6 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-std::string SafeFileName(absl::string_view name) {
-  std::string safe;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    safe.push_back(ok ? c : '_');
-  }
-  return safe.empty() ? std::string("_") : safe;
-}
-
 absl::Status MakeDirectories(const std::string& dir) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "interp/interpreter.h"
 #include "proto/nkigraph.pb.h"
+#include "util/file_io.h"  // SafeFileName
 #include "util/graph_source.h"
 #include "util/host_array.h"
 #include "util/memory_budget.h"
@@ -119,10 +120,6 @@ absl::Status AddToBundle(const std::vector<HostArray>& arrays, bool outputs,
 // "[1, 2]": the multi-index of flat element `flat` of an array of `shape`.
 std::string IndexString(const std::vector<int64_t>& shape, int64_t flat);
 std::string ShapeString(const std::vector<int64_t>& shape);
-
-// `name` made safe as a file name: characters other than letters, digits,
-// '.', '_' and '-' become '_'.
-std::string SafeFileName(absl::string_view name);
 
 // Creates `dir` and its parents as needed.
 absl::Status MakeDirectories(const std::string& dir);

@@ -16,8 +16,6 @@
 namespace nkigraph::tools {
 namespace {
 
-constexpr double kDefaultTolerance = 1e-4;
-
 OutputCheck CheckOutput(const HostArray& got,
                         const std::vector<HostArray>& reference,
                         kernels::Comparison comparison, double tolerance) {
@@ -69,8 +67,7 @@ absl::Status VerifyKernel(const kernels::KernelRegistry& registry,
   NKI_ASSIGN_OR_RETURN(const kernels::ParamValues values,
                        registry.ParseParams(def, settings));
   v.params = values.AsPairs();
-  v.tolerance = def.tolerance ? def.tolerance(values) : kDefaultTolerance;
-  static_assert(kDefaultTolerance == 1e-4, "kernels::ToleranceOf's default");
+  v.tolerance = kernels::KernelTolerance(def, values);
 
   v.stage = VerifyStage::kTrace;
   // Traced to bytes and parsed onto an arena, which the interpreter runs

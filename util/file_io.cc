@@ -115,4 +115,14 @@ absl::Status WriteFileParts(const std::string& path, absl::string_view head,
   return status;
 }
 
+std::string SafeFileName(absl::string_view name) {
+  std::string safe;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    safe.push_back(ok ? c : '_');
+  }
+  return safe.empty() ? std::string("_") : safe;
+}
+
 }  // namespace nkigraph

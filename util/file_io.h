@@ -33,6 +33,10 @@ absl::Status WriteFileParts(const std::string& path, absl::string_view head,
 
 bool EndsWith(absl::string_view text, absl::string_view suffix);
 
+// `name` made safe as a file name: characters other than letters, digits,
+// '.', '_' and '-' become '_' (an empty name becomes "_").
+std::string SafeFileName(absl::string_view name);
+
 }  // namespace nkigraph
 
 #endif  // NKIGRAPH_UTIL_FILE_IO_H_

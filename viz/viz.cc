@@ -1,6 +1,7 @@
 #include "viz/viz.h"
 
 #include <memory>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "graph/graph_index.h"
@@ -44,9 +45,20 @@ absl::StatusOr<std::string> RenderGraph(const proto::Graph& graph,
                                         const DotOptions& options,
                                         Format format) {
   NKI_ASSIGN_OR_RETURN(VizGraph picture, BuildView(graph, options));
+  return RenderPicture(PreparePicture(std::move(picture)), options.page,
+                       format);
+}
+
+VizGraph PreparePicture(VizGraph picture) {
   FoldParallelLooseEdges(picture);
-  if (options.page > 0) {
-    NKI_RETURN_IF_ERROR(KeepPage(picture, options.page));
+  return picture;
+}
+
+absl::StatusOr<std::string> RenderPicture(const VizGraph& prepared,
+                                          int64_t page, Format format) {
+  VizGraph picture = prepared;
+  if (page > 0) {
+    NKI_RETURN_IF_ERROR(KeepPage(picture, page));
   } else if (const int64_t pages = PageCount(picture); pages > 1) {
     AppendToTitle(
         picture,

@@ -44,6 +44,17 @@ absl::StatusOr<std::string> RenderGraph(const proto::Graph& graph,
                                         const DotOptions& options,
                                         Format format);
 
+// A picture BuildView made, cut for paging: its parallel loose edges
+// folded (layout_guard.h), ready for PageCount / KeepPage / RenderPicture.
+// Callers drawing several pages of one picture build it once.
+VizGraph PreparePicture(VizGraph picture);
+
+// RenderGraph's second half, on a PreparePicture result: page `page` (0:
+// the whole picture, whose title then says how many pages it has), laid
+// out with the fallbacks RenderGraph tries when dot fails.
+absl::StatusOr<std::string> RenderPicture(const VizGraph& picture, int64_t page,
+                                          Format format);
+
 }  // namespace nkigraph::viz
 
 #endif  // NKIGRAPH_VIZ_VIZ_H_

@@ -1,6 +1,8 @@
 // activation: dst = func(data * scale + bias) on the scalar engine, with an
 // optional free-axis sum into the engine's per-partition accumulation
-// registers (reduce_cmd) read out through reduce_res.
+// registers (reduce_cmd) read out through reduce_res (SBUF or PSUM).
+// nki.isa.activation_reduce is this with reduce_cmd "reset_reduce" and
+// reduce_res given: the registers' only reduction is a sum.
 #include <algorithm>
 
 #include "ops/activation_functions.h"
@@ -20,7 +22,7 @@ constexpr OperandRole kRoles[] = {
     {"data", Access::kRead, kOnChip},
     {"bias", Access::kRead, kSbuf, /*optional=*/true},
     {"scale", Access::kRead, kSbuf, /*optional=*/true},
-    {"reduce_res", Access::kWrite, kSbuf, /*optional=*/true}};
+    {"reduce_res", Access::kWrite, kOnChip, /*optional=*/true}};
 constexpr int kDst = RoleOf(kRoles, "dst");
 constexpr int kData = RoleOf(kRoles, "data");
 constexpr int kBias = RoleOf(kRoles, "bias");

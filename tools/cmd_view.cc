@@ -1,0 +1,154 @@
+// nkigraph view GRAPH -o PAGE.html: one self-contained HTML page to
+// explore a graph (view/page.h).
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "ops/device_profile.h"
+#include "tools/commands.h"
+#include "tools/run_support.h"
+#include "util/file_io.h"
+#include "view/page.h"
+
+namespace nkigraph::tools {
+namespace {
+
+constexpr char kVerb[] = "view";
+
+constexpr char kUsage[] =
+    R"(usage: nkigraph view GRAPH -o PAGE.html [--dump DIR] [options]
+
+Writes one self-contained HTML page to explore the graph GRAPH (.pb or
+.pbtxt, or a replay bundle's graph): no network access when it is
+opened, every script and style inside the file. The page shows, linked
+by instruction:
+  dataflow   the picture `nkigraph dot` draws, with pan and zoom, scope
+             boxes that fold, and a wide picture's pages as navigation
+  barriers   the barrier-lanes picture (`dot --view barrier`)
+  timeline   the cost model's estimate (`nkigraph profile`): one lane per
+             engine and DMA queue per core, the critical path marked
+  panel      the selected instruction: opcode, operands with their
+             tensors, shapes, memory spaces and byte ranges, attributes,
+             source file:line, estimated start, duration and engine; with
+             --dump the values it wrote (shape, dtype, min/max/mean, NaN
+             and Inf counts, a heat-map of a 2-D slice)
+  search     by instruction id, opcode, tensor name or source line
+Selecting an instruction anywhere selects it everywhere and marks its
+producers and consumers. PAGE.html#select=ID opens it with instruction
+ID selected; #select=NAME selects the instruction writing tensor NAME.
+
+options:
+  -o, --output PAGE    the page to write (required)
+      --dump DIR       a `nkigraph run GRAPH --dump DIR` folder of this
+                       graph: values shown per instruction
+      --profile        include the timeline (the default when the graph
+                       or --target names a target; an error without one)
+      --no-profile     leave the timeline out
+      --target NAME    cost table: trn1, trn2 or trn3 (default: the graph's)
+      --scope PATH     the pictures show only this scope (as `dot`)
+      --instance N     with --scope: only its N-th instance on each core
+      --core N         the pictures show only core N
+      --rank N         the barrier picture shows only rank N
+      --max-nodes N    nodes per picture before scopes collapse (default
+                       1000; 0: never collapse)
+%s  -h, --help           show this help
+
+Exit status: 0 page written, 2 unreadable or invalid graph, a dump folder
+of another graph, or bad usage.
+)";
+
+absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args,
+                                const std::string& flag) {
+  int64_t value = 0;
+  const std::string text = args.Get(flag);
+  if (!absl::SimpleAtoi(text, &value) || value < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, " takes a whole number >= 0, not '", text, "'"));
+  }
+  return value;
+}
+
+}  // namespace
+
+int RunView(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedArgs> parsed =
+      ParseArgs(args, {{"--output", "-o", true, false},
+                       {"--dump", "", true, false},
+                       {"--profile", "", false, false},
+                       {"--no-profile", "", false, false},
+                       {"--target", "", true, false},
+                       {"--scope", "", true, false},
+                       {"--instance", "", true, false},
+                       {"--core", "", true, false},
+                       {"--rank", "", true, false},
+                       {"--max-nodes", "", true, false},
+                       DiagnosticsFlag()});
+  if (!parsed.ok()) return ReportError(kVerb, parsed.status());
+  if (parsed->help) {
+    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
+    return kExitOk;
+  }
+  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
+    return ReportError(kVerb, status);
+  }
+  absl::StatusOr<std::string> input = OnePositional(
+      *parsed, kVerb, "graph file", "nkigraph view GRAPH -o PAGE.html");
+  if (!input.ok()) return ReportError(kVerb, input.status());
+  if (!parsed->Has("--output") || parsed->Get("--output").empty()) {
+    return ReportError(kVerb, "no page to write: give -o PAGE.html");
+  }
+  const std::string output = parsed->Get("--output");
+
+  view::PageOptions options;
+  if (parsed->Has("--profile") && parsed->Has("--no-profile")) {
+    return ReportError(kVerb, "--profile and --no-profile contradict");
+  }
+  if (parsed->Has("--profile")) options.profile = view::Profile::kOn;
+  if (parsed->Has("--no-profile")) options.profile = view::Profile::kOff;
+  if (parsed->Has("--target")) {
+    absl::StatusOr<proto::Target> target =
+        ops::ParseTarget(parsed->Get("--target"));
+    if (!target.ok()) return ReportError(kVerb, target.status());
+    options.target = *target;
+  }
+  for (const char* flag : {"--instance", "--core", "--rank", "--max-nodes"}) {
+    if (!parsed->Has(flag)) continue;
+    absl::StatusOr<int64_t> value = IntFlag(*parsed, flag);
+    if (!value.ok()) return ReportError(kVerb, value.status());
+    const std::string name = flag;
+    if (name == "--instance") options.filters.instance = *value;
+    if (name == "--core") options.filters.core = *value;
+    if (name == "--rank") options.filters.rank = *value;
+    if (name == "--max-nodes") options.max_nodes = *value;
+  }
+  options.filters.scope = parsed->Get("--scope");
+  if (parsed->Has("--scope") && options.filters.scope.empty()) {
+    return ReportError(kVerb, "--scope needs a scope path");
+  }
+  if (parsed->Has("--instance") && !parsed->Has("--scope")) {
+    return ReportError(kVerb, "--instance needs --scope PATH");
+  }
+  options.dump_dir = parsed->Get("--dump");
+  if (parsed->Has("--dump") && options.dump_dir.empty()) {
+    return ReportError(kVerb, "--dump needs a folder");
+  }
+
+  absl::StatusOr<ArenaGraphSource> source = LoadGraphArg(kVerb, *input);
+  if (!source.ok()) return ReportError(kVerb, source.status());
+  absl::StatusOr<std::string> page = view::BuildPage(*source->graph, options);
+  if (!page.ok()) {
+    return ReportError(
+        kVerb, WithContext(absl::StrCat("'", *input, "'"), page.status()));
+  }
+  if (absl::Status status = WriteFileAtomically(output, *page); !status.ok()) {
+    return ReportError(
+        kVerb, absl::StrCat("cannot write '", output, "': ", status.message()));
+  }
+  return kExitOk;
+}
+
+}  // namespace nkigraph::tools
