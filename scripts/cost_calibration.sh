@@ -148,6 +148,11 @@ until the front-end supports them:
   accepts.
 * **Select-and-scatter** (`select_and_scatter_kernel`, limit 4,500 µs):
   `nl.finfo` is not supported (its `.min` fills the padding).
+* **Double-row fp8 matmul** (`quantized_double_row_matmul`, limit 320 µs
+  at p99, a trn2-only test): its `nisa.nc_matmul` of `[128, 2, 128]` by
+  `[128, 2, 512]` tiles with `perf_mode='double_row_gen3'` (two rows of
+  the contraction per partition) is refused: the front-end takes the
+  stationary tile's free size as 256, over the 128 limit.
 EOF
 } >>"$out"
 echo "wrote $out"

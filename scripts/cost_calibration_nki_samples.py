@@ -34,6 +34,8 @@ AVGPOOL_TEST = ("test/unit/test_adaptive_avg_pool2d.py at commit "
                 "a02929410cabca4c88ed5ee893874645cbabb47b")
 RESIZE_TEST = ("test/unit/test_resize_nearest.py at commit "
                "23835a53cfcb83fcf6bb0eeb0cb98f39d15a8019")
+DOUBLE_ROW_TEST = ("test/unit/test_double_row_matmul.py at commit "
+                   "025b291454e274d2a37990026639a64accaf196f")
 SCATTER_TEST = ("test/unit/test_select_and_scatter.py at commit "
                 "23835a53cfcb83fcf6bb0eeb0cb98f39d15a8019")
 
@@ -50,6 +52,10 @@ FILES = {
         "src/nki_samples/reference/vision.py at commit "
         "009f1263ee29feb4582ed86731920ed9f675a800 (resize_nearest_fixed_dma"
         "_kernel loading one pixel per DMA)"),
+    "double_row_41753fb3/double_row_matmul.py": (
+        "b1817ee03a76da1af17544145b09bc45403b7996db46231ef9b64a722a0980c0",
+        "src/nki_samples/reference/double_row_matmul.py at commit "
+        "41753fb36f55dd9d0c3c737ce7ee12e968030a95"),
     "vision_adaptive/vision.py": (
         "8a7ac86bbdc8bf94f8fa1d75badb7496bf1a001945ba04dad05bd28c7e726766",
         "src/nki_samples/reference/vision.py, the stored version that "
@@ -103,6 +109,14 @@ def cases():
       "vision_009f1263/vision.py", "select_and_scatter_kernel",
       [((8, 64, 112, 112), "float32"), ((8, 64, 56, 56), "float32")], {},
       None, 4500, 50, SCATTER_TEST))
+  # The test runs only on trn2 and asserts p99.
+  out.append(case(
+      "quantized_double_row_matmul, [512,16384] bf16 @ [16384,1024] fp8_e4m3 "
+      "(blocks 2 x 2 x 16)", "double_row_41753fb3/double_row_matmul.py",
+      "quantized_double_row_matmul",
+      [((512, 16384), "bfloat16"), ((8192, 2048), "float8_e4m3"),
+       ((128, 1024), "bfloat16"), 2, 2, 16], {}, None, 320, 99,
+      DOUBLE_ROW_TEST))
   return out
 
 
@@ -124,6 +138,7 @@ def load_module(directory, relative):
 def trace(directory):
   import nkigraph
   import nkigraph.nki as nki
+  import nkigraph.nki.language as nl
   nki.install_aliases()
   modules = {}
   print(f"# traced {datetime.date.today().isoformat()} by "
@@ -137,8 +152,11 @@ def trace(directory):
     if c["grid"] is not None:
       kernel = kernel[c["grid"]]
     source = FILES[c["file"]][1]
+    # dtypes as nki.language's objects: kernels compare `t.dtype == nl.X`
+    args = [(a[0], getattr(nl, a[1])) if isinstance(a, tuple) else a
+            for a in c["args"]]
     try:
-      graph = nki.trace(kernel, *c["args"], **c["kwargs"])
+      graph = nki.trace(kernel, *args, **c["kwargs"])
       estimate = nkigraph.profile(graph).latency_ns / 1000
       fields = ["row", c["what"], c["percentile"], f"{c['limit']:.4g}",
                 f"{estimate:.4g}", graph.num_instructions]
