@@ -127,9 +127,10 @@ TEST(KnownValuesTest, RingRankIdOffsetReachesItsSlot) {
 
 // An index tensor built by iota (entry p = 2p, one per partition) drives
 // a gather of 4 rows of tab [8, 16]: iteration i reads the row entry i
-// names, rows 0, 2, 4 and 6, flat 0 to 6 x 16 + 15 = 111. The range a dynamic offset reaches is kept as its lowest and
-// highest element, so a later write to row 7 does not wait for the
-// gather, and one to row 2 does.
+// names, rows 0, 2, 4 and 6, flat 0 to 6 x 16 + 15 = 111. The range a
+// dynamic offset reaches is kept as its lowest and highest element, so a
+// later write to row 7 does not wait for the gather, and one to row 2
+// does.
 TEST(KnownValuesTest, IotaIndexTensorGatherReachesItsRows) {
   auto g = IndexOf(testing::Trace1([](Tracer& t) {
     Tensor in = t.Input("in", {8, 16}, proto::FLOAT32);
