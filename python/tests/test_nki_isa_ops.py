@@ -185,3 +185,50 @@ def test_benchmark_gives_the_cost_models_estimate():
     us = result.nc_latency.get_latency_percentile(50)
     expect = nkigraph.profile(nki.trace(kernel, x)).latency_ns / 1000.0
     assert us == pytest.approx(expect) and us > 0
+
+
+def test_a_reduction_without_keepdims_adds_to_a_column():
+    x = rand(128, 64)
+
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        col = nl.max(t, axis=1, keepdims=True)  # [128, 1]
+        total = nl.sum(t, axis=1)  # [128]
+        nl.store(out, nl.add(total, col))
+        return out
+
+    np.testing.assert_allclose(kernel(x)[:, 0], x.sum(1) + x.max(1),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_is_transpose_matmul_transposes_moving_and_mod_alloc_is_a_buffer():
+    import nkigraph.nki.compiler as ncc
+    x = rand(64, 96)
+
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray((96, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((64, 96), dtype=x.dtype,
+                       buffer=ncc.sbuf.mod_alloc(base_addr=0))
+        nisa.dma_copy(dst=t, src=x)
+        ps = nl.ndarray((96, 64), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=ps, stationary=t, moving=t, is_transpose=True)
+        nl.store(out, ps)
+        return out
+
+    np.testing.assert_array_equal(kernel(x), x.T)
+
+
+def test_a_dtype_given_by_name_compares_equal_to_nls():
+    seen = []
+
+    def kernel(a, b):
+        seen.append((a.dtype == nl.float16, b.dtype == nl.bfloat16))
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(a))
+        return out
+
+    nki.trace(kernel, ((128, 4), "float16"), ((128, 4), "bfloat16"))
+    assert seen == [(True, True)]

@@ -111,3 +111,15 @@ def numpy_of(name):
         if n == name and d != np.dtype(np.bool_):
             return d
     return np.dtype(np.float32)
+
+
+def nki_dtype(dtype):
+    """The dtype object a kernel compares with nl.<dtype>: numpy's where it
+    has one, else NKI's named one (for a dtype given by name)."""
+    if not isinstance(dtype, str):
+        return dtype
+    named = {"bfloat16": bfloat16, "float8_e4m3": float8_e4m3,
+             "float8_e5m2": float8_e5m2, "tfloat32": tfloat32}
+    if dtype in named:
+        return named[dtype]
+    return np.dtype(dtype)

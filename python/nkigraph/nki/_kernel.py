@@ -25,8 +25,9 @@ class TensorSpec:
     """A kernel argument given by shape and dtype instead of values."""
 
     def __init__(self, shape, dtype="float32"):
+        from ._dtypes import nki_dtype
         self.shape = tuple(int(s) for s in shape)
-        self.dtype = dtype
+        self.dtype = nki_dtype(dtype)
 
 
 def _is_array(value):

@@ -15,3 +15,28 @@ def enable_stack_allocator(fn=None, **kwargs):
 
 def force_auto_alloc(fn=None, **kwargs):
     return fn if fn is not None else (lambda f: f)
+
+
+class _Space:
+    """nki.compiler.sbuf / psum: their allocation directives give the
+    plain buffer (nkigraph places tiles itself)."""
+
+    def __init__(self, space):
+        self.space = space
+
+    def _buffer(self):
+        from . import language
+        return language.buffer_of(self.space)
+
+    def mod_alloc(self, *args, **kwargs):
+        return self._buffer()
+
+    def alloc(self, *args, **kwargs):
+        return self._buffer()
+
+    def auto_alloc(self, *args, **kwargs):
+        return self._buffer()
+
+
+sbuf = _Space("sbuf")
+psum = _Space("psum")

@@ -166,8 +166,13 @@ def nc_matmul(*args, **kwargs):
         raise _errors.unsupported("nc_matmul(mask=...)",
                                   "slice the operands instead")
     if a["is_transpose"]:
-        raise _errors.unsupported("nc_matmul(is_transpose=True)",
-                                  "use nisa.nc_transpose")
+        # The Tensor Engine's transpose: moving through an identity, which
+        # is nc_transpose on the tensor engine.
+        out = dst if dst is not None else _trace.active().alloc(
+            (mv.shape[-1], mv.shape[0]), mv.dtype, "psum")
+        _trace.active().emit("nc_transpose", (("dst", out), ("data", mv)),
+                             (("engine", "tensor"),))
+        return out
     shape = (st.shape[-1], mv.shape[-1])
     if dst is None and a["accumulate"] is None:
         # The older form: recorded when the tile is first used, or into

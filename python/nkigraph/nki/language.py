@@ -360,6 +360,14 @@ def assign(dst, value):
 
 
 # --- element-wise ops -----------------------------------------------------
+def _same_tile(a, b):
+    """The same partitions and free elements, laid out alike but for size-1
+    axes ([P] and [P, 1], as a reduction without keepdims leaves it)."""
+    return a.shape[0] == b.shape[0] and \
+        tuple(c for c in a.shape[1:] if c != 1) == \
+        tuple(c for c in b.shape[1:] if c != 1)
+
+
 def _broadcast(a, b):
     """(a, b) with a one-partition [1, F] tile spread over the other's
     partitions."""
@@ -411,7 +419,7 @@ def binary(op, x, y, dtype=None, mask=None, dst=None):
     name = _ops.alu(op)
     xt, yt = isinstance(x, NkiTensor), isinstance(y, NkiTensor)
     if xt and yt:
-        if x.shape != y.shape:
+        if x.shape != y.shape and not _same_tile(x, y):
             if _ops._is_column(y, x):
                 return _ops.tensor_scalar(dst, x, name, y, dtype=dtype,
                                           mask=mask)
