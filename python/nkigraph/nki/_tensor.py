@@ -20,7 +20,10 @@ from ._dtypes import dtype_name
 from ._index import IndexExpr
 
 ON_CHIP = ("sbuf", "psum")
-_IDENTITY_DIMS = {}  # n -> ((0, 1), ..., (n - 1, 1)): a whole view's dims
+# A whole view's (axes, dims, base) by the tensor's shape: tiles of a few
+# shapes are allocated over and over.
+_WHOLE = {}
+_STRIDES = {}  # row-major strides by shape
 
 
 class _Buffer:
@@ -36,8 +39,11 @@ class _Buffer:
         self.id = id_
         self.space = space
         self.dtype = dtype
-        self.shape = tuple(shape)
-        self.strides = _row_major(self.shape)
+        self.shape = shape = tuple(shape)
+        strides = _STRIDES.get(shape)
+        if strides is None:
+            strides = _STRIDES[shape] = _row_major(shape)
+        self.strides = strides
         self.name = name
 
     def __del__(self):
@@ -66,10 +72,11 @@ class NkiTensor:
     """A tensor or tile of a kernel being traced (NKI's NkiTensor)."""
 
     __slots__ = ("_buf", "_offset", "_axes", "_par", "_dims", "_base",
-                 "_operand", "_inside")
+                 "_operand", "_inside", "_shape")
 
     def __init__(self, buf, offset, axes, par, dims, base, inside=False):
         self._operand = None  # (id, offset, pattern), once checked
+        self._shape = None  # the counts, once asked for
         # Known to lie inside its tensor (a whole view, or numbers and
         # slices checked against such a view's counts): not checked again.
         self._inside = inside
@@ -90,12 +97,14 @@ class NkiTensor:
         NKI's (blocks..., par_dim, free...): physical dims 1..k first."""
         n = len(buf.shape)
         if not par_axis:
-            dims = _IDENTITY_DIMS.get(n)
-            if dims is None:
-                dims = _IDENTITY_DIMS[n] = tuple((d, 1) for d in range(n))
-            return NkiTensor(buf, 0, tuple(zip(buf.strides, buf.shape)),
-                             0 if buf.space in ON_CHIP else None, dims,
-                             (0,) * n, True)
+            whole = _WHOLE.get(buf.shape)
+            if whole is None:
+                whole = _WHOLE[buf.shape] = (
+                    tuple(zip(buf.strides, buf.shape)),
+                    tuple((d, 1) for d in range(n)), (0,) * n)
+            return NkiTensor(buf, 0, whole[0],
+                             0 if buf.space in ON_CHIP else None, whole[1],
+                             whole[2], True)
         order = list(range(n))
         par = None
         if buf.space in ON_CHIP:
@@ -109,7 +118,10 @@ class NkiTensor:
     # --- NKI's tensor attributes ------------------------------------
     @property
     def shape(self):
-        return tuple([c for _, c in self._axes])
+        shape = self._shape
+        if shape is None:
+            shape = self._shape = tuple([c for _, c in self._axes])
+        return shape
 
     @property
     def dtype(self):

@@ -92,7 +92,8 @@ class Trace:
         """A new tensor of `shape` (NKI's logical shape: for on-chip ones
         the partition dim at `par_axis`) as a whole view. Unnamed ones are
         t<k> (ps<k> in PSUM), k counting the trace's tensors."""
-        shape = tuple([int(s) for s in shape])
+        if type(shape) is not tuple:
+            shape = tuple([int(s) for s in shape])
         if par_axis and space in ("sbuf", "psum"):
             phys = (shape[par_axis],) + shape[:par_axis] + \
                 shape[par_axis + 1:]
