@@ -232,3 +232,18 @@ def test_a_dtype_given_by_name_compares_equal_to_nls():
 
     nki.trace(kernel, ((128, 4), "float16"), ((128, 4), "bfloat16"))
     assert seen == [(True, True)]
+
+
+def test_tile_size_gives_the_sbuf_a_kernel_can_fill():
+    words = nl.tile_size.total_available_sbuf_size // 4
+
+    def fits(n):
+        def kernel(a):
+            t = nl.ndarray((128, n), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.memset(dst=t, value=0.0)
+            return None
+        nki.trace(kernel, nki.TensorSpec((1, 1)))
+
+    fits(words)  # the whole partition
+    with pytest.raises(nkigraph.InvalidArgumentError, match="capacity"):
+        fits(words + 1)

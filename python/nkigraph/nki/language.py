@@ -77,7 +77,8 @@ class tile_size:
     bn_stats_fmax = 512
     psum_min_align = 4
     sbuf_min_align = 64
-    total_available_sbuf_size = 192 * 1024
+    # Bytes per partition, as trn2's device profile holds them.
+    total_available_sbuf_size = 224 * 1024
 
 
 def _space(buffer):
