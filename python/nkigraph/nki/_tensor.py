@@ -72,11 +72,12 @@ class NkiTensor:
     """A tensor or tile of a kernel being traced (NKI's NkiTensor)."""
 
     __slots__ = ("_buf", "_offset", "_axes", "_par", "_dims", "_base",
-                 "_operand", "_inside", "_shape")
+                 "_operand", "_inside", "_shape", "_views")
 
     def __init__(self, buf, offset, axes, par, dims, base, inside=False):
         self._operand = None  # (id, offset, pattern), once checked
         self._shape = None  # the counts, once asked for
+        self._views = None  # views made by indexing, by their key
         # Known to lie inside its tensor (a whole view, or numbers and
         # slices checked against such a view's counts): not checked again.
         self._inside = inside
@@ -317,7 +318,19 @@ class NkiTensor:
         return self
 
     def __getitem__(self, key):
-        return _index(self, key)
+        # A loop indexes the same tiles the same few ways: a view made once
+        # (and its operand, checked once) serves every later use of its key.
+        try:
+            hkey = _key_of(key)
+        except TypeError:
+            return _index(self, key)
+        views = self._views
+        if views is None:
+            views = self._views = {}
+        view = views.get(hkey)
+        if view is None:
+            view = views[hkey] = _index(self, key)
+        return view
 
     def __setitem__(self, key, value):
         # tile[...] = value: a copy into the view (NKI's assignment form).
@@ -405,6 +418,23 @@ class NkiTensor:
 
 
 _INT = (int, np.integer)
+
+
+def _key_of(key):
+    """A hashable form of an index made of numbers and slices (TypeError
+    for anything else, which is not cached)."""
+    if type(key) is not tuple:
+        key = (key,)
+    out = []
+    for k in key:
+        tk = type(k)
+        if tk is slice:
+            out.append((k.start, k.stop, k.step))
+        elif tk is int:
+            out.append(k)
+        else:
+            raise TypeError("not cached")
+    return tuple(out)
 
 
 def _index(t, key):
