@@ -123,3 +123,13 @@ def nki_dtype(dtype):
     if dtype in named:
         return named[dtype]
     return np.dtype(dtype)
+
+
+_ITEMSIZE = {"float32": 4, "int32": 4, "uint32": 4, "bfloat16": 2,
+             "float16": 2, "int16": 2, "uint16": 2, "float8_e4m3": 1,
+             "int8": 1, "uint8": 1}
+
+
+def itemsize(dtype):
+    """Bytes per element of a tensor of `dtype` on the device."""
+    return _ITEMSIZE[dtype_name(dtype)]

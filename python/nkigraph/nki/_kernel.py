@@ -31,8 +31,8 @@ class TensorSpec:
 
 
 def _is_array(value):
-    return isinstance(value, (np.ndarray, TensorSpec, np.generic)) and \
-        not np.isscalar(value)
+    """A tensor argument (the rest are passed to the kernel as they are)."""
+    return isinstance(value, (np.ndarray, TensorSpec))
 
 
 def _spec(value):

@@ -97,8 +97,9 @@ def new_tile(shape, dtype, buffer="sbuf"):
     return _trace.active().alloc(shape, dtype, buffer)
 
 
-def _dst(dst, mask, shape, dtype, buffer="sbuf"):
-    """(the tile to return, the view to write)."""
+def result(dst, mask, shape, dtype, buffer="sbuf"):
+    """(the tile to return, the view to write): `dst` or a new tile, and
+    the part of it `mask` selects."""
     if dst is None:
         dst = new_tile(shape, dtype, buffer)
     return dst, masked(dst, mask)
@@ -155,7 +156,7 @@ def psum_written(dst, opcode, value=None):
 def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None,
                reduce_res=None, reduce_cmd=None, dtype=None, mask=None):
     from .isa import reduce_cmd as cmds
-    out, view = _dst(dst, mask, data.shape, dtype or data.dtype)
+    out, view = result(dst, mask, data.shape, dtype or data.dtype)
     attrs = [("func", act(op))]
     bias_t = scale_t = None
     if isinstance(bias, NkiTensor):
@@ -201,7 +202,7 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None,
                   operand1=None, reverse1=False, dtype=None, mask=None,
                   engine=None):
     del engine
-    out, view = _dst(dst, mask, data.shape, dtype or data.dtype)
+    out, view = result(dst, mask, data.shape, dtype or data.dtype)
     attrs = [("op0", alu(op0)), ("reverse0", int(bool(reverse0)))]
     col0 = col1 = None
     if isinstance(operand0, NkiTensor):
@@ -243,7 +244,7 @@ def reduce(dst, op, data, axis, negate=False, keepdims=False, dtype=None,
     n = reduce_axes(data, axis)
     kept = data.shape[:data.ndim - n]
     shape = kept + (1,) * n if keepdims else kept
-    out, view = _dst(dst, mask, shape, dtype or data.dtype)
+    out, view = result(dst, mask, shape, dtype or data.dtype)
     _trace.active().emit("tensor_reduce", (
         ("dst", view), ("data", masked(data, mask))),
         (("op", alu(op)), ("num_axes", n), ("negate", int(bool(negate)))))
@@ -289,7 +290,7 @@ def _affine(expr):
 
 def iota(dst, expr, dtype="int32", mask=None):
     offset, channel, pattern, shape = _affine(expr)
-    out, view = _dst(dst, mask, shape, dtype)
+    out, view = result(dst, mask, shape, dtype)
     _trace.active().emit("iota", (("dst", view),), (
         ("pattern", pattern), ("offset", offset),
         ("channel_multiplier", channel)))
@@ -309,7 +310,7 @@ def affine_select(dst, pred, on_true, on_false_value, dtype=None,
             "an affine index expression")
     expr, op = pred.clauses[0]
     offset, channel, pattern, _ = _affine(expr)
-    out, view = _dst(dst, mask, on_true.shape, dtype or on_true.dtype)
+    out, view = result(dst, mask, on_true.shape, dtype or on_true.dtype)
     if len(pattern) // 2 != max(1, len(on_true.shape) - 1):
         # The predicate spans fewer axes than the tile: broadcast over
         # the rest (step 0).
@@ -328,6 +329,15 @@ def affine_select(dst, pred, on_true, on_false_value, dtype=None,
 def dma(dst, src, mask=None):
     _trace.active().emit("dma_copy", (("dst", masked(dst, mask)),
                                       ("src", masked(src, mask))))
+
+
+def copy(dst, src, mask=None, engine="vector"):
+    """dst = src (converted to dst's dtype), a tensor_copy."""
+    view = masked(dst, mask)
+    _trace.active().emit("tensor_copy", (("dst", view),
+                                         ("src", masked(src, mask))),
+                         (("engine", engine),))
+    psum_written(view, "tensor_copy")
 
 
 def memset(dst, value, engine="vector", mask=None):
@@ -366,11 +376,8 @@ def where(condition, x, y, dtype=None, mask=None):
     if dtype_name(condition.dtype) not in _PREDICATE_DTYPES:
         condition = tensor_scalar(None, condition, "not_equal", 0.0,
                                   dtype="uint8", mask=mask)
-    view = masked(out, mask)
     if isinstance(y, NkiTensor):
-        _trace.active().emit("tensor_copy", (("dst", view),
-                                             ("src", masked(y, mask))),
-                             (("engine", "vector"),))
+        copy(out, y, mask)
     else:
         memset(out, y, mask=mask)
     copy_predicated(out, x, condition, False, mask)

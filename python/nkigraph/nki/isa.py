@@ -144,14 +144,6 @@ _IGNORED = frozenset(("name", "dge_mode", "oob_mode", "tile_position",
 # which is then a constant Python builds once (no NKI argument is `...`).
 
 
-def _result(dst, mask, shape, dtype, buffer="sbuf"):
-    """The destination: given (narrowed by the mask), or a new tile."""
-    if dst is None:
-        dst = _trace.active().alloc(shape, dtype, buffer)
-        return dst, _ops.masked(dst, mask)
-    return dst, _ops.masked(dst, mask)
-
-
 # ---------------------------------------------------------------------------
 # Instructions.
 
@@ -183,7 +175,7 @@ def nc_matmul(*args, **kwargs):
         out = trace.alloc(shape, "float32", "psum")
         trace.pending = (out, st, mv, _trace.caller())
         return out
-    out, view = _result(dst, None, shape, "float32", "psum")
+    out, view = _ops.result(dst, None, shape, "float32", "psum")
     _ops.matmul(view, st, mv, a["accumulate"])
     return out
 
@@ -268,7 +260,7 @@ def scalar_tensor_tensor(*args, **kwargs):
         ("op1", ...), ("operand1", ...), ("reverse0", False),
         ("reverse1", False), ("dtype", None), ("mask", None)))
     data = a["data"]
-    out, view = _result(dst, a["mask"], data.shape,
+    out, view = _ops.result(dst, a["mask"], data.shape,
                         a["dtype"] or data.dtype)
     operand0 = a["operand0"]
     attrs = [("op0", _ops.alu(a["op0"])), ("op1", _ops.alu(a["op1"])),
@@ -304,10 +296,9 @@ def tensor_copy(*args, **kwargs):
         ("src", ...), ("engine", None), ("dtype", None),
         ("mask", None)))
     src = a["src"]
-    out, view = _result(dst, a["mask"], src.shape, a["dtype"] or src.dtype)
-    _trace.active().emit("tensor_copy", (
-        ("dst", view), ("src", _ops.masked(src, a["mask"]))),
-        (("engine", _engine_name(a["engine"], "vector")),))
+    out = dst if dst is not None else _ops.new_tile(src.shape,
+                                                     a["dtype"] or src.dtype)
+    _ops.copy(out, src, a["mask"], _engine_name(a["engine"], "vector"))
     return out
 
 
@@ -326,10 +317,9 @@ def memset(*args, **kwargs):
             ("shape", ...), ("value", ...), ("dtype", ...),
             ("engine", None), ("mask", None)))
         shape, dtype = a["shape"], a["dtype"]
-    out, view = _result(dst, a["mask"], shape, dtype)
-    _trace.active().emit("memset", (("dst", view),), (
-        ("value", float(a["value"])),
-        ("engine", _engine_name(a["engine"], "vector"))))
+    out = dst if dst is not None else _ops.new_tile(shape, dtype)
+    _ops.memset(out, a["value"], _engine_name(a["engine"], "vector"),
+                a["mask"])
     return out
 
 
@@ -373,7 +363,7 @@ def dma_transpose(*args, **kwargs):
     src = a["src"]
     axes = a["axes"] or tuple(reversed(range(src.ndim)))
     shape = tuple(src.shape[i] for i in axes)
-    out, view = _result(dst, a["mask"], shape, a["dtype"] or src.dtype)
+    out, view = _ops.result(dst, a["mask"], shape, a["dtype"] or src.dtype)
     _trace.active().emit("dma_transpose", (("dst", view), ("src", src)),
                          (("axes", list(axes)),))
     return out
@@ -398,7 +388,7 @@ def tensor_tensor_scan(*args, **kwargs):
         ("op0", ...), ("op1", ...), ("reverse0", False),
         ("reverse1", False), ("dtype", None), ("mask", None)))
     data0, mask = a["data0"], a["mask"]
-    out, view = _result(dst, mask, data0.shape, a["dtype"] or data0.dtype)
+    out, view = _ops.result(dst, mask, data0.shape, a["dtype"] or data0.dtype)
     attrs = [("op0", _ops.alu(a["op0"])), ("op1", _ops.alu(a["op1"])),
              ("reverse0", int(bool(a["reverse0"]))),
              ("reverse1", int(bool(a["reverse1"])))]
@@ -424,7 +414,7 @@ def tensor_scalar_reduce(*args, **kwargs):
         ("reduce_op", ...), ("reduce_res", ...),
         ("reverse0", False), ("dtype", None), ("mask", None)))
     data, mask = a["data"], a["mask"]
-    out, view = _result(dst, mask, data.shape, a["dtype"] or data.dtype)
+    out, view = _ops.result(dst, mask, data.shape, a["dtype"] or data.dtype)
     attrs = [("op0", _ops.alu(a["op0"])), ("reduce_op",
                                            _ops.alu(a["reduce_op"])),
              ("reverse0", int(bool(a["reverse0"])))]
@@ -448,7 +438,7 @@ def bn_stats(*args, **kwargs):
     a = _bind("bn_stats", args, kwargs, (
         ("data", ...), ("dtype", None), ("mask", None)))
     data = a["data"]
-    out, view = _result(dst, a["mask"], (data.shape[0], 6),
+    out, view = _ops.result(dst, a["mask"], (data.shape[0], 6),
                         a["dtype"] or "float32")
     _trace.active().emit("bn_stats", (
         ("dst", view), ("data", _ops.masked(data, a["mask"]))))
@@ -461,7 +451,7 @@ def bn_aggr(*args, **kwargs):
     a = _bind("bn_aggr", args, kwargs, (
         ("data", ...), ("dtype", None), ("mask", None)))
     data = a["data"]
-    out, view = _result(dst, a["mask"], (data.shape[0], 2),
+    out, view = _ops.result(dst, a["mask"], (data.shape[0], 2),
                         a["dtype"] or "float32")
     _trace.active().emit("bn_aggr", (
         ("dst", view), ("data", _ops.masked(data, a["mask"]))))

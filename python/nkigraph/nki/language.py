@@ -10,9 +10,9 @@ import numbers
 import numpy as np
 
 from . import _errors, _ops, _trace
-from ._dtypes import (bfloat16, dtype_name, float8_e4m3, float8_e5m2,
-                      promote, tfloat32)
-from ._index import IndexExpr, Predicate, _Var
+from ._dtypes import (bfloat16, dtype_name, float8_e4m3,  # noqa: F401
+                      float8_e5m2, itemsize, tfloat32)  # (NKI's dtypes)
+from ._index import IndexExpr, _Var
 from ._tensor import NkiTensor
 
 # --- dtypes ---------------------------------------------------------------
@@ -25,7 +25,6 @@ uint16 = np.uint16
 int8 = np.int8
 uint8 = np.uint8
 bool_ = np.bool_
-__all_dtypes__ = (bfloat16, float8_e4m3, float8_e5m2, tfloat32)
 
 
 # --- memory ---------------------------------------------------------------
@@ -322,7 +321,7 @@ def load_transpose2d(src, mask=None, dtype=None, **kwargs):
     t = _trace.active().alloc((cols, rows), dtype or src.dtype, "sbuf")
     if mask is not None:
         raise _errors.unsupported("load_transpose2d(mask=...)")
-    if _itemsize(src.dtype) == 2 and rows > 1 and cols > 1:
+    if itemsize(src.dtype) == 2 and rows > 1 and cols > 1:
         _trace.active().emit("dma_transpose", (("dst", t), ("src", src)),
                              (("axes", [1, 0]),))
     else:
@@ -333,18 +332,10 @@ def load_transpose2d(src, mask=None, dtype=None, **kwargs):
     return t
 
 
-def _itemsize(dtype):
-    name = dtype_name(dtype)
-    return {"float32": 4, "int32": 4, "uint32": 4, "bfloat16": 2,
-            "float16": 2, "int16": 2, "uint16": 2}.get(name, 1)
-
-
 def copy(src, dtype=None, mask=None, **kwargs):
     """A copy of src in a new SBUF tile (tensor_copy)."""
     t = _trace.active().alloc(src.shape, dtype or src.dtype, "sbuf")
-    _trace.active().emit("tensor_copy", (
-        ("dst", _ops.masked(t, mask)), ("src", _ops.masked(src, mask))),
-        (("engine", "vector"),))
+    _ops.copy(t, src, mask)
     return t
 
 
@@ -353,9 +344,7 @@ def assign(dst, value):
     if dst.same_view(value):
         return  # t[k] += x already wrote the view in place
     if isinstance(value, NkiTensor):
-        _trace.active().emit("tensor_copy", (("dst", dst), ("src", value)),
-                             (("engine", "vector"),))
-        _ops.psum_written(dst, "tensor_copy")
+        _ops.copy(dst, value)
     else:
         _ops.memset(dst, float(value))
 
@@ -402,9 +391,7 @@ def partition_broadcast(t, partitions):
         n = builtins.min(step, free - start)
         acc = trace.alloc((partitions, n), "float32", "psum")
         _ops.matmul(acc, ones, row[:, start:start + n], accumulate=False)
-        _trace.active().emit("tensor_copy", (
-            ("dst", flat[:, start:start + n]), ("src", acc)),
-            (("engine", "vector"),))
+        _ops.copy(flat[:, start:start + n], acc)
     return out
 
 
@@ -599,4 +586,3 @@ def __getattr__(name):
     raise _errors.unsupported(f"nki.language.{name}")
 
 
-del Predicate, promote
