@@ -44,11 +44,18 @@ SCRIPTS = [
 
 def run_script(samples, path, args):
     full = os.path.join(samples, path)
+    # The script runs in its own folder: give it the nkigraph module this
+    # process imports, by absolute path (PYTHONPATH may be relative).
+    import nkigraph
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.abspath(nkigraph.__file__)))]
+        + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "nkigraph.nki", os.path.basename(full)] + args,
         cwd=os.path.dirname(full), capture_output=True, text=True,
-        timeout=1800)
+        timeout=1800, env=env)
     seconds = time.perf_counter() - start
     if proc.returncode == 0:
         return True, f"exit 0 in {seconds:.1f} s", proc.stdout
