@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "builder/emitter.h"
 #include "builder/tracer.h"
+#include "ops/access_pattern.h"
 #include "ops/device_profile.h"
 #include "ops/op_def.h"
 #include "pybind11/stl.h"
@@ -240,12 +241,10 @@ class PyTracer {
   std::vector<int64_t> FullPattern(uint32_t id) {
     if (id < 1 || static_cast<int>(id) > tracer_->num_tensors()) return {1, 1};
     const proto::Tensor& t = tracer_->decl(id);
-    std::vector<int64_t> pattern(2 * t.shape_size());
-    int64_t stride = 1;
-    for (int d = t.shape_size() - 1; d >= 0; --d) {
-      pattern[2 * d] = stride;
-      pattern[2 * d + 1] = t.shape(d);
-      stride *= t.shape(d);
+    std::vector<int64_t> pattern;
+    for (int d = 0; d < t.shape_size(); ++d) {
+      pattern.push_back(ops::DimStride(t, d));
+      pattern.push_back(t.shape(d));
     }
     return pattern;
   }
