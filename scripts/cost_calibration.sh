@@ -135,17 +135,13 @@ The cases listed above under "left out" fail in the front-end, not in
 the kernels, which are traced unmodified; they are left out of the median
 until the front-end supports them:
 
-* **RMSNorm-QKV** (`allocated_fused_rms_norm_qkv`, 3 cases, limits 25,
-  40, 28 µs): the kernel places its tiles itself with
-  `neuronxcc.nki.compiler.sbuf.mod_alloc` and `psum.mod_alloc`, which
-  `nkigraph.nki.compiler` does not have (it accepts only the compiler
-  flags). Its `nisa.nc_matmul(..., is_transpose=True)` is also listed
-  as not supported in docs/nki_python.md (not reached by the trace).
-* **Adaptive average pooling** (`adaptive_avg_pool2d_kernel`, 9 cases,
-  limits 14.7-592 µs at p99): `nl.sum(tile, axis=[-2, -1])` without
-  `keepdims` gives a `[P]` tile, which the kernel adds to its `[P, 1]`
-  accumulator; nkigraph refuses to broadcast the two shapes, which NKI
-  accepts.
+* **RMSNorm-QKV** (`allocated_fused_rms_norm_qkv`): one of its 3 cases
+  traces (the row above); the two at seqlen 128 load their second
+  interleave group under a mask that selects no row. NKI drops such an
+  instruction; nkigraph refuses it ("the mask selects nothing"), as its
+  front-end is specified to, so those two stay out.
+* **Adaptive average pooling** traces in all 9 cases (rows above) since
+  `[P]` and `[P, 1]` tiles add element for element.
 * **Select-and-scatter** (`select_and_scatter_kernel`, limit 4,500 µs):
   `nl.finfo` is not supported (its `.min` fills the padding).
 * **Double-row fp8 matmul** (`quantized_double_row_matmul`, limit 320 µs

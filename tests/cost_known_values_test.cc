@@ -220,7 +220,9 @@ TEST(KnownValuesTest, FgccDoubleBufferBeatsSingleBufferAtTp8M512) {
   const double two = latency(2);
   const double one = latency(1);
   ASSERT_GT(two, 0);
-  EXPECT_LT(two, one);
+  // Not just lower: the overlap hides most of a ring step (86.0 against
+  // 132.4 us when measured), so double buffering saves over a fifth.
+  EXPECT_LT(two, 0.8 * one);
 }
 
 }  // namespace
