@@ -1,4 +1,4 @@
-// The cost model's figures for the README, as markdown tables: every
+// The cost model's figures for docs/cost_model.md, as markdown tables: every
 // registered kernel at its default (or example) configuration — estimated
 // latency, utilisation of the busiest engines, roofline bound and ratio —
 // and fgcc at tp 8 and tp 64 with 1 or 2 buffers over the SBUF or the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `nkigraph dot` at production sizes, both views, SVG and PNG: the sizes of
-# the README's figures and the MoE sizes of issue 16 (too slow for CI; the
+# docs/pictures.md's figures and the MoE sizes of issue 16 (too slow for CI; the
 # golden and default sizes are tests/viz_robust_test.cc). For each picture:
 # wall seconds, whether a fallback layout was needed, the PNG's size in
 # pixels. Fails if any picture fails. Prints the load first: quote it with

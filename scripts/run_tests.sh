@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs the whole test suite with ctest, then the same
 # suite under ASan and UBSan (scripts/asan_tests.sh; its build is cheap
-# enough for CI's 20 minutes, see the README). NKIGRAPH_ASAN=0 skips the
+# enough for CI's 25 minutes, see docs/performance.md). NKIGRAPH_ASAN=0 skips the
 # sanitizer suite. Extra arguments go to every ctest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

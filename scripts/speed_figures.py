@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The interpreter speed table of the README, measured in one go: each
+"""The interpreter speed rows of docs/performance.md, measured in one go: each
 figure N times (default 3), the median printed with the range, the load
 average before and after. With --baseline DIR (a build directory of
 another revision, or a folder holding its interp_bench, cross_entropy_bench,
