@@ -44,6 +44,7 @@
 #include "kernels/bwmm_shard_on_h.h"
 #include "kernels/dsl.h"
 #include "kernels/epilogue.h"
+#include "kernels/two_cores.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -451,10 +452,10 @@ const KernelSpec<MoeParams>& BlockwiseMmBwdSpec() {
       .params = MoeFields(),
       .validate = ValidateMoeParams,
       .io = BlockwiseMmBwdRows(),
-      .world = MoeWorld,
+      .world = [](const MoeParams&) { return TwoCoreWorld(); },
       .body = TraceRegistered,
       .reference = BlockwiseMmBwdReference,
-      .tolerance = MoeTolerance,
+      .tolerance = [](const MoeParams& p) { return ScaleTolerance(p.dtype); },
       .comparison = Comparison::kScale,
       .make_inputs =
           [](const MoeParams& p, uint64_t seed) {

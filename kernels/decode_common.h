@@ -42,6 +42,7 @@
 #include "builder/tracer.h"
 #include "kernels/kernel_spec.h"
 #include "kernels/moe_common.h"
+#include "kernels/two_cores.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
 
@@ -99,12 +100,8 @@ absl::Status ValidateDecodeHeads(const DecodeParams& params);
 // limits: the tokens and heads above, and cache_len ≥ seq_tkg.
 absl::Status ValidateDecodeAttention(const DecodeParams& params);
 
-// tp_degree ranks (one group), two logical cores each.
-builder::WorldConfig DecodeWorld(int64_t tp_degree);
-
-// float32 1e-4, bfloat16 3e-2, relative to an output's scale (the family
-// compares with Comparison::kScale: outputs are sums of many products).
-double DecodeTolerance(const DecodeParams& params);
+// The family's world is TwoCoreWorld(tp_degree); its tolerance
+// ScaleTolerance (outputs are sums of many products).
 
 // A float8_e4m3 cache against its reference: one e4m3 step of the
 // output's scale (a step is at most 2^-3 of the largest magnitude). The

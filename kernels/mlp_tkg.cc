@@ -13,6 +13,7 @@
 #include <random>
 
 #include "kernels/dsl.h"
+#include "kernels/two_cores.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
@@ -100,10 +101,10 @@ const KernelSpec<MlpParams>& MlpTkgSpec() {
                           }),
               DecodeOutRow<P>(),
           },
-      .world = [](const P&) { return DecodeWorld(1); },
+      .world = [](const P&) { return TwoCoreWorld(); },
       .body = TraceMlpTkg,
       .reference = MlpTkgReference,
-      .tolerance = [](const P& p) { return DecodeTolerance(p); },
+      .tolerance = [](const P& p) { return ScaleTolerance(p.dtype); },
       .comparison = Comparison::kScale,
       .make_inputs = MakeMlpTkgInputs,
   };

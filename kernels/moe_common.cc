@@ -72,17 +72,6 @@ absl::Status ValidateMoeParams(const MoeParams& p) {
   return absl::OkStatus();
 }
 
-builder::WorldConfig MoeWorld(const MoeParams&) {
-  builder::WorldConfig world;
-  world.num_ranks = 1;
-  world.num_cores = 2;
-  return world;
-}
-
-double MoeTolerance(const MoeParams& params) {
-  return params.dtype == proto::FLOAT32 ? 1e-4 : 3e-2;
-}
-
 ops::ActFunc MoeActFunc(MoeActivation activation) {
   return activation == MoeActivation::kSilu ? ops::ActFunc::kSilu
                                             : ops::ActFunc::kGeluApprxSigmoid;
@@ -165,19 +154,6 @@ MoeInputs DeclareMoeInputs(KernelIo& io) {
   in.gate_up_proj_bias = io.Input("gate_up_proj_bias");  // bias only
   in.down_proj_bias = io.Input("down_proj_bias");        // bias only
   return in;
-}
-
-CoreShard ShardOf(int64_t extent, int core) {
-  const int64_t first = (extent + 1) / 2;
-  return core == 0 ? CoreShard{0, first} : CoreShard{first, extent - first};
-}
-
-std::vector<Tile> ShardTiles(const CoreShard& shard, int64_t tile) {
-  std::vector<Tile> tiles;
-  for (const Tile t : TiledRange(shard.size, tile)) {
-    tiles.push_back(Tile{t.index, shard.offset + t.offset, t.size});
-  }
-  return tiles;
 }
 
 MoeCoreShards CoreShardsOf(const MoeParams& p, int core) {
