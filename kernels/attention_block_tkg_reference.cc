@@ -13,6 +13,7 @@
 #include "kernels/attention_block_tkg.h"
 #include "kernels/decode_common.h"
 #include "kernels/device.h"
+#include "kernels/input_draws.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -247,27 +248,19 @@ HostOutputs MakeAttentionBlockTkgInputs(const AttentionParams& p,
   std::mt19937_64 rng(seed);
   const int64_t B = p.batch, S = p.seq_tkg, C = p.cache_len, d = p.head_dim;
   std::vector<HostArray> inputs;
-  const auto uniform = [&](absl::string_view name, double lo, double hi,
-                           proto::DType dtype) {
-    HostArray a = io.Zeros(name);
-    FillUniform(a, lo, hi, dtype, rng);
-    inputs.push_back(std::move(a));
-  };
-  // Weights of variance 1/fan-in, so the scores stay O(1) and the softmax
-  // is not one-hot in either dtype.
-  const double w_qkv = std::sqrt(3.0 / static_cast<double>(p.hidden));
-  const double w_o =
-      std::sqrt(3.0 / static_cast<double>(p.q_heads * p.head_dim));
-  uniform("X", -1.0, 1.0, p.dtype);
-  uniform("rmsnorm_gamma", 0.5, 1.5, p.dtype);
-  uniform("W_qkv", -w_qkv, w_qkv, p.dtype);
-  uniform("K_cache", -1.0, 1.0, p.CacheDType());
-  uniform("V_cache", -1.0, 1.0, p.CacheDType());
+  const InputDraws draw(io, p.dtype, rng);
+  inputs.push_back(draw.Uniform("X", -1.0, 1.0));
+  inputs.push_back(draw.Uniform("rmsnorm_gamma", 0.5, 1.5));
+  inputs.push_back(draw.FanInWeights("W_qkv", p.hidden));
+  inputs.push_back(draw.Uniform("K_cache", -1.0, 1.0, p.CacheDType()));
+  inputs.push_back(draw.Uniform("V_cache", -1.0, 1.0, p.CacheDType()));
   if (p.qk_norm != QkNorm::kNone) {
-    uniform("qk_norm_gamma_q", 0.5, 1.5, p.dtype);
-    uniform("qk_norm_gamma_k", 0.5, 1.5, p.dtype);
+    inputs.push_back(draw.Uniform("qk_norm_gamma_q", 0.5, 1.5));
+    inputs.push_back(draw.Uniform("qk_norm_gamma_k", 0.5, 1.5));
   }
-  if (p.o_proj) uniform("W_o", -w_o, w_o, p.dtype);
+  if (p.o_proj) {
+    inputs.push_back(draw.FanInWeights("W_o", p.q_heads * p.head_dim));
+  }
 
   HostArray position = io.Zeros("cache_position");
   for (int32_t& v : position.i32) {

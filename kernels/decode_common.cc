@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "kernels/device.h"
@@ -260,14 +259,6 @@ std::vector<double> ReferenceRmsNorm(absl::Span<const float> x,
     }
   }
   return xn;
-}
-
-void FillUniform(HostArray& array, double lo, double hi, proto::DType dtype,
-                 std::mt19937_64& rng) {
-  for (float& v : array.f32) {
-    const double u = static_cast<double>(rng() >> 11) * 0x1p-53;
-    v = RoundLikeDevice(dtype, static_cast<float>(lo + (hi - lo) * u));
-  }
 }
 
 absl::Status ValidateDecodeAttention(const DecodeParams& p) {

@@ -29,7 +29,6 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <random>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -44,7 +43,6 @@
 #include "kernels/moe_common.h"
 #include "kernels/two_cores.h"
 #include "proto/nkigraph.pb.h"
-#include "util/host_array.h"
 
 namespace nkigraph::kernels {
 
@@ -194,11 +192,6 @@ void OutputProjection(const builder::Tensor& in_T, const builder::Tensor& w,
 std::vector<double> ReferenceRmsNorm(absl::Span<const float> x,
                                      absl::Span<const float> gamma, int64_t t,
                                      int64_t h, double eps);
-
-// Uniform in [lo, hi), deterministic in the generator's state, rounded to
-// `dtype` as the device holds it: the family's input makers' values.
-void FillUniform(HostArray& array, double lo, double hi, proto::DType dtype,
-                 std::mt19937_64& rng);
 
 // --- Template definitions
 // -----------------------------------------------------
