@@ -86,28 +86,23 @@ absl::StatusOr<std::vector<float>> AttentionLayerReference(
     return &qkv[t * W + (Hq + Hkv + g) * d];
   };
 
-  for (int64_t t = 0; t < T; ++t) {
-    const float* cos = &in.cos[t * (d / 2)];
-    const float* sin = &in.sin[t * (d / 2)];
-    for (int64_t h = 0; h < Hq; ++h) {
-      double* q = q_at(t, h);
-      if (p.qk_norm == QkNorm::kPreRope) {
-        NormalizeHead(q, in.qk_norm_gamma_q, d, p.rmsnorm_eps);
-      }
-      RotateHead(q, cos, sin, d);
-      if (p.qk_norm == QkNorm::kPostRope) {
-        NormalizeHead(q, in.qk_norm_gamma_q, d, p.rmsnorm_eps);
-      }
+  // RoPE of one head of token t, with the optional norm before or after.
+  const auto rope = [&](double* head, int64_t t,
+                        absl::Span<const float> gamma) {
+    if (p.qk_norm == QkNorm::kPreRope) {
+      NormalizeHead(head, gamma, d, p.rmsnorm_eps);
     }
+    RotateHead(head, &in.cos[t * (d / 2)], &in.sin[t * (d / 2)], d);
+    if (p.qk_norm == QkNorm::kPostRope) {
+      NormalizeHead(head, gamma, d, p.rmsnorm_eps);
+    }
+  };
+
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < Hq; ++h) rope(q_at(t, h), t, in.qk_norm_gamma_q);
     for (int64_t g = 0; g < Hkv; ++g) {
       double* k = k_at(t, g);
-      if (p.qk_norm == QkNorm::kPreRope) {
-        NormalizeHead(k, in.qk_norm_gamma_k, d, p.rmsnorm_eps);
-      }
-      RotateHead(k, cos, sin, d);
-      if (p.qk_norm == QkNorm::kPostRope) {
-        NormalizeHead(k, in.qk_norm_gamma_k, d, p.rmsnorm_eps);
-      }
+      rope(k, t, in.qk_norm_gamma_k);
       // The active K and V are attended exactly as the cache stores them
       // under fp8; otherwise as computed.
       if (p.fp8_kv) {
