@@ -157,8 +157,8 @@ def index(t, key):
     if not new_axes:
         new_axes = [(1, 1)]
         new_dims = [(0, 0)]
-    return type(t)(t._buf, offset, tuple(new_axes), par_pos,
-                     tuple(new_dims), tuple(base) if base is not None else None)
+    return type(t)(t._buf, offset, tuple(new_axes), par_pos, tuple(new_dims),
+                   tuple(base) if base is not None else None)
 
 
 def _index_basic(t, key):
@@ -211,6 +211,5 @@ def _index_basic(t, key):
     if not new_axes:
         new_axes = [(1, 1)]
         new_dims = [(0, 0)]
-    return type(t)(t._buf, offset, tuple(new_axes), new_par,
-                     tuple(new_dims), tuple(base) if base is not None else None,
-                     t._inside)
+    return type(t)(t._buf, offset, tuple(new_axes), new_par, tuple(new_dims),
+                   tuple(base) if base is not None else None, t._inside)
