@@ -14,7 +14,6 @@
 #include "kernels/decode_common.h"
 #include "kernels/device.h"
 #include "kernels/input_draws.h"
-#include "util/dtype.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
@@ -43,7 +42,7 @@ void RotateHead(double* x, const float* cos, const float* sin, int64_t d) {
 // with fp8_kv, else the value rounded to dtype.
 double Stored(const AttentionParams& p, double value) {
   if (!p.fp8_kv) return RoundLikeDevice(p.dtype, static_cast<float>(value));
-  const double max = Fp8E4m3Max(KernelDevice().target);
+  const double max = KernelDevice().fp8_e4m3_max;
   return RoundLikeDevice(proto::FLOAT8_E4M3,
                          static_cast<float>(std::clamp(value, -max, max)));
 }
