@@ -25,6 +25,7 @@
 #include "kernels/attention_tkg.h"
 #include "kernels/decode_common.h"
 #include "kernels/dsl.h"
+#include "kernels/two_cores.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
@@ -152,14 +153,9 @@ void AttentionBlockTkg(const BlockIo& io, const AttentionWeights& w,
   }
   if (!p.o_proj) return;
   Scope scope("o_proj");
-  const int other = 1 - builder::program_id();
-  Tensor received = builder::ndarray({p.tokens(), width}, p.dtype,
-                                     Buffer::kSbuf, "attn_received");
-  isa::sendrecv(received, attn, /*send_to=*/other, /*recv_from=*/other,
-                kAttentionPipe);
-  Tensor full = builder::ndarray({p.tokens(), width}, p.dtype, Buffer::kSbuf,
-                                 "attn_full");
-  isa::tensor_tensor(full, attn, received, isa::Alu::kAdd);
+  const Tensor full = SumWithOtherCore(
+      attn, {.pipe = kAttentionPipe, .received_name = "attn_received"},
+      "attn_full");
   OutputProjection(TransposeRows(full, "attn_T"), w.w_o, io, p);
 }
 
@@ -254,7 +250,7 @@ const KernelSpec<AttentionParams>& AttentionBlockTkgSpec() {
                              return Shape{p.batch, p.seq_tkg, p.OutWidth()};
                            }),
           },
-      .world = [](const P&) { return DecodeWorld(1); },
+      .world = [](const P&) { return TwoCoreWorld(); },
       .body = TraceAttentionBlockTkg,
       .reference = AttentionBlockTkgReference,
       // With fp8_kv a K or V element can round to either side of an e4m3
@@ -264,8 +260,9 @@ const KernelSpec<AttentionParams>& AttentionBlockTkgSpec() {
       // float32 is held to 1e-2.
       .tolerance =
           [](const P& p) {
-            return p.fp8_kv && p.dtype == proto::FLOAT32 ? 1e-2
-                                                         : DecodeTolerance(p);
+            return p.fp8_kv && p.dtype == proto::FLOAT32
+                       ? 1e-2
+                       : ScaleTolerance(p.dtype);
           },
       .comparison = Comparison::kScale,
       .make_inputs = MakeAttentionBlockTkgInputs,

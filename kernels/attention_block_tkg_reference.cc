@@ -13,7 +13,7 @@
 #include "kernels/attention_block_tkg.h"
 #include "kernels/decode_common.h"
 #include "kernels/device.h"
-#include "util/dtype.h"
+#include "kernels/input_draws.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
@@ -42,7 +42,7 @@ void RotateHead(double* x, const float* cos, const float* sin, int64_t d) {
 // with fp8_kv, else the value rounded to dtype.
 double Stored(const AttentionParams& p, double value) {
   if (!p.fp8_kv) return RoundLikeDevice(p.dtype, static_cast<float>(value));
-  const double max = Fp8E4m3Max(KernelDevice().target);
+  const double max = KernelDevice().fp8_e4m3_max;
   return RoundLikeDevice(proto::FLOAT8_E4M3,
                          static_cast<float>(std::clamp(value, -max, max)));
 }
@@ -85,28 +85,23 @@ absl::StatusOr<std::vector<float>> AttentionLayerReference(
     return &qkv[t * W + (Hq + Hkv + g) * d];
   };
 
-  for (int64_t t = 0; t < T; ++t) {
-    const float* cos = &in.cos[t * (d / 2)];
-    const float* sin = &in.sin[t * (d / 2)];
-    for (int64_t h = 0; h < Hq; ++h) {
-      double* q = q_at(t, h);
-      if (p.qk_norm == QkNorm::kPreRope) {
-        NormalizeHead(q, in.qk_norm_gamma_q, d, p.rmsnorm_eps);
-      }
-      RotateHead(q, cos, sin, d);
-      if (p.qk_norm == QkNorm::kPostRope) {
-        NormalizeHead(q, in.qk_norm_gamma_q, d, p.rmsnorm_eps);
-      }
+  // RoPE of one head of token t, with the optional norm before or after.
+  const auto rope = [&](double* head, int64_t t,
+                        absl::Span<const float> gamma) {
+    if (p.qk_norm == QkNorm::kPreRope) {
+      NormalizeHead(head, gamma, d, p.rmsnorm_eps);
     }
+    RotateHead(head, &in.cos[t * (d / 2)], &in.sin[t * (d / 2)], d);
+    if (p.qk_norm == QkNorm::kPostRope) {
+      NormalizeHead(head, gamma, d, p.rmsnorm_eps);
+    }
+  };
+
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < Hq; ++h) rope(q_at(t, h), t, in.qk_norm_gamma_q);
     for (int64_t g = 0; g < Hkv; ++g) {
       double* k = k_at(t, g);
-      if (p.qk_norm == QkNorm::kPreRope) {
-        NormalizeHead(k, in.qk_norm_gamma_k, d, p.rmsnorm_eps);
-      }
-      RotateHead(k, cos, sin, d);
-      if (p.qk_norm == QkNorm::kPostRope) {
-        NormalizeHead(k, in.qk_norm_gamma_k, d, p.rmsnorm_eps);
-      }
+      rope(k, t, in.qk_norm_gamma_k);
       // The active K and V are attended exactly as the cache stores them
       // under fp8; otherwise as computed.
       if (p.fp8_kv) {
@@ -247,27 +242,19 @@ HostOutputs MakeAttentionBlockTkgInputs(const AttentionParams& p,
   std::mt19937_64 rng(seed);
   const int64_t B = p.batch, S = p.seq_tkg, C = p.cache_len, d = p.head_dim;
   std::vector<HostArray> inputs;
-  const auto uniform = [&](absl::string_view name, double lo, double hi,
-                           proto::DType dtype) {
-    HostArray a = io.Zeros(name);
-    FillUniform(a, lo, hi, dtype, rng);
-    inputs.push_back(std::move(a));
-  };
-  // Weights of variance 1/fan-in, so the scores stay O(1) and the softmax
-  // is not one-hot in either dtype.
-  const double w_qkv = std::sqrt(3.0 / static_cast<double>(p.hidden));
-  const double w_o =
-      std::sqrt(3.0 / static_cast<double>(p.q_heads * p.head_dim));
-  uniform("X", -1.0, 1.0, p.dtype);
-  uniform("rmsnorm_gamma", 0.5, 1.5, p.dtype);
-  uniform("W_qkv", -w_qkv, w_qkv, p.dtype);
-  uniform("K_cache", -1.0, 1.0, p.CacheDType());
-  uniform("V_cache", -1.0, 1.0, p.CacheDType());
+  const InputDraws draw(io, p.dtype, rng);
+  inputs.push_back(draw.Uniform("X", -1.0, 1.0));
+  inputs.push_back(draw.Uniform("rmsnorm_gamma", 0.5, 1.5));
+  inputs.push_back(draw.FanInWeights("W_qkv", p.hidden));
+  inputs.push_back(draw.Uniform("K_cache", -1.0, 1.0, p.CacheDType()));
+  inputs.push_back(draw.Uniform("V_cache", -1.0, 1.0, p.CacheDType()));
   if (p.qk_norm != QkNorm::kNone) {
-    uniform("qk_norm_gamma_q", 0.5, 1.5, p.dtype);
-    uniform("qk_norm_gamma_k", 0.5, 1.5, p.dtype);
+    inputs.push_back(draw.Uniform("qk_norm_gamma_q", 0.5, 1.5));
+    inputs.push_back(draw.Uniform("qk_norm_gamma_k", 0.5, 1.5));
   }
-  if (p.o_proj) uniform("W_o", -w_o, w_o, p.dtype);
+  if (p.o_proj) {
+    inputs.push_back(draw.FanInWeights("W_o", p.q_heads * p.head_dim));
+  }
 
   HostArray position = io.Zeros("cache_position");
   for (int32_t& v : position.i32) {

@@ -24,7 +24,6 @@
 #include "kernels/device.h"
 #include "kernels/dsl.h"
 #include "kernels/epilogue.h"
-#include "util/dtype.h"
 
 namespace nkigraph::kernels {
 namespace {
@@ -230,7 +229,7 @@ Tensor QuantizeFp8(const Tensor& x, const char* name) {
   Tensor out =
       builder::ndarray(x.shape(), proto::FLOAT8_E4M3, Buffer::kSbuf, name);
   Scope scope("quantize_fp8");
-  const float max = Fp8E4m3Max(KernelDevice().target);
+  const float max = KernelDevice().fp8_e4m3_max;
   Tensor clipped =
       builder::ndarray(x.shape(), proto::FLOAT32, Buffer::kSbuf, "clipped");
   isa::tensor_scalar(clipped, x, isa::Alu::kMinimum, max,

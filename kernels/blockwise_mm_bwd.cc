@@ -44,6 +44,8 @@
 #include "kernels/bwmm_shard_on_h.h"
 #include "kernels/dsl.h"
 #include "kernels/epilogue.h"
+#include "kernels/input_draws.h"
+#include "kernels/two_cores.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -432,10 +434,7 @@ HostOutputs MakeBlockwiseMmBwdInputs(const MoeParams& p, uint64_t seed,
   std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15u);
   HostArray output_grad =
       ZeroHostArray("output_hidden_states_grad", {p.num_tokens, p.hidden});
-  for (float& v : output_grad.f32) {
-    const double u = static_cast<double>(rng() >> 11) * 0x1p-53;
-    v = RoundLikeDevice(p.dtype, static_cast<float>(2.0 * u - 1.0));
-  }
+  FillUniform(output_grad, -1.0, 1.0, p.dtype, rng);
   inputs.push_back(std::move(output_grad));
   return inputs;
 }
@@ -451,10 +450,10 @@ const KernelSpec<MoeParams>& BlockwiseMmBwdSpec() {
       .params = MoeFields(),
       .validate = ValidateMoeParams,
       .io = BlockwiseMmBwdRows(),
-      .world = MoeWorld,
+      .world = [](const MoeParams&) { return TwoCoreWorld(); },
       .body = TraceRegistered,
       .reference = BlockwiseMmBwdReference,
-      .tolerance = MoeTolerance,
+      .tolerance = [](const MoeParams& p) { return ScaleTolerance(p.dtype); },
       .comparison = Comparison::kScale,
       .make_inputs =
           [](const MoeParams& p, uint64_t seed) {

@@ -28,6 +28,7 @@
 
 #include "kernels/dsl.h"
 #include "kernels/epilogue.h"
+#include "kernels/two_cores.h"
 
 namespace nkigraph::kernels {
 namespace {
@@ -78,7 +79,6 @@ void ForwardBlock::ComputeGateAndUpProjectionsShard(
     const Tensor& hidden_T, const Tensor& gate_up_multiply_T) const {
   Scope scope("ComputeGateAndUpProjectionsShard");
   const int core = builder::program_id();
-  const int other = 1 - core;
   const int64_t b = slots();
   const Tensor weight = ExpertSlice(in.gate_up_proj_weight, routing.expert_idx);
   for (const Tile i : TiledRange(p.intermediate, StationaryFree())) {
@@ -101,13 +101,9 @@ void ForwardBlock::ComputeGateAndUpProjectionsShard(
     // The all-reduce of the two partial sums: one exchange, one add.
     const Tensor partial =
         EvacuatePsum(psum, proto::FLOAT32, "gate_up_partial");
-    Tensor received = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
-                                       Buffer::kSbuf, "gate_up_received");
-    isa::sendrecv(received, partial, /*send_to=*/other, /*recv_from=*/other,
-                  /*pipe_id=*/0);
-    Tensor full = builder::ndarray({i.size, 2, b}, proto::FLOAT32,
-                                   Buffer::kSbuf, "gate_up_full");
-    isa::tensor_tensor(full, partial, received, isa::Alu::kAdd);
+    const Tensor full = SumWithOtherCore(
+        partial, {.pipe = 0, .received_name = "gate_up_received"},
+        "gate_up_full");
 
     Tensor gate_up_T =
         builder::ndarray({i.size, 2, b}, p.dtype, Buffer::kSbuf, "gate_up_T");
@@ -251,10 +247,10 @@ const KernelSpec<MoeParams>& BwmmShardOnHSpec() {
       .params = MoeFields(),
       .validate = ValidateMoeParams,
       .io = Concat(MoeInputRows(), BwmmShardOnHOutputRows()),
-      .world = MoeWorld,
+      .world = [](const MoeParams&) { return TwoCoreWorld(); },
       .body = TraceBwmmShardOnH,
       .reference = BwmmShardOnHReference,
-      .tolerance = MoeTolerance,
+      .tolerance = [](const MoeParams& p) { return ScaleTolerance(p.dtype); },
       .comparison = Comparison::kScale,
       .make_inputs = [](const MoeParams& p,
                         uint64_t seed) { return MakeMoeInputs(p, seed); },

@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/conv_common.h"
 #include "kernels/dsl.h"
+#include "kernels/two_cores.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -491,9 +492,7 @@ const KernelSpec<Conv1dParams>& Conv1dSpec() {
           },
       .world =
           [](const P& p) {
-            builder::WorldConfig world;
-            world.num_cores = p.lnc_shard ? 2 : 1;
-            return world;
+            return p.lnc_shard ? TwoCoreWorld() : builder::WorldConfig{};
           },
       .body = TraceConv1d,
       .reference = Conv1dReference,

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "kernels/device.h"
@@ -24,9 +23,10 @@
 namespace nkigraph::kernels {
 namespace {
 
-// The pipe of the cross-core exchanges; both cores issue them in the same
-// order, so one pipe pairs them.
-constexpr int kExchangePipe = 0;
+// The cross-core exchanges of partial sums, on pipe 0; both cores issue
+// them in the same order, so one pipe pairs them.
+constexpr CoreExchange kPartialExchange{.pipe = 0,
+                                        .received_name = "received_partial"};
 
 // The tiles of a shard of `size` rows as at most two uniform runs, so that
 // DMAs and elementwise passes take all full 128-row tiles at once: the
@@ -47,17 +47,6 @@ std::vector<TileRun> TileRuns(int64_t size) {
 // The run's tiles of a partition-tiled tensor [P, KT, F...].
 Tensor RunOf(const Tensor& tiled, const TileRun& run) {
   return tiled.Slice(0, 0, run.rows).Slice(1, run.first_tile, run.tiles);
-}
-
-// dst = this core's partial sum + the other core's: one sendrecv of
-// `partial` (float32, SBUF) and one add.
-void AddOtherCoresPartial(const Tensor& dst, const Tensor& partial) {
-  const int other = 1 - builder::program_id();
-  Tensor received = builder::ndarray(partial.shape(), proto::FLOAT32,
-                                     Buffer::kSbuf, "received_partial");
-  isa::sendrecv(received, partial, /*send_to=*/other, /*recv_from=*/other,
-                kExchangePipe);
-  isa::tensor_tensor(dst, partial, received, isa::Alu::kAdd);
 }
 
 // xT = x[:, Hc]^T into the partition tiles of `x_T`.
@@ -142,17 +131,6 @@ absl::Status ValidateDecodeHeads(const DecodeParams& p) {
   return absl::OkStatus();
 }
 
-builder::WorldConfig DecodeWorld(int64_t tp_degree) {
-  builder::WorldConfig world;
-  world.num_ranks = static_cast<int>(tp_degree);
-  world.num_cores = 2;
-  return world;
-}
-
-double DecodeTolerance(const DecodeParams& p) {
-  return p.dtype == proto::FLOAT32 ? 1e-4 : 3e-2;
-}
-
 double Fp8CacheTolerance() { return 0.125; }
 
 Tensor RmsNormXT(const BlockIo& io, const Tensor& gamma, const DecodeParams& p,
@@ -196,7 +174,7 @@ Tensor RmsNormXT(const BlockIo& io, const Tensor& gamma, const DecodeParams& p,
       EvacuatePsum(sum_psum, proto::FLOAT32, "sum_squares_partial");
   Tensor sum =
       builder::ndarray({rows, t}, proto::FLOAT32, Buffer::kSbuf, "sum_squares");
-  AddOtherCoresPartial(sum, partial);
+  AddOtherCoresPartial(sum, partial, kPartialExchange);
   // rstd = 1 / sqrt(Σ/H + eps): eps is the activation's bias.
   Tensor rstd =
       builder::ndarray({rows, t}, proto::FLOAT32, Buffer::kSbuf, "rstd");
@@ -232,7 +210,7 @@ Tensor InputProjection(const Tensor& xn_T, const Tensor& w,
                           p.dtype, "h_tile");
     EvacuatePsum(partial.Slice(1, n_tile.offset, n_tile.size), psum);
   }
-  AddOtherCoresPartial(full, partial);
+  AddOtherCoresPartial(full, partial, kPartialExchange);
   return full;
 }
 
@@ -281,14 +259,6 @@ std::vector<double> ReferenceRmsNorm(absl::Span<const float> x,
     }
   }
   return xn;
-}
-
-void FillUniform(HostArray& array, double lo, double hi, proto::DType dtype,
-                 std::mt19937_64& rng) {
-  for (float& v : array.f32) {
-    const double u = static_cast<double>(rng() >> 11) * 0x1p-53;
-    v = RoundLikeDevice(dtype, static_cast<float>(lo + (hi - lo) * u));
-  }
 }
 
 absl::Status ValidateDecodeAttention(const DecodeParams& p) {

@@ -29,7 +29,6 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <random>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -42,8 +41,8 @@
 #include "builder/tracer.h"
 #include "kernels/kernel_spec.h"
 #include "kernels/moe_common.h"
+#include "kernels/two_cores.h"
 #include "proto/nkigraph.pb.h"
-#include "util/host_array.h"
 
 namespace nkigraph::kernels {
 
@@ -99,12 +98,8 @@ absl::Status ValidateDecodeHeads(const DecodeParams& params);
 // limits: the tokens and heads above, and cache_len ≥ seq_tkg.
 absl::Status ValidateDecodeAttention(const DecodeParams& params);
 
-// tp_degree ranks (one group), two logical cores each.
-builder::WorldConfig DecodeWorld(int64_t tp_degree);
-
-// float32 1e-4, bfloat16 3e-2, relative to an output's scale (the family
-// compares with Comparison::kScale: outputs are sums of many products).
-double DecodeTolerance(const DecodeParams& params);
+// The family's world is TwoCoreWorld(tp_degree); its tolerance
+// ScaleTolerance (outputs are sums of many products).
 
 // A float8_e4m3 cache against its reference: one e4m3 step of the
 // output's scale (a step is at most 2^-3 of the largest magnitude). The
@@ -197,11 +192,6 @@ void OutputProjection(const builder::Tensor& in_T, const builder::Tensor& w,
 std::vector<double> ReferenceRmsNorm(absl::Span<const float> x,
                                      absl::Span<const float> gamma, int64_t t,
                                      int64_t h, double eps);
-
-// Uniform in [lo, hi), deterministic in the generator's state, rounded to
-// `dtype` as the device holds it: the family's input makers' values.
-void FillUniform(HostArray& array, double lo, double hi, proto::DType dtype,
-                 std::mt19937_64& rng);
 
 // --- Template definitions
 // -----------------------------------------------------

@@ -569,6 +569,13 @@ inline auto ToleranceByDType(double float32, double bfloat16) {
   };
 }
 
+// The tolerance of the kernels whose outputs are long sums of products,
+// compared relative to an output's scale (Comparison::kScale): the MoE and
+// decode families. float32 1e-4, bfloat16 3e-2.
+inline double ScaleTolerance(proto::DType dtype) {
+  return dtype == proto::FLOAT32 ? 1e-4 : 3e-2;
+}
+
 }  // namespace nkigraph::kernels
 
 #endif  // NKIGRAPH_KERNELS_KERNEL_SPEC_H_

@@ -9,10 +9,11 @@
 // the SwiGLU middle is this kernel's own.
 #include "kernels/mlp_tkg.h"
 
-#include <cmath>
 #include <random>
 
 #include "kernels/dsl.h"
+#include "kernels/input_draws.h"
+#include "kernels/two_cores.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
@@ -59,19 +60,12 @@ void MlpTkg(const BlockIo& io, const MlpWeights& w, const MlpParams& p) {
 HostOutputs MakeMlpTkgInputs(const MlpParams& p, uint64_t seed) {
   NKI_ASSIGN_OR_RETURN(const HostIo io, MlpTkgSpec().Host(p));
   std::mt19937_64 rng(seed);
-  const auto uniform = [&](const char* name, double lo, double hi) {
-    HostArray array = io.Zeros(name);
-    FillUniform(array, lo, hi, p.dtype, rng);
-    return array;
-  };
-  // Uniform in ±sqrt(3/fan_in): variance 1/fan_in keeps every stage O(1).
-  const double w_gate_up = std::sqrt(3.0 / static_cast<double>(p.hidden));
-  const double w_down = std::sqrt(3.0 / static_cast<double>(p.intermediate));
+  const InputDraws draw(io, p.dtype, rng);
   HostArrays inputs;
-  inputs.push_back(uniform("X", -1.0, 1.0));
-  inputs.push_back(uniform("rmsnorm_gamma", 0.5, 1.5));
-  inputs.push_back(uniform("W_gate_up", -w_gate_up, w_gate_up));
-  inputs.push_back(uniform("W_down", -w_down, w_down));
+  inputs.push_back(draw.Uniform("X", -1.0, 1.0));
+  inputs.push_back(draw.Uniform("rmsnorm_gamma", 0.5, 1.5));
+  inputs.push_back(draw.FanInWeights("W_gate_up", p.hidden));
+  inputs.push_back(draw.FanInWeights("W_down", p.intermediate));
   return inputs;
 }
 
@@ -100,10 +94,10 @@ const KernelSpec<MlpParams>& MlpTkgSpec() {
                           }),
               DecodeOutRow<P>(),
           },
-      .world = [](const P&) { return DecodeWorld(1); },
+      .world = [](const P&) { return TwoCoreWorld(); },
       .body = TraceMlpTkg,
       .reference = MlpTkgReference,
-      .tolerance = [](const P& p) { return DecodeTolerance(p); },
+      .tolerance = [](const P& p) { return ScaleTolerance(p.dtype); },
       .comparison = Comparison::kScale,
       .make_inputs = MakeMlpTkgInputs,
   };

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/dsl.h"
 #include "kernels/epilogue.h"
+#include "kernels/input_draws.h"
 #include "util/dtype.h"
 #include "util/status_macros.h"
 
@@ -70,17 +71,6 @@ absl::Status ValidateMoeParams(const MoeParams& p) {
         "; it must be even: H is split in two halves across the two cores"));
   }
   return absl::OkStatus();
-}
-
-builder::WorldConfig MoeWorld(const MoeParams&) {
-  builder::WorldConfig world;
-  world.num_ranks = 1;
-  world.num_cores = 2;
-  return world;
-}
-
-double MoeTolerance(const MoeParams& params) {
-  return params.dtype == proto::FLOAT32 ? 1e-4 : 3e-2;
 }
 
 ops::ActFunc MoeActFunc(MoeActivation activation) {
@@ -165,19 +155,6 @@ MoeInputs DeclareMoeInputs(KernelIo& io) {
   in.gate_up_proj_bias = io.Input("gate_up_proj_bias");  // bias only
   in.down_proj_bias = io.Input("down_proj_bias");        // bias only
   return in;
-}
-
-CoreShard ShardOf(int64_t extent, int core) {
-  const int64_t first = (extent + 1) / 2;
-  return core == 0 ? CoreShard{0, first} : CoreShard{first, extent - first};
-}
-
-std::vector<Tile> ShardTiles(const CoreShard& shard, int64_t tile) {
-  std::vector<Tile> tiles;
-  for (const Tile t : TiledRange(shard.size, tile)) {
-    tiles.push_back(Tile{t.index, shard.offset + t.offset, t.size});
-  }
-  return tiles;
 }
 
 MoeCoreShards CoreShardsOf(const MoeParams& p, int core) {
@@ -340,10 +317,6 @@ int64_t Below(std::mt19937_64& rng, int64_t n) {
   return static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
 }
 
-double Uniform(std::mt19937_64& rng, double lo, double hi) {
-  return lo + (hi - lo) * (static_cast<double>(rng() >> 11) * 0x1p-53);
-}
-
 // MakeMoeInputs' random routing (no affinities): each block's expert is
 // random, each expert hands out its tokens in a random order, each once,
 // and about a quarter of the slots stay empty.
@@ -382,38 +355,30 @@ std::vector<HostArray> InputsWithRouting(const MoeParams& p,
     decls.push_back(row.Resolve(p));
   }
   const HostIo io(std::move(decls), /*num_ranks=*/1);
-  const auto floats = [&](const char* name, double lo, double hi) {
-    HostArray array = io.Zeros(name);
-    for (float& v : array.f32) {
-      v = RoundLikeDevice(p.dtype, static_cast<float>(Uniform(rng, lo, hi)));
-    }
-    return array;
-  };
+  const InputDraws draw(io, p.dtype, rng);
   const auto ints = [&](const char* name, std::vector<int32_t> values) {
     HostArray array = io.Zeros(name);
     array.i32 = std::move(values);
     return array;
   };
-  const double w_gate_up = std::sqrt(3.0 / static_cast<double>(p.hidden));
-  const double w_down = std::sqrt(3.0 / static_cast<double>(p.intermediate));
   std::vector<HostArray> inputs;
-  inputs.push_back(floats("hidden_states", -1.0, 1.0));
+  inputs.push_back(draw.Uniform("hidden_states", -1.0, 1.0));
   if (routing.expert_affinities_masked.empty()) {
-    inputs.push_back(floats("expert_affinities_masked", 0.0, 1.0));
+    inputs.push_back(draw.Uniform("expert_affinities_masked", 0.0, 1.0));
   } else {
     HostArray affinities = io.Zeros("expert_affinities_masked");
     affinities.f32 = std::move(routing.expert_affinities_masked);
     for (float& v : affinities.f32) v = RoundLikeDevice(p.dtype, v);
     inputs.push_back(std::move(affinities));
   }
-  inputs.push_back(floats("gate_up_proj_weight", -w_gate_up, w_gate_up));
-  inputs.push_back(floats("down_proj_weight", -w_down, w_down));
+  inputs.push_back(draw.FanInWeights("gate_up_proj_weight", p.hidden));
+  inputs.push_back(draw.FanInWeights("down_proj_weight", p.intermediate));
   inputs.push_back(
       ints("token_position_to_id", std::move(routing.token_position_to_id)));
   inputs.push_back(ints("block_to_expert", std::move(routing.block_to_expert)));
   if (p.bias) {
-    inputs.push_back(floats("gate_up_proj_bias", -0.5, 0.5));
-    inputs.push_back(floats("down_proj_bias", -0.5, 0.5));
+    inputs.push_back(draw.Uniform("gate_up_proj_bias", -0.5, 0.5));
+    inputs.push_back(draw.Uniform("down_proj_bias", -0.5, 0.5));
   }
   return inputs;
 }

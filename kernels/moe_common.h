@@ -7,7 +7,8 @@
 // empty slots, −1, the DMA skips; the expert's weight rows addressed by the
 // runtime expert index block_to_expert[n] as a scalar dynamic offset), the
 // read-modify-write accumulations, and the host-side pieces of the
-// references. Both kernels run on the two logical cores of one rank.
+// references. Both kernels run on the two logical cores of one rank
+// (TwoCoreWorld).
 
 #include <cstdint>
 #include <string>
@@ -21,6 +22,7 @@
 #include "builder/tracer.h"
 #include "kernels/device.h"
 #include "kernels/kernel_spec.h"
+#include "kernels/two_cores.h"
 #include "ops/activation_functions.h"
 #include "proto/nkigraph.pb.h"
 #include "util/host_array.h"
@@ -61,12 +63,6 @@ std::vector<ParamField<MoeParams>> MoeFields();
 // What the limits cannot say (hidden must be even); messages name the
 // parameter and the limit.
 absl::Status ValidateMoeParams(const MoeParams& params);
-// One rank, two logical cores (LNC 2).
-builder::WorldConfig MoeWorld(const MoeParams& params);
-// The tolerance of the family's references: float32 1e-4, bfloat16 3e-2,
-// relative to an output's scale (the family's kernels compare with
-// Comparison::kScale).
-double MoeTolerance(const MoeParams& params);
 
 // The scalar-engine activation and its derivative: silu / silu_dx, or
 // gelu_apprx_sigmoid / gelu_apprx_sigmoid_dx (get_activation_ops).
@@ -94,17 +90,6 @@ struct MoeInputs {
 // [−1, T) (−1: an empty slot), expert ids in [0, E).
 std::vector<IoEntry<MoeParams>> MoeInputRows();
 MoeInputs DeclareMoeInputs(KernelIo& io);
-
-// This core's part of a dim split across the two cores: [offset,
-// offset + size), the first core taking the larger half (size may be 0).
-struct CoreShard {
-  int64_t offset;
-  int64_t size;
-};
-CoreShard ShardOf(int64_t extent, int core);
-// The tiles of a shard: offsets into the whole dim, indexes from 0 within
-// the shard.
-std::vector<builder::Tile> ShardTiles(const CoreShard& shard, int64_t tile);
 
 // What one core owns: columns of H (halves: H is even) and rows of I.
 struct MoeCoreShards {

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/dsl.h"
+#include "kernels/two_cores.h"
 
 namespace nkigraph::kernels {
 namespace {
@@ -169,12 +170,7 @@ const KernelSpec<TopkReduceParams>& TopkReduceSpec() {
                            })
                   .DType("bfloat16", [](const P&) { return proto::BFLOAT16; }),
           },
-      .world =
-          [](const P&) {
-            builder::WorldConfig world;
-            world.num_cores = 2;
-            return world;
-          },
+      .world = [](const P&) { return TwoCoreWorld(); },
       .body =
           [](KernelIo& io, const P& p) {
             const Tensor input = io.Input("input");

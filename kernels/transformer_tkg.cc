@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/dsl.h"
+#include "kernels/two_cores.h"
 #include "util/status_macros.h"
 
 namespace nkigraph::kernels {
@@ -324,7 +325,7 @@ const KernelSpec<TransformerParams>& TransformerTkgSpec() {
                           }),
               DecodeOutRow<P>().PerRank().Note("the same values on every rank"),
           },
-      .world = [](const P& p) { return DecodeWorld(p.tp_degree); },
+      .world = [](const P& p) { return TwoCoreWorld(p.tp_degree); },
       .body = TraceTransformerTkg,
       .reference = TransformerTkgReference,
       // A layer's RMSNorm over fewer than 64 values is ill-conditioned: a
@@ -338,7 +339,7 @@ const KernelSpec<TransformerParams>& TransformerTkgSpec() {
             return p.dtype == proto::BFLOAT16 && p.hidden < 64 &&
                            p.num_layers > 1
                        ? 0.1
-                       : DecodeTolerance(p);
+                       : ScaleTolerance(p.dtype);
           },
       .comparison = Comparison::kScale,
       .make_inputs = MakeTransformerTkgInputs,

@@ -73,7 +73,7 @@ MlpParams MlpParamsOf(const TransformerParams& params);
 
 // The composer: all layers into `out` [B, S, H] (an HBM tensor, each core
 // writing its H columns), the caches updated in place. Run it inside a
-// trace of DecodeWorld(tp_degree), wrapped in jit once.
+// trace of TwoCoreWorld(tp_degree), wrapped in jit once.
 void TransformerTkg(const TransformerInputs& inputs, const builder::Tensor& out,
                     const TransformerParams& params);
 

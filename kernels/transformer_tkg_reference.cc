@@ -15,6 +15,7 @@
 
 #include "absl/types/span.h"
 #include "kernels/device.h"
+#include "kernels/input_draws.h"
 #include "kernels/transformer_tkg.h"
 #include "util/status_macros.h"
 
@@ -97,26 +98,17 @@ HostOutputs MakeTransformerTkgInputs(const TransformerParams& p,
                                      uint64_t seed) {
   NKI_ASSIGN_OR_RETURN(const HostIo io, TransformerTkgSpec().Host(p));
   std::mt19937_64 rng(seed);
-  const auto uniform = [&](const char* name, double lo, double hi) {
-    HostArray array = io.Zeros(name);
-    FillUniform(array, lo, hi, p.dtype, rng);
-    return array;
-  };
-  // ±sqrt(3/fan_in): variance 1/fan_in keeps every layer's values O(1).
-  const auto weight = [&](const char* name, int64_t fan_in) {
-    const double a = std::sqrt(3.0 / static_cast<double>(fan_in));
-    return uniform(name, -a, a);
-  };
+  const InputDraws draw(io, p.dtype, rng);
   HostArrays inputs;
-  inputs.push_back(uniform("X", -1.0, 1.0));
-  inputs.push_back(uniform("rmsnorm_attn_gamma", 0.5, 1.5));
-  inputs.push_back(uniform("rmsnorm_mlp_gamma", 0.5, 1.5));
-  inputs.push_back(weight("W_qkv", p.hidden));
-  inputs.push_back(weight("W_o", p.q_heads * p.head_dim));
-  inputs.push_back(weight("W_gate_up", p.hidden));
-  inputs.push_back(weight("W_down", p.intermediate));
-  inputs.push_back(uniform("K_cache", -1.0, 1.0));
-  inputs.push_back(uniform("V_cache", -1.0, 1.0));
+  inputs.push_back(draw.Uniform("X", -1.0, 1.0));
+  inputs.push_back(draw.Uniform("rmsnorm_attn_gamma", 0.5, 1.5));
+  inputs.push_back(draw.Uniform("rmsnorm_mlp_gamma", 0.5, 1.5));
+  inputs.push_back(draw.FanInWeights("W_qkv", p.hidden));
+  inputs.push_back(draw.FanInWeights("W_o", p.q_heads * p.head_dim));
+  inputs.push_back(draw.FanInWeights("W_gate_up", p.hidden));
+  inputs.push_back(draw.FanInWeights("W_down", p.intermediate));
+  inputs.push_back(draw.Uniform("K_cache", -1.0, 1.0));
+  inputs.push_back(draw.Uniform("V_cache", -1.0, 1.0));
   // cos and sin of one random angle per (token, frequency).
   HostArray cos = io.Zeros("cos");
   HostArray sin = io.Zeros("sin");

@@ -322,7 +322,7 @@ TEST(AttentionBlockTkgTest, UpdatesOneLayerOfStackedCaches) {
       g.f32.erase(g.f32.begin(), g.f32.begin() + n);
       g.shape.erase(g.shape.begin());
     }
-    ExpectClose(g, w, DecodeTolerance(p));
+    ExpectClose(g, w, ScaleTolerance(p.dtype));
   }
 }
 

@@ -136,7 +136,7 @@ TEST(MlpTkgTest, InterpretedGraphMatchesReference) {
     const Outputs got = testing::RunOk(graph, inputs);
     HostOutputs want = MlpTkgReference(p, inputs);
     ASSERT_TRUE(want.ok()) << want.status();
-    testing::ExpectAllCloseToScale(got, *want, DecodeTolerance(p));
+    testing::ExpectAllCloseToScale(got, *want, ScaleTolerance(p.dtype));
   }
 }
 
@@ -153,7 +153,7 @@ TEST(MlpTkgTest, ComparisonDetectsAWrongReference) {
   HostOutputs wrong = MlpTkgReference(p, inputs);
   ASSERT_TRUE(wrong.ok());
   absl::StatusOr<OutputComparison> c = CompareOutput(
-      got.at("out"), (*wrong)[0], Comparison::kScale, DecodeTolerance(p));
+      got.at("out"), (*wrong)[0], Comparison::kScale, ScaleTolerance(p.dtype));
   ASSERT_TRUE(c.ok());
   EXPECT_GT(c->failures, 0);
 }

@@ -18,7 +18,8 @@ from .. import profile as _profile
 from .. import run as _run
 from . import _errors, _trace
 from ._dtypes import dtype_name, numpy_of
-from ._tensor import NkiTensor, _Buffer
+from ._buffer import _Buffer
+from ._tensor import NkiTensor
 
 
 class TensorSpec:

@@ -1,10 +1,11 @@
 """NKI tensors and tiles as views of traced tensors.
 
-A `NkiTensor` is a view of a traced tensor (`_Buffer`): an element offset
-and one (stride, count) pair per axis, in elements of the tensor's
+A `NkiTensor` is a view of a traced tensor (`_buffer._Buffer`): an element
+offset and one (stride, count) pair per axis, in elements of the tensor's
 row-major layout, as an instruction operand's pattern is. On-chip views
 also say which axis walks the partitions (`_par`); an operand puts it
-first, as the ISA wants. Indexing only makes a new view, as in NKI.
+first, as the ISA wants. Indexing (`_indexing`) only makes a new view, as
+in NKI; the operators (`_operators`) call nki.language.
 
 Each view also knows, per axis, which dim of the tensor it walks and by
 how many indices a step, and the index it starts at in every dim, so an
@@ -13,62 +14,17 @@ out of bounds even though the element exists) once a mask has narrowed
 it: at the instruction, not at the indexing.
 """
 
-import numpy as np
-
-from . import _errors
+from . import _errors, _indexing
+from ._buffer import ON_CHIP, element_count, row_major
 from ._dtypes import dtype_name
-from ._index import IndexExpr
+from ._operators import Operators
 
-ON_CHIP = ("sbuf", "psum")
 # A whole view's (axes, dims, base) by the tensor's shape: tiles of a few
 # shapes are allocated over and over.
 _WHOLE = {}
-_STRIDES = {}  # row-major strides by shape
 
 
-class _Buffer:
-    """A traced tensor: its id, memory space, dtype and physical shape.
-    An on-chip buffer is freed when its last view goes (Python's
-    reference count is the tile's lifetime, as NKI's allocator infers it
-    from the kernel's scopes)."""
-
-    __slots__ = ("id", "space", "dtype", "shape", "strides", "name", "trace")
-
-    def __init__(self, trace, id_, space, dtype, shape, name):
-        self.trace = trace
-        self.id = id_
-        self.space = space
-        self.dtype = dtype
-        self.shape = shape = tuple(shape)
-        strides = _STRIDES.get(shape)
-        if strides is None:
-            strides = _STRIDES[shape] = _row_major(shape)
-        self.strides = strides
-        self.name = name
-
-    def __del__(self):
-        trace = self.trace
-        if trace is not None and self.space in ON_CHIP and trace.live:
-            trace.tracer.release(self.id)
-
-
-def _row_major(shape):
-    strides = [0] * len(shape)
-    s = 1
-    for d in range(len(shape) - 1, -1, -1):
-        strides[d] = s
-        s *= shape[d]
-    return tuple(strides)
-
-
-def _count(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
-class NkiTensor:
+class NkiTensor(Operators):
     """A tensor or tile of a kernel being traced (NKI's NkiTensor)."""
 
     __slots__ = ("_buf", "_offset", "_axes", "_par", "_dims", "_base",
@@ -203,7 +159,7 @@ class NkiTensor:
                 lo += span
             else:
                 hi += span
-        total = _count(buf.shape)
+        total = element_count(buf.shape)
         if lo < 0 or hi >= total:
             raise _errors.index_error(
                 f"index out of bounds: the view reaches elements [{lo}, "
@@ -234,7 +190,7 @@ class NkiTensor:
     def reshape(self, shape):
         """The same elements under another shape (contiguous views)."""
         shape = tuple(int(s) for s in shape)
-        if _count(shape) != _count(self.shape):
+        if element_count(shape) != element_count(self.shape):
             raise ValueError(f"cannot reshape {self.shape} to {shape}")
         expect = 1
         for stride, count in reversed(self._axes):
@@ -242,7 +198,7 @@ class NkiTensor:
                 raise NotImplementedError(
                     "nkigraph.nki: reshape of a non-contiguous view")
             expect *= count
-        axes = tuple(zip(_row_major(shape), shape))
+        axes = tuple(zip(row_major(shape), shape))
         par = 0 if self._par is not None else None
         return NkiTensor(self._buf, self._offset, axes, par,
                          (None,) * len(axes), None)
@@ -289,336 +245,22 @@ class NkiTensor:
             and other._offset == self._offset and \
             other._pattern() == self._pattern()
 
-    def __iadd__(self, other):
-        return self._inplace("add", other)
-
-    def __isub__(self, other):
-        return self._inplace("subtract", other)
-
-    def __imul__(self, other):
-        return self._inplace("multiply", other)
-
-    def __itruediv__(self, other):
-        return self._inplace("divide", other)
-
-    def _inplace(self, name, other):
-        # t[...] += x: one instruction writing the view in place (Python
-        # then assigns the view to itself, which records nothing). A
-        # matmul result not yet recorded is accumulated into a PSUM view
-        # instead (psum += nisa.nc_matmul(...): one nc_matmul).
-        from . import _ops, language
-        trace = self._buf.trace
-        pending = trace.pending if trace is not None else None
-        if name == "add" and pending is not None and \
-                pending[0] is other and self._buf.space == "psum":
-            trace.pending = None
-            _ops.matmul(self, pending[1], pending[2], None, pending[3])
-            return self
-        language.binary(name, self, other, dst=self)
-        return self
-
     def __getitem__(self, key):
         # A loop indexes the same tiles the same few ways: a view made once
         # (and its operand, checked once) serves every later use of its key.
         try:
-            hkey = _key_of(key)
+            hkey = _indexing.cache_key(key)
         except TypeError:
-            return _index(self, key)
+            return _indexing.index(self, key)
         views = self._views
         if views is None:
             views = self._views = {}
         view = views.get(hkey)
         if view is None:
-            view = views[hkey] = _index(self, key)
+            view = views[hkey] = _indexing.index(self, key)
         return view
 
     def __setitem__(self, key, value):
         # tile[...] = value: a copy into the view (NKI's assignment form).
         from . import language
         language.assign(self[key], value)
-
-    # --- operators: nki.language ops --------------------------------
-    def _op(self, name, other, reverse=False):
-        from . import language
-        if reverse:
-            return language.binary(name, other, self)
-        return language.binary(name, self, other)
-
-    def __add__(self, other):
-        return self._op("add", other)
-
-    def __radd__(self, other):
-        return self._op("add", other, True)
-
-    def __sub__(self, other):
-        return self._op("subtract", other)
-
-    def __rsub__(self, other):
-        return self._op("subtract", other, True)
-
-    def __mul__(self, other):
-        return self._op("multiply", other)
-
-    def __rmul__(self, other):
-        return self._op("multiply", other, True)
-
-    def __truediv__(self, other):
-        return self._op("divide", other)
-
-    def __rtruediv__(self, other):
-        return self._op("divide", other, True)
-
-    def __pow__(self, other):
-        return self._op("power", other)
-
-    def __mod__(self, other):
-        return self._op("mod", other)
-
-    def __lt__(self, other):
-        return self._op("less", other)
-
-    def __le__(self, other):
-        return self._op("less_equal", other)
-
-    def __gt__(self, other):
-        return self._op("greater", other)
-
-    def __ge__(self, other):
-        return self._op("greater_equal", other)
-
-    def __eq__(self, other):
-        return self._op("equal", other)
-
-    def __ne__(self, other):
-        return self._op("not_equal", other)
-
-    def __and__(self, other):
-        return self._op("bitwise_and", other)
-
-    def __or__(self, other):
-        return self._op("bitwise_or", other)
-
-    def __xor__(self, other):
-        return self._op("bitwise_xor", other)
-
-    __hash__ = object.__hash__
-
-    def __neg__(self):
-        from . import language
-        return language.negative(self)
-
-    def __matmul__(self, other):
-        from . import language
-        return language.matmul(self, other)
-
-    @property
-    def T(self):
-        from . import language
-        return language.transpose(self)
-
-
-_INT = (int, np.integer)
-
-
-def _key_of(key):
-    """A hashable form of an index made of numbers and slices (TypeError
-    for anything else, which is not cached)."""
-    if type(key) is not tuple:
-        key = (key,)
-    out = []
-    for k in key:
-        tk = type(k)
-        if tk is slice:
-            out.append((k.start, k.stop, k.step))
-        elif tk is int:
-            out.append(k)
-        else:
-            raise TypeError("not cached")
-    return tuple(out)
-
-
-def _index(t, key):
-    if not isinstance(key, tuple):
-        key = (key,)
-    fast = _index_basic(t, key)
-    if fast is not None:
-        return fast
-    axes = t._axes
-    if any(k is Ellipsis for k in key):
-        i = next(i for i, k in enumerate(key) if k is Ellipsis)
-        key = key[:i] + (slice(None),) * (len(axes) - len(key) + 1) + \
-            key[i + 1:]
-    if len(key) > len(axes):
-        raise _errors.index_error(
-            f"{len(key)} indices for a {len(axes)}-axis tensor {t.shape}")
-    key = key + (slice(None),) * (len(axes) - len(key))
-
-    placed = [v for k in key if isinstance(k, IndexExpr) for v, _ in k.terms]
-    if placed:
-        n_out = max(v.ndim for v in placed)
-        taken = {v.pos for v in placed}
-        free = [p for p in range(n_out) if p not in taken]
-    else:
-        n_out = 0
-    offset = t._offset
-    base = list(t._base) if t._base is not None else None
-    by_pos = {}  # output axis -> (stride, count, dim)
-    par_pos = None
-    par_fixed = None  # the partition axis's stride, when indexed by a number
-
-    def place(pos, stride, count, dim, is_par):
-        nonlocal par_pos
-        if pos in by_pos:
-            raise NotImplementedError(
-                "nkigraph.nki: two index variables on one axis of a tile")
-        by_pos[pos] = (stride, count, dim)
-        if is_par:
-            par_pos = pos
-
-    def shift(dim, amount):
-        if base is not None and dim is not None:
-            base[dim[0]] += dim[1] * amount
-
-    def scaled(dim, k):
-        return None if dim is None else (dim[0], dim[1] * k)
-
-    next_free = 0
-    for d, k in enumerate(key):
-        stride, count = axes[d]
-        dim = t._dims[d]
-        is_par = d == t._par
-        if isinstance(k, _INT) and not isinstance(k, bool):
-            i = int(k)
-            if i < 0:
-                i += count
-            if not 0 <= i < count:
-                raise _errors.index_error(
-                    f"index {int(k)} is out of bounds for axis {d} of "
-                    f"size {count}")
-            offset += stride * i
-            shift(dim, i)
-            if is_par:
-                par_fixed = stride
-            continue
-        if isinstance(k, slice):
-            start, stop, step = k.start, k.stop, k.step
-            step = 1 if step is None else int(step)
-            start = 0 if start is None else int(start)
-            stop = count if stop is None else int(stop)
-            if start < 0 or stop > count or step <= 0:
-                raise _errors.index_error(
-                    f"slice [{start}:{stop}:{step}] is out of bounds for "
-                    f"axis {d} of size {count}")
-            n = max(0, (stop - start + step - 1) // step)
-            if n == 0:
-                raise _errors.index_error(f"empty slice on axis {d}")
-            offset += stride * start
-            shift(dim, start)
-            if placed:
-                if not free:
-                    raise _errors.index_error(
-                        "more sliced axes than the indexed tile has")
-                pos = free.pop(0)
-            else:
-                pos = next_free
-                next_free += 1
-            place(pos, stride * step, n, scaled(dim, step), is_par)
-            continue
-        if isinstance(k, IndexExpr):
-            offset += stride * k.const
-            shift(dim, k.const)
-            if not k.terms and is_par:
-                par_fixed = stride
-            for var, coef in k.terms:
-                offset += stride * coef * var.start
-                shift(dim, coef * var.start)
-                pos = var.pos
-                if pos is None:  # a 1-D arange used on its own
-                    pos = next_free
-                    next_free += 1
-                place(pos, stride * coef * var.step, var.count,
-                      scaled(dim, coef * var.step), is_par)
-            continue
-        if isinstance(k, NkiTensor):
-            raise NotImplementedError(
-                "nkigraph.nki: indexing with a tile of indices (dynamic, "
-                "indirect access) is not supported")
-        raise TypeError(f"cannot index a tensor with {type(k).__name__}")
-
-    n_axes = n_out if placed else next_free
-    if placed:
-        n_axes = max([n_axes] + [p + 1 for p in by_pos])
-    new_axes = []
-    new_dims = []
-    for p in range(n_axes):
-        stride, count, dim = by_pos.get(p, (0, 1, (0, 0)))
-        new_axes.append((stride, count))
-        new_dims.append(dim)
-    if t._par is not None and par_pos is None:
-        # The partition dim indexed by a number: one partition, kept first.
-        new_axes.insert(0, (par_fixed or 0, 1))
-        new_dims.insert(0, (0, 0))
-        par_pos = 0
-    if not new_axes:
-        new_axes = [(1, 1)]
-        new_dims = [(0, 0)]
-    return NkiTensor(t._buf, offset, tuple(new_axes), par_pos,
-                     tuple(new_dims), tuple(base) if base is not None else None)
-
-
-def _index_basic(t, key):
-    """t[key] for numbers and plain slices (the common case: tiles sliced
-    in loops), or None for anything else."""
-    axes = t._axes
-    n = len(axes)
-    if len(key) > n:
-        return None
-    dims_in = t._dims
-    base = list(t._base) if t._base is not None else None
-    offset = t._offset
-    new_axes = []
-    new_dims = []
-    par = t._par
-    new_par = None
-    for d in range(n):
-        stride, count = axes[d]
-        dim = dims_in[d]
-        k = key[d] if d < len(key) else _FULL
-        tk = type(k)
-        if tk is slice:
-            start, stop, step = k.start, k.stop, k.step
-            if step is not None and step != 1:
-                return None
-            start = 0 if start is None else start
-            stop = count if stop is None else stop
-            if type(start) is not int or type(stop) is not int or \
-                    start < 0 or stop > count or stop <= start:
-                return None  # the general path raises the error
-            offset += stride * start
-            if base is not None and dim is not None:
-                base[dim[0]] += dim[1] * start
-            if d == par:
-                new_par = len(new_axes)
-            new_axes.append((stride, stop - start))
-            new_dims.append(dim)
-        elif tk is int:
-            if not 0 <= k < count:
-                return None
-            offset += stride * k
-            if base is not None and dim is not None:
-                base[dim[0]] += dim[1] * k
-            if d == par:
-                new_par = len(new_axes)
-                new_axes.append((stride, 1))
-                new_dims.append((0, 0))
-        else:
-            return None
-    if not new_axes:
-        new_axes = [(1, 1)]
-        new_dims = [(0, 0)]
-    return NkiTensor(t._buf, offset, tuple(new_axes), new_par,
-                     tuple(new_dims), tuple(base) if base is not None else None,
-                     t._inside)
-
-
-_FULL = slice(None)

@@ -10,7 +10,7 @@ that made them, as nkigraph.Error.
 import sys
 
 from .. import _nkigraph
-from . import _dtypes
+from . import _buffer, _dtypes
 
 _OPCODES = _nkigraph._opcodes
 _PACKAGE = __name__.rsplit(".", 1)[0]  # "nkigraph.nki"
@@ -108,7 +108,7 @@ class Trace:
         file, line = caller()
         id_ = self.tracer.alloc(list(phys), _dtypes.dtype_name(dtype), space,
                                 label, file, line)
-        buf = _tensor._Buffer(self, id_, space, dtype, phys, label)
+        buf = _buffer._Buffer(self, id_, space, dtype, phys, label)
         if name:
             self.named.add(id_)
         return _tensor.NkiTensor.whole(buf, par_axis)

@@ -431,31 +431,36 @@ def tensor_scalar_reduce(*args, **kwargs):
     return out
 
 
+# The parameters of each per-partition statistic: a tuple object of its
+# own per opcode (built at run time, so never one shared constant), as
+# _bind keys its binder, and the opcode its errors name, by the tuple.
+_PER_PARTITION_PARAMS = {
+    opcode: tuple([("data", ...), ("dtype", None), ("mask", None)])
+    for opcode in ("bn_stats", "bn_aggr")}
+
+
+def _per_partition(opcode, width, args, kwargs):
+    """`opcode` of data: `width` float32 values per partition ([P, width],
+    unless a dtype is asked for), in either of NKI's calling forms."""
+    dst, args = _split_dst(args, kwargs, 1)
+    a = _bind(opcode, args, kwargs, _PER_PARTITION_PARAMS[opcode])
+    data = a["data"]
+    out, view = _ops.result(dst, a["mask"], (data.shape[0], width),
+                            a["dtype"] or "float32")
+    _trace.active().emit(opcode, (
+        ("dst", view), ("data", _ops.masked(data, a["mask"]))))
+    return out
+
+
 def bn_stats(*args, **kwargs):
     """Per partition: count, mean and variance x count of the even and of
     the odd free elements ([P, 6]), for bn_aggr."""
-    dst, args = _split_dst(args, kwargs, 1)
-    a = _bind("bn_stats", args, kwargs, (
-        ("data", ...), ("dtype", None), ("mask", None)))
-    data = a["data"]
-    out, view = _ops.result(dst, a["mask"], (data.shape[0], 6),
-                        a["dtype"] or "float32")
-    _trace.active().emit("bn_stats", (
-        ("dst", view), ("data", _ops.masked(data, a["mask"]))))
-    return out
+    return _per_partition("bn_stats", 6, args, kwargs)
 
 
 def bn_aggr(*args, **kwargs):
     """Per partition: the mean and variance ([P, 2]) of bn_stats groups."""
-    dst, args = _split_dst(args, kwargs, 1)
-    a = _bind("bn_aggr", args, kwargs, (
-        ("data", ...), ("dtype", None), ("mask", None)))
-    data = a["data"]
-    out, view = _ops.result(dst, a["mask"], (data.shape[0], 2),
-                        a["dtype"] or "float32")
-    _trace.active().emit("bn_aggr", (
-        ("dst", view), ("data", _ops.masked(data, a["mask"]))))
-    return out
+    return _per_partition("bn_aggr", 2, args, kwargs)
 
 
 def tensor_copy_predicated(*args, **kwargs):

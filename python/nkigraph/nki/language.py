@@ -12,6 +12,7 @@ import numpy as np
 from . import _errors, _ops, _trace
 from ._dtypes import (bfloat16, dtype_name, float8_e4m3,  # noqa: F401
                       float8_e5m2, itemsize, tfloat32)  # (NKI's dtypes)
+from ._buffer import _Buffer
 from ._index import IndexExpr, _Var
 from ._tensor import NkiTensor
 
@@ -171,7 +172,6 @@ def shared_constant(constant, dtype=None, **kwargs):
     name = trace.unique_name("constant")
     trace.loc()
     id_ = trace.tracer.input(name, list(value.shape), dtype_name(dtype), True)
-    from ._tensor import _Buffer
     buf = _Buffer(trace, id_, "shared_hbm", dtype, value.shape, name)
     trace.constants.append((name, value))
     return NkiTensor.whole(buf)
