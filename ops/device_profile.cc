@@ -1,21 +1,43 @@
 #include "ops/device_profile.h"
 
 #include "absl/strings/str_cat.h"
+#include "util/dtype.h"
 
 namespace nkigraph::ops {
 namespace {
 
 constexpr int64_t kKiB = 1024;
 
-constexpr DeviceProfile kTrn1{
-    proto::TARGET_TRN1, "trn1", 128, 192 * kKiB, 16 * kKiB,
-    2 * kKiB,           128,    512, 240.0f,     512};
-constexpr DeviceProfile kTrn2{
-    proto::TARGET_TRN2, "trn2", 128, 224 * kKiB, 16 * kKiB,
-    2 * kKiB,           128,    512, 240.0f,     512};
-constexpr DeviceProfile kTrn3{
-    proto::TARGET_TRN3, "trn3", 128,  256 * kKiB, 16 * kKiB,
-    2 * kKiB,           128,    4096, 448.0f,     512};
+constexpr DeviceProfile kTrn1{.target = proto::TARGET_TRN1,
+                              .name = "trn1",
+                              .num_partitions = 128,
+                              .sbuf_partition_bytes = 192 * kKiB,
+                              .psum_partition_bytes = 16 * kKiB,
+                              .psum_bank_bytes = 2 * kKiB,
+                              .matmul_stationary_fmax = 128,
+                              .matmul_moving_fmax = 512,
+                              .fp8_e4m3_max = Fp8E4m3Max(proto::TARGET_TRN1),
+                              .bn_stats_fmax = 512};
+constexpr DeviceProfile kTrn2{.target = proto::TARGET_TRN2,
+                              .name = "trn2",
+                              .num_partitions = 128,
+                              .sbuf_partition_bytes = 224 * kKiB,
+                              .psum_partition_bytes = 16 * kKiB,
+                              .psum_bank_bytes = 2 * kKiB,
+                              .matmul_stationary_fmax = 128,
+                              .matmul_moving_fmax = 512,
+                              .fp8_e4m3_max = Fp8E4m3Max(proto::TARGET_TRN2),
+                              .bn_stats_fmax = 512};
+constexpr DeviceProfile kTrn3{.target = proto::TARGET_TRN3,
+                              .name = "trn3",
+                              .num_partitions = 128,
+                              .sbuf_partition_bytes = 256 * kKiB,
+                              .psum_partition_bytes = 16 * kKiB,
+                              .psum_bank_bytes = 2 * kKiB,
+                              .matmul_stationary_fmax = 128,
+                              .matmul_moving_fmax = 4096,
+                              .fp8_e4m3_max = Fp8E4m3Max(proto::TARGET_TRN3),
+                              .bn_stats_fmax = 512};
 
 }  // namespace
 

@@ -20,6 +20,7 @@
 #include "tools/commands.h"
 #include "util/dtype.h"
 #include "util/graph_source.h"
+#include "util/text_table.h"
 
 namespace nkigraph::tools {
 namespace {
@@ -90,29 +91,6 @@ std::string RoleName(const proto::Tensor& tensor) {
       return absl::StrCat("input_output (output '", tensor.output_name(), "')");
     default:
       return absl::StrCat("unknown role ", static_cast<int>(tensor.role()));
-  }
-}
-
-// Prints `rows` as left-aligned columns with two spaces between them.
-void PrintTable(const std::vector<std::vector<std::string>>& rows,
-                absl::string_view indent, std::ostream& out) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    if (row.size() > widths.size()) widths.resize(row.size(), 0);
-    for (size_t c = 0; c < row.size(); ++c) {
-      widths[c] = std::max(widths[c], row[c].size());
-    }
-  }
-  for (const auto& row : rows) {
-    std::string line(indent);
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c + 1 == row.size()) {
-        line += row[c];
-      } else {
-        absl::StrAppend(&line, absl::StrFormat("%-*s  ", widths[c], row[c]));
-      }
-    }
-    out << line << "\n";
   }
 }
 
