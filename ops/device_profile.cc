@@ -8,36 +8,28 @@ namespace {
 
 constexpr int64_t kKiB = 1024;
 
-constexpr DeviceProfile kTrn1{.target = proto::TARGET_TRN1,
-                              .name = "trn1",
-                              .num_partitions = 128,
-                              .sbuf_partition_bytes = 192 * kKiB,
-                              .psum_partition_bytes = 16 * kKiB,
-                              .psum_bank_bytes = 2 * kKiB,
-                              .matmul_stationary_fmax = 128,
-                              .matmul_moving_fmax = 512,
-                              .fp8_e4m3_max = Fp8E4m3Max(proto::TARGET_TRN1),
-                              .bn_stats_fmax = 512};
-constexpr DeviceProfile kTrn2{.target = proto::TARGET_TRN2,
-                              .name = "trn2",
-                              .num_partitions = 128,
-                              .sbuf_partition_bytes = 224 * kKiB,
-                              .psum_partition_bytes = 16 * kKiB,
-                              .psum_bank_bytes = 2 * kKiB,
-                              .matmul_stationary_fmax = 128,
-                              .matmul_moving_fmax = 512,
-                              .fp8_e4m3_max = Fp8E4m3Max(proto::TARGET_TRN2),
-                              .bn_stats_fmax = 512};
-constexpr DeviceProfile kTrn3{.target = proto::TARGET_TRN3,
-                              .name = "trn3",
-                              .num_partitions = 128,
-                              .sbuf_partition_bytes = 256 * kKiB,
-                              .psum_partition_bytes = 16 * kKiB,
-                              .psum_bank_bytes = 2 * kKiB,
-                              .matmul_stationary_fmax = 128,
-                              .matmul_moving_fmax = 4096,
-                              .fp8_e4m3_max = Fp8E4m3Max(proto::TARGET_TRN3),
-                              .bn_stats_fmax = 512};
+// What differs between the generations; the rest is common to all.
+constexpr DeviceProfile Generation(proto::Target target, absl::string_view name,
+                                   int64_t sbuf_partition_kib,
+                                   int64_t matmul_moving_fmax) {
+  return DeviceProfile{.target = target,
+                       .name = name,
+                       .num_partitions = 128,
+                       .sbuf_partition_bytes = sbuf_partition_kib * kKiB,
+                       .psum_partition_bytes = 16 * kKiB,
+                       .psum_bank_bytes = 2 * kKiB,
+                       .matmul_stationary_fmax = 128,
+                       .matmul_moving_fmax = matmul_moving_fmax,
+                       .fp8_e4m3_max = Fp8E4m3Max(target),
+                       .bn_stats_fmax = 512};
+}
+
+constexpr DeviceProfile kTrn1 =
+    Generation(proto::TARGET_TRN1, "trn1", 192, 512);
+constexpr DeviceProfile kTrn2 =
+    Generation(proto::TARGET_TRN2, "trn2", 224, 512);
+constexpr DeviceProfile kTrn3 =
+    Generation(proto::TARGET_TRN3, "trn3", 256, 4096);
 
 }  // namespace
 
