@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ops/access_pattern.h"
+#include "ops/dynamic_bounds.h"
 #include "ops/exec_context.h"
 #include "ops/instr_view.h"
 #include "ops/op_def.h"
@@ -237,19 +238,11 @@ bool Evaluator::Reach(const proto::AccessPattern& ap, const proto::Tensor& t,
       (vector && nd == 0)) {
     return false;
   }
-  const int64_t dim_stride =
-      ops::DimStride(t, static_cast<int>(dyn.indirect_dim()));
-  const int64_t dim_size = t.shape(static_cast<int>(dyn.indirect_dim()));
-  const int64_t numel = TensorElements(t);
-  int64_t ext_lo = 0, ext_hi = 0;  // the static pattern's (one row's) reach
-  for (int d = vector ? 1 : 0; d < nd; ++d) {
-    const int64_t reach = ops::Stride(ap, d) * (ops::Count(ap, d) - 1);
-    (reach < 0 ? ext_lo : ext_hi) += reach;
-  }
+  const ops::DynamicBounds bounds = ops::DynamicBoundsOf(ap, t);
   bool any = false;
   auto add = [&](int64_t base) {
-    *lo = any ? std::min(*lo, base + ext_lo) : base + ext_lo;
-    *hi = any ? std::max(*hi, base + ext_hi) : base + ext_hi;
+    *lo = any ? std::min(*lo, base + bounds.lo) : base + bounds.lo;
+    *hi = any ? std::max(*hi, base + bounds.hi) : base + bounds.hi;
     any = true;
   };
   const int64_t rows = vector ? ops::Count(ap, 0) : 1;
@@ -259,13 +252,13 @@ bool Evaluator::Reach(const proto::AccessPattern& ap, const proto::Tensor& t,
                     dyn.offset_element() + r * dyn.offset_stride(), &v)) {
       return false;
     }
-    const int64_t base =
-        ap.offset() + (vector ? r * ops::Stride(ap, 0) : 0) + v * dim_stride;
-    if (v < 0 || v >= dim_size || base + ext_lo < 0 || base + ext_hi >= numel) {
+    const int64_t row_base =
+        ap.offset() + (vector ? r * ops::Stride(ap, 0) : 0);
+    if (!ops::InBounds(bounds, v, row_base)) {
       if (skip) continue;
       return false;  // the run would fail here
     }
-    add(base);
+    add(row_base + v * bounds.dim_stride);
   }
   return any;
 }
@@ -279,27 +272,26 @@ absl::Status Evaluator::Positions(const proto::AccessPattern& ap,
   const proto::DynamicOffset& dyn = ap.dynamic();
   const bool dynamic = dyn.kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
   const bool vector = dyn.kind() == proto::DynamicOffset::VECTOR;
-  int64_t dim_stride = 0, dim_size = 0;
+  ops::DynamicBounds bounds;
   if (dynamic) {
     if (static_cast<int>(dyn.indirect_dim()) >= t.shape_size()) {
       return Unknown();
     }
-    dim_stride = ops::DimStride(t, static_cast<int>(dyn.indirect_dim()));
-    dim_size = t.shape(static_cast<int>(dyn.indirect_dim()));
+    bounds = ops::DynamicBoundsOf(ap, t);
   }
   const int64_t numel = TensorElements(t);
   // The row's shift by its index entry; -1 entries mark skipped rows.
   auto shift_of = [&](int64_t entry, int64_t* shift) -> absl::Status {
     int64_t v = 0;
     if (!IndexValue(dyn.tensor_id(), entry, &v)) return Unknown();
-    if (v < 0 || v >= dim_size) {
+    if (v < 0 || v >= bounds.dim_size) {
       if (dyn.oob_mode() == proto::DynamicOffset::OOB_SKIP) {
         *shift = -1;
         return absl::OkStatus();
       }
       return Unknown();
     }
-    *shift = v * dim_stride;
+    *shift = v * bounds.dim_stride;
     return absl::OkStatus();
   };
   int64_t scalar_shift = 0;
