@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -37,8 +38,10 @@ void IntOrNull(JsonWriter& json, const char* key, int64_t value, bool present) {
   }
 }
 
-void WriteFields(JsonWriter& json, const std::vector<FieldChange>& fields) {
-  json.Key("fields");
+// `fields` as an array under `key`.
+void WriteFields(JsonWriter& json, const char* key,
+                 const std::vector<FieldChange>& fields) {
+  json.Key(key);
   json.BeginArray();
   for (const FieldChange& field : fields) {
     json.BeginObject();
@@ -51,16 +54,52 @@ void WriteFields(JsonWriter& json, const std::vector<FieldChange>& fields) {
   json.EndArray();
 }
 
-void WriteCounts(JsonWriter& json, const Counts& counts) {
-  json.BeginObject();
+// The three counts as keys of the object being written.
+void CountKeys(JsonWriter& json, const Counts& counts) {
   json.Key("added");
   json.Int(counts.added);
   json.Key("removed");
   json.Int(counts.removed);
   json.Key("changed");
   json.Int(counts.changed);
+}
+
+void WriteCounts(JsonWriter& json, const Counts& counts) {
+  json.BeginObject();
+  CountKeys(json, counts);
   json.EndObject();
 }
+
+// A change's object, open while this lives: its kind first, then values
+// of the change's two sides, each null on the side the change lacks (an
+// added one has no a side, a removed one no b side).
+class ChangeObject {
+ public:
+  ChangeObject(JsonWriter& json, ChangeKind kind)
+      : json_(json),
+        in_a_(kind != ChangeKind::kAdded),
+        in_b_(kind != ChangeKind::kRemoved) {
+    json_.BeginObject();
+    json_.Key("change");
+    json_.String(ChangeKindName(kind));
+  }
+  ~ChangeObject() { json_.EndObject(); }
+
+  void Ints(const char* key_a, int64_t a, const char* key_b, int64_t b) {
+    IntOrNull(json_, key_a, a, in_a_);
+    IntOrNull(json_, key_b, b, in_b_);
+  }
+  void Strings(const char* key_a, const std::string& a, const char* key_b,
+               const std::string& b) {
+    StringOrNull(json_, key_a, a, in_a_);
+    StringOrNull(json_, key_b, b, in_b_);
+  }
+
+ private:
+  JsonWriter& json_;
+  const bool in_a_;
+  const bool in_b_;
+};
 
 }  // namespace
 
@@ -77,35 +116,17 @@ std::string FormatJson(const DiffResult& result, const FormatOptions& options) {
   json.Key("same");
   json.Bool(result.same());
 
-  json.Key("header");
-  json.BeginArray();
-  for (const FieldChange& field : result.header) {
-    json.BeginObject();
-    json.Key("field");
-    json.String(field.field);
-    OptionalString(json, "before", field.before);
-    OptionalString(json, "after", field.after);
-    json.EndObject();
-  }
-  json.EndArray();
+  WriteFields(json, "header", result.header);
 
   json.Key("tensors");
   json.BeginArray();
   for (const TensorChange& change : result.tensors) {
-    const bool in_a = change.kind != ChangeKind::kAdded;
-    const bool in_b = change.kind != ChangeKind::kRemoved;
-    json.BeginObject();
-    json.Key("change");
-    json.String(ChangeKindName(change.kind));
-    StringOrNull(json, "name_a", change.name_a, in_a);
-    StringOrNull(json, "name_b", change.name_b, in_b);
+    ChangeObject object(json, change.kind);
+    object.Strings("name_a", change.name_a, "name_b", change.name_b);
     IntOrNull(json, "core", change.core, change.core >= 0);
-    IntOrNull(json, "id_a", change.id_a, in_a);
-    IntOrNull(json, "id_b", change.id_b, in_b);
-    StringOrNull(json, "before", change.summary_a, in_a);
-    StringOrNull(json, "after", change.summary_b, in_b);
-    WriteFields(json, change.fields);
-    json.EndObject();
+    object.Ints("id_a", change.id_a, "id_b", change.id_b);
+    object.Strings("before", change.summary_a, "after", change.summary_b);
+    WriteFields(json, "fields", change.fields);
   }
   json.EndArray();
   json.Key("tensors_omitted");
@@ -130,23 +151,14 @@ std::string FormatJson(const DiffResult& result, const FormatOptions& options) {
     json.Key("changes");
     json.BeginArray();
     for (const InstrChange& change : stream.changes) {
-      const bool in_a = change.kind != ChangeKind::kAdded;
-      const bool in_b = change.kind != ChangeKind::kRemoved;
-      json.BeginObject();
-      json.Key("change");
-      json.String(ChangeKindName(change.kind));
+      ChangeObject object(json, change.kind);
       json.Key("opcode");
       json.String(change.opcode);
-      IntOrNull(json, "index_a", change.index_a, in_a);
-      IntOrNull(json, "index_b", change.index_b, in_b);
-      IntOrNull(json, "id_a", change.id_a, in_a);
-      IntOrNull(json, "id_b", change.id_b, in_b);
-      StringOrNull(json, "before", change.text_a, in_a);
-      StringOrNull(json, "after", change.text_b, in_b);
-      StringOrNull(json, "source_a", change.source_a, in_a);
-      StringOrNull(json, "source_b", change.source_b, in_b);
-      WriteFields(json, change.fields);
-      json.EndObject();
+      object.Ints("index_a", change.index_a, "index_b", change.index_b);
+      object.Ints("id_a", change.id_a, "id_b", change.id_b);
+      object.Strings("before", change.text_a, "after", change.text_b);
+      object.Strings("source_a", change.source_a, "source_b", change.source_b);
+      WriteFields(json, "fields", change.fields);
     }
     json.EndArray();
     json.Key("omitted");
@@ -157,13 +169,7 @@ std::string FormatJson(const DiffResult& result, const FormatOptions& options) {
 
   json.Key("summary");
   json.BeginObject();
-  const Counts total = result.total();
-  json.Key("added");
-  json.Int(total.added);
-  json.Key("removed");
-  json.Int(total.removed);
-  json.Key("changed");
-  json.Int(total.changed);
+  CountKeys(json, result.total());
   json.Key("instructions");
   WriteCounts(json, result.instruction_counts);
   json.Key("tensors");
