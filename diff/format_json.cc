@@ -1,3 +1,4 @@
+// `nkigraph diff --json`: a DiffResult as one JSON document.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -8,17 +9,7 @@
 namespace nkigraph::diff {
 namespace {
 
-void OptionalString(JsonWriter& json, const char* key,
-                    const std::optional<std::string>& value) {
-  json.Key(key);
-  if (value.has_value()) {
-    json.String(*value);
-  } else {
-    json.Null();
-  }
-}
-
-// An empty string or zero id reads as absent (null).
+// `value` under `key`, or null when it is not `present`.
 void StringOrNull(JsonWriter& json, const char* key, const std::string& value,
                   bool present) {
   json.Key(key);
@@ -38,6 +29,11 @@ void IntOrNull(JsonWriter& json, const char* key, int64_t value, bool present) {
   }
 }
 
+void OptionalString(JsonWriter& json, const char* key,
+                    const std::optional<std::string>& value) {
+  StringOrNull(json, key, value.value_or(""), value.has_value());
+}
+
 // `fields` as an array under `key`.
 void WriteFields(JsonWriter& json, const char* key,
                  const std::vector<FieldChange>& fields) {
@@ -45,8 +41,7 @@ void WriteFields(JsonWriter& json, const char* key,
   json.BeginArray();
   for (const FieldChange& field : fields) {
     json.BeginObject();
-    json.Key("field");
-    json.String(field.field);
+    json.StringMember("field", field.field);
     OptionalString(json, "before", field.before);
     OptionalString(json, "after", field.after);
     json.EndObject();
@@ -56,12 +51,9 @@ void WriteFields(JsonWriter& json, const char* key,
 
 // The three counts as keys of the object being written.
 void CountKeys(JsonWriter& json, const Counts& counts) {
-  json.Key("added");
-  json.Int(counts.added);
-  json.Key("removed");
-  json.Int(counts.removed);
-  json.Key("changed");
-  json.Int(counts.changed);
+  json.IntMember("added", counts.added);
+  json.IntMember("removed", counts.removed);
+  json.IntMember("changed", counts.changed);
 }
 
 void WriteCounts(JsonWriter& json, const Counts& counts) {
@@ -80,8 +72,7 @@ class ChangeObject {
         in_a_(kind != ChangeKind::kAdded),
         in_b_(kind != ChangeKind::kRemoved) {
     json_.BeginObject();
-    json_.Key("change");
-    json_.String(ChangeKindName(kind));
+    json_.StringMember("change", ChangeKindName(kind));
   }
   ~ChangeObject() { json_.EndObject(); }
 
@@ -107,14 +98,10 @@ std::string FormatJson(const DiffResult& result, const FormatOptions& options) {
   std::string out;
   JsonWriter json(&out);
   json.BeginObject();
-  json.Key("a");
-  json.String(options.label_a);
-  json.Key("b");
-  json.String(options.label_b);
-  json.Key("strict");
-  json.Bool(options.strict);
-  json.Key("same");
-  json.Bool(result.same());
+  json.StringMember("a", options.label_a);
+  json.StringMember("b", options.label_b);
+  json.BoolMember("strict", options.strict);
+  json.BoolMember("same", result.same());
 
   WriteFields(json, "header", result.header);
 
@@ -129,31 +116,24 @@ std::string FormatJson(const DiffResult& result, const FormatOptions& options) {
     WriteFields(json, "fields", change.fields);
   }
   json.EndArray();
-  json.Key("tensors_omitted");
-  json.Int(result.tensors_omitted);
+  json.IntMember("tensors_omitted", result.tensors_omitted);
 
   json.Key("streams");
   json.BeginArray();
   for (const StreamDiff& stream : result.streams) {
     json.BeginObject();
-    json.Key("core");
-    json.Int(stream.core);
-    json.Key("in_a");
-    json.Bool(stream.in_a);
-    json.Key("in_b");
-    json.Bool(stream.in_b);
-    json.Key("length_a");
-    json.Int(stream.length_a);
-    json.Key("length_b");
-    json.Int(stream.length_b);
+    json.IntMember("core", stream.core);
+    json.BoolMember("in_a", stream.in_a);
+    json.BoolMember("in_b", stream.in_b);
+    json.IntMember("length_a", stream.length_a);
+    json.IntMember("length_b", stream.length_b);
     json.Key("counts");
     WriteCounts(json, stream.counts);
     json.Key("changes");
     json.BeginArray();
     for (const InstrChange& change : stream.changes) {
       ChangeObject object(json, change.kind);
-      json.Key("opcode");
-      json.String(change.opcode);
+      json.StringMember("opcode", change.opcode);
       object.Ints("index_a", change.index_a, "index_b", change.index_b);
       object.Ints("id_a", change.id_a, "id_b", change.id_b);
       object.Strings("before", change.text_a, "after", change.text_b);
@@ -161,8 +141,7 @@ std::string FormatJson(const DiffResult& result, const FormatOptions& options) {
       WriteFields(json, "fields", change.fields);
     }
     json.EndArray();
-    json.Key("omitted");
-    json.Int(stream.omitted);
+    json.IntMember("omitted", stream.omitted);
     json.EndObject();
   }
   json.EndArray();
