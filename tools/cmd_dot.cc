@@ -6,7 +6,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "tools/commands.h"
 #include "tools/picture_flags.h"
 #include "tools/run_support.h"
@@ -77,23 +76,17 @@ std::vector<FlagSpec> Flags() {
                              {"--radius", "", true, false},
                              {"--page", "", true, false},
                              {"--no-legend", "", false, false},
-                             {"--no-edge-labels", "", false, false},
-                             DiagnosticsFlag()});
+                             {"--no-edge-labels", "", false, false}});
   return flags;
 }
 
 }  // namespace
 
 int RunDot(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, Flags());
-  if (!parsed.ok()) return ReportError("dot", parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
-  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
-    return ReportError("dot", status);
-  }
+  int exit_code = kExitOk;
+  std::optional<ParsedArgs> parsed =
+      StartVerb(args, "dot", Flags(), kUsage, &exit_code);
+  if (!parsed) return exit_code;
   absl::StatusOr<std::string> input_or = OnePositional(
       *parsed, "dot", "graph file", "nkigraph dot FILE [-o OUT.dot|.svg|.png]");
   if (!input_or.ok()) return ReportError("dot", input_or.status());

@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "interp/device_memory.h"
 #include "ops/device_profile.h"
 #include "ops/instr_facts.h"
@@ -242,15 +241,10 @@ void PrintInfo(const proto::Graph& graph, std::ostream& out) {
 }
 
 int RunInfo(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {DiagnosticsFlag()});
-  if (!parsed.ok()) return ReportError("info", parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
-  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
-    return ReportError("info", status);
-  }
+  int exit_code = kExitOk;
+  std::optional<ParsedArgs> parsed =
+      StartVerb(args, "info", {}, kUsage, &exit_code);
+  if (!parsed) return exit_code;
   absl::StatusOr<std::string> path =
       OnePositional(*parsed, "info", "graph file", "nkigraph info FILE");
   if (!path.ok()) return ReportError("info", path.status());

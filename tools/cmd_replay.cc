@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "tools/commands.h"
@@ -104,17 +103,11 @@ std::optional<std::string> FirstDifference(const HostArray& recorded,
 }  // namespace
 
 int RunReplay(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {kMemoryLimitFlag, kMaxStepsFlag, kThreadsFlag,
-                       kQuietFlag, DiagnosticsFlag()});
-  if (!parsed.ok()) return ReportError(kVerb, parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
-  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
-    return ReportError(kVerb, status);
-  }
+  int exit_code = kExitOk;
+  std::optional<ParsedArgs> parsed = StartVerb(
+      args, kVerb, {kMemoryLimitFlag, kMaxStepsFlag, kThreadsFlag, kQuietFlag},
+      kUsage, &exit_code);
+  if (!parsed) return exit_code;
   absl::StatusOr<std::string> path_or =
       OnePositional(*parsed, kVerb, "bundle", "nkigraph replay BUNDLE");
   if (!path_or.ok()) return ReportError(kVerb, path_or.status());

@@ -1,12 +1,11 @@
 // nkigraph view GRAPH -o PAGE.html: one self-contained HTML page to
 // explore a graph (view/page.h).
 #include <cstdint>
-#include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "ops/device_profile.h"
 #include "tools/commands.h"
 #include "tools/picture_flags.h"
@@ -67,23 +66,17 @@ std::vector<FlagSpec> Flags() {
                              {"--dump", "", true, false},
                              {"--profile", "", false, false},
                              {"--no-profile", "", false, false},
-                             {"--target", "", true, false},
-                             DiagnosticsFlag()});
+                             {"--target", "", true, false}});
   return flags;
 }
 
 }  // namespace
 
 int RunView(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, Flags());
-  if (!parsed.ok()) return ReportError(kVerb, parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
-  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
-    return ReportError(kVerb, status);
-  }
+  int exit_code = kExitOk;
+  std::optional<ParsedArgs> parsed =
+      StartVerb(args, kVerb, Flags(), kUsage, &exit_code);
+  if (!parsed) return exit_code;
   absl::StatusOr<std::string> input = OnePositional(
       *parsed, kVerb, "graph file", "nkigraph view GRAPH -o PAGE.html");
   if (!input.ok()) return ReportError(kVerb, input.status());
