@@ -132,6 +132,15 @@ class Evaluator final : public ops::ExecContext {
   absl::Status Positions(const proto::AccessPattern& ap, const proto::Tensor& t,
                          std::vector<int64_t>* out);
   absl::Status OperandPositions(int i, std::vector<int64_t>** out);
+  // Operand i's values in its dtype, as `load` converts each (into
+  // `cache`'s entry i), and the writes of values `store` converts.
+  template <typename T>
+  absl::StatusOr<absl::Span<const T>> ReadAs(
+      int i, T (*load)(proto::DType, const uint8_t*),
+      std::vector<std::vector<T>>& cache);
+  template <typename T>
+  absl::Status WriteAs(int i, absl::Span<const T> values,
+                       void (*store)(proto::DType, T, uint8_t*, float));
 
   bool Eligible(const graph::InstrInfo& info) const;
   void Evaluate(int i, uint32_t position);
@@ -368,32 +377,29 @@ absl::StatusOr<absl::Span<const uint8_t>> Evaluator::ReadRaw(int i) {
   return absl::Span<const uint8_t>(raw);
 }
 
-absl::StatusOr<absl::Span<const float>> Evaluator::ReadFloat(int i) {
+template <typename T>
+absl::StatusOr<absl::Span<const T>> Evaluator::ReadAs(
+    int i, T (*load)(proto::DType, const uint8_t*),
+    std::vector<std::vector<T>>& cache) {
   absl::StatusOr<absl::Span<const uint8_t>> raw = ReadRaw(i);
   if (!raw.ok()) return raw.status();
   const proto::DType dtype = view_.operand(i).dtype();
   const int64_t size = std::max(DTypeSize(dtype), 1);
-  if (static_cast<size_t>(i) >= read_float_.size()) read_float_.resize(i + 1);
-  std::vector<float>& out = read_float_[i];
+  if (static_cast<size_t>(i) >= cache.size()) cache.resize(i + 1);
+  std::vector<T>& out = cache[i];
   out.resize(raw->size() / size);
   for (size_t k = 0; k < out.size(); ++k) {
-    out[k] = LoadAsFloat(dtype, raw->data() + k * size);
+    out[k] = load(dtype, raw->data() + k * size);
   }
-  return absl::Span<const float>(out);
+  return absl::Span<const T>(out);
+}
+
+absl::StatusOr<absl::Span<const float>> Evaluator::ReadFloat(int i) {
+  return ReadAs<float>(i, LoadAsFloat, read_float_);
 }
 
 absl::StatusOr<absl::Span<const int64_t>> Evaluator::ReadInt(int i) {
-  absl::StatusOr<absl::Span<const uint8_t>> raw = ReadRaw(i);
-  if (!raw.ok()) return raw.status();
-  const proto::DType dtype = view_.operand(i).dtype();
-  const int64_t size = std::max(DTypeSize(dtype), 1);
-  if (static_cast<size_t>(i) >= read_int_.size()) read_int_.resize(i + 1);
-  std::vector<int64_t>& out = read_int_[i];
-  out.resize(raw->size() / size);
-  for (size_t k = 0; k < out.size(); ++k) {
-    out[k] = LoadAsInt(dtype, raw->data() + k * size);
-  }
-  return absl::Span<const int64_t>(out);
+  return ReadAs<int64_t>(i, LoadAsInt, read_int_);
 }
 
 absl::Status Evaluator::WriteRaw(int i, absl::Span<const uint8_t> bytes) {
@@ -413,24 +419,25 @@ absl::Status Evaluator::WriteRaw(int i, absl::Span<const uint8_t> bytes) {
   return absl::OkStatus();
 }
 
-absl::Status Evaluator::WriteFloat(int i, absl::Span<const float> values) {
+template <typename T>
+absl::Status Evaluator::WriteAs(int i, absl::Span<const T> values,
+                                void (*store)(proto::DType, T, uint8_t*,
+                                              float)) {
   const proto::DType dtype = view_.operand(i).dtype();
   const int64_t size = std::max(DTypeSize(dtype), 1);
   gathered_.assign(values.size() * size, 0);
   for (size_t k = 0; k < values.size(); ++k) {
-    StoreFromFloat(dtype, values[k], &gathered_[k * size], fp8_max_);
+    store(dtype, values[k], &gathered_[k * size], fp8_max_);
   }
   return WriteRaw(i, gathered_);
 }
 
+absl::Status Evaluator::WriteFloat(int i, absl::Span<const float> values) {
+  return WriteAs<float>(i, values, StoreFromFloat);
+}
+
 absl::Status Evaluator::WriteInt(int i, absl::Span<const int64_t> values) {
-  const proto::DType dtype = view_.operand(i).dtype();
-  const int64_t size = std::max(DTypeSize(dtype), 1);
-  gathered_.assign(values.size() * size, 0);
-  for (size_t k = 0; k < values.size(); ++k) {
-    StoreFromInt(dtype, values[k], &gathered_[k * size], fp8_max_);
-  }
-  return WriteRaw(i, gathered_);
+  return WriteAs<int64_t>(i, values, StoreFromInt);
 }
 
 absl::Status Evaluator::WriteRawRows(int i, const Rows& rows) {
