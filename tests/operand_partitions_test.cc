@@ -33,30 +33,30 @@ proto::AccessPattern Pattern(int64_t offset,
 
 // float32 [8, 4] from partition 16: element e lies in partition
 // 16 + e / 4.
-TEST(OperandPartitionsTest, PositivePartitionStride) {
+TEST(OperandPartitionsTest, WhicheverWayDimZeroWalks) {
   const proto::Tensor t = OnChip(proto::FLOAT32, 8, 4, 16);
-  // Offset 8 is partition 2; three partitions down: 2, 3, 4.
-  const PartitionSpan span = OperandPartitions(Pattern(8, {4, 3, 1, 4}), t);
-  EXPECT_EQ(span.lo, 18);
-  EXPECT_EQ(span.hi, 21);
-}
-
-TEST(OperandPartitionsTest, NegativePartitionStride) {
-  const proto::Tensor t = OnChip(proto::FLOAT32, 8, 4, 16);
-  // Offset 21 is partition 5, column 1; stride -4 walks partitions 5, 4,
-  // 3. Lowest element 21 - 8 = 13 (partition 3), highest 21 + 1 = 22
-  // (partition 5): partitions [19, 22).
-  const PartitionSpan span = OperandPartitions(Pattern(21, {-4, 3, 1, 2}), t);
-  EXPECT_EQ(span.lo, 19);
-  EXPECT_EQ(span.hi, 22);
-}
-
-TEST(OperandPartitionsTest, OnePartition) {
-  const proto::Tensor t = OnChip(proto::FLOAT32, 8, 4, 16);
-  // Offset 13 is partition 3, columns 1 and 2.
-  const PartitionSpan span = OperandPartitions(Pattern(13, {4, 1, 1, 2}), t);
-  EXPECT_EQ(span.lo, 19);
-  EXPECT_EQ(span.hi, 20);
+  struct Case {
+    const char* what;
+    proto::AccessPattern ap;
+    int64_t lo;
+    int64_t hi;
+  };
+  const Case cases[] = {
+      // Offset 8 is partition 2; three partitions down: 2, 3, 4.
+      {"positive stride", Pattern(8, {4, 3, 1, 4}), 18, 21},
+      // Offset 21 is partition 5, column 1; stride -4 walks partitions 5,
+      // 4, 3. Lowest element 21 - 8 = 13 (partition 3), highest 21 + 1 =
+      // 22 (partition 5).
+      {"negative stride", Pattern(21, {-4, 3, 1, 2}), 19, 22},
+      // Offset 13 is partition 3, columns 1 and 2.
+      {"one partition", Pattern(13, {4, 1, 1, 2}), 19, 20},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const PartitionSpan span = OperandPartitions(c.ap, t);
+    EXPECT_EQ(span.lo, c.lo);
+    EXPECT_EQ(span.hi, c.hi);
+  }
 }
 
 TEST(OperandPartitionsTest, BitcastViewCountsItsOwnElements) {

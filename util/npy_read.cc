@@ -23,58 +23,64 @@ using npy_format::Layout;
 using npy_format::LoadLittle;
 using npy_format::ParseLayout;
 
+// Reads `n` little-endian `From` values at `src` into `out` as `To`;
+// `fits` says which values `To` holds: another is an error naming it, its
+// flat index (counted from `first`) and the dtypes `from` and `to`.
+template <typename From, typename To, typename Fits>
+absl::Status LoadAll(const char* src, int64_t n, int64_t first, Fits fits,
+                     absl::string_view from, absl::string_view to,
+                     std::vector<To>* out) {
+  out->resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const From value = LoadLittle<From>(src + sizeof(From) * i);
+    if (!fits(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(from, " value ", value, " at flat index ", first + i,
+                       " is outside the ", to, " range"));
+    }
+    (*out)[i] = static_cast<To>(value);
+  }
+  return absl::OkStatus();
+}
+
 // Elements [first, first + count) of the file's data, converted.
 absl::StatusOr<HostArray> Convert(const Layout& layout, int64_t first,
                                   int64_t elements) {
-  const Header& header = layout.header;
+  const absl::string_view descr = layout.header.descr;
   HostArray array;
-  array.shape = header.shape;
+  array.shape = layout.header.shape;
   const char* src = layout.data.data() + first * layout.descr->itemsize;
-  if (header.descr == "<f4") {
+  auto any = [](auto) { return true; };
+  absl::Status status;
+  if (descr == "<f4") {
     array.dtype = proto::FLOAT32;
-    array.f32.resize(elements);
-    for (int64_t i = 0; i < elements; ++i) {
-      array.f32[i] = LoadLittle<float>(src + 4 * i);
-    }
-  } else if (header.descr == "<f8") {
+    status = LoadAll<float>(src, elements, first, any, "", "", &array.f32);
+  } else if (descr == "<f8") {
     array.dtype = proto::FLOAT32;
-    array.f32.resize(elements);
-    for (int64_t i = 0; i < elements; ++i) {
-      const double value = LoadLittle<double>(src + 8 * i);
-      if (std::isfinite(value) &&
-          std::fabs(value) > std::numeric_limits<float>::max()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("float64 value ", value, " at flat index ", first + i,
-                         " is outside the float32 range"));
-      }
-      array.f32[i] = static_cast<float>(value);
-    }
-  } else if (header.descr == "<u2") {
+    status = LoadAll<double>(
+        src, elements, first,
+        [](double v) {
+          return !std::isfinite(v) ||
+                 std::fabs(v) <= std::numeric_limits<float>::max();
+        },
+        "float64", "float32", &array.f32);
+  } else if (descr == "<u2") {
     array.dtype = proto::UINT16;
-    array.u16.resize(elements);
-    for (int64_t i = 0; i < elements; ++i) {
-      array.u16[i] = LoadLittle<uint16_t>(src + 2 * i);
-    }
-  } else if (header.descr == "<i4") {
+    status = LoadAll<uint16_t>(src, elements, first, any, "", "", &array.u16);
+  } else if (descr == "<i4") {
     array.dtype = proto::INT32;
-    array.i32.resize(elements);
-    for (int64_t i = 0; i < elements; ++i) {
-      array.i32[i] = LoadLittle<int32_t>(src + 4 * i);
-    }
+    status = LoadAll<int32_t>(src, elements, first, any, "", "", &array.i32);
   } else {  // <i8
     array.dtype = proto::INT32;
-    array.i32.resize(elements);
-    for (int64_t i = 0; i < elements; ++i) {
-      const int64_t value = LoadLittle<int64_t>(src + 8 * i);
-      if (value < std::numeric_limits<int32_t>::min() ||
-          value > std::numeric_limits<int32_t>::max()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("int64 value ", value, " at flat index ", first + i,
-                         " is outside the int32 range"));
-      }
-      array.i32[i] = static_cast<int32_t>(value);
-    }
+    status = LoadAll<int64_t>(
+        src, elements, first,
+        [](int64_t v) {
+          return v >= std::numeric_limits<int32_t>::min() &&
+                 v <= std::numeric_limits<int32_t>::max();
+        },
+        "int64", "int32", &array.i32);
   }
+  if (!status.ok()) return status;
   return array;
 }
 
