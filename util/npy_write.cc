@@ -104,21 +104,6 @@ absl::StatusOr<std::string> NpyPreamble(const HostArray& array,
   return bytes;
 }
 
-// The array's values as stored, when that is already little-endian.
-absl::string_view RawValues(const HostArray& array) {
-  switch (array.dtype) {
-    case proto::FLOAT32:
-      return absl::string_view(reinterpret_cast<const char*>(array.f32.data()),
-                               4 * array.f32.size());
-    case proto::UINT16:
-      return absl::string_view(reinterpret_cast<const char*>(array.u16.data()),
-                               2 * array.u16.size());
-    default:
-      return absl::string_view(reinterpret_cast<const char*>(array.i32.data()),
-                               4 * array.i32.size());
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<std::string> SerializeNpy(const HostArray& array) {
@@ -126,7 +111,7 @@ absl::StatusOr<std::string> SerializeNpy(const HostArray& array) {
   const size_t values = array.values();
   bytes.reserve(bytes.size() + 4 * values);
   if constexpr (std::endian::native == std::endian::little) {
-    const absl::string_view raw = RawValues(array);
+    const absl::string_view raw = array.raw_bytes();
     bytes.append(raw.data(), raw.size());
   } else {
     for (size_t i = 0; i < values; ++i) {
@@ -150,7 +135,7 @@ absl::Status WriteNpy(const std::string& path, const HostArray& array) {
     if (!preamble.ok()) {
       return InFile(path, preamble.status());
     }
-    const absl::string_view pieces[] = {*preamble, RawValues(array)};
+    const absl::string_view pieces[] = {*preamble, array.raw_bytes()};
     return WriteFileAtomically(path, pieces);
   }
   absl::StatusOr<std::string> bytes = SerializeNpy(array);
@@ -176,7 +161,7 @@ absl::Status WriteNpyRows(const std::string& path, const HostArray& rows,
   whole[0] = total_rows;
   NKI_ASSIGN_OR_RETURN(const std::string preamble,
                        NpyPreamble(rows, whole, /*values=*/-1));
-  const absl::string_view values = RawValues(rows);
+  const absl::string_view values = rows.raw_bytes();
   const int64_t row_bytes =
       rows.shape[0] == 0 ? 0
                          : static_cast<int64_t>(values.size()) / rows.shape[0];
