@@ -5,6 +5,7 @@
 
 #include "absl/strings/string_view.h"
 #include "ops/access_pattern.h"
+#include "ops/attr_spec.h"
 #include "ops/instr_facts.h"
 #include "util/dtype.h"
 
@@ -12,14 +13,6 @@ namespace nkigraph::cost {
 namespace {
 
 bool IsFp8(proto::DType dtype) { return dtype == proto::FLOAT8_E4M3; }
-
-// The dtype operand `ap` reads `tensor` as: its bitcast view's, or the
-// tensor's own; the pattern counts elements of it.
-proto::DType OperandDType(const proto::AccessPattern& ap,
-                          const proto::Tensor& tensor) {
-  return ap.view_dtype() != proto::DTYPE_UNSPECIFIED ? ap.view_dtype()
-                                                     : tensor.dtype();
-}
 
 struct OperandFacts {
   int64_t elements = 0;
@@ -35,7 +28,7 @@ OperandFacts FactsOf(const graph::GraphIndex& index,
                      const proto::AccessPattern& ap) {
   OperandFacts f;
   const proto::Tensor& tensor = index.tensor(ap.tensor_id());
-  f.dtype = OperandDType(ap, tensor);
+  f.dtype = ops::OperandDType(ap, tensor);
   f.space = tensor.space();
   f.elements = ops::ApElements(ap);
   f.esize = DTypeSize(f.dtype);
@@ -77,22 +70,6 @@ double MatmulFactor(const CostTable& t, proto::DType a, proto::DType b) {
   return 1.0;
 }
 
-const proto::Attr* AttrNamed(const proto::Instruction& instr,
-                             absl::string_view name) {
-  for (const proto::Attr& attr : instr.attrs()) {
-    if (attr.name() == name) return &attr;
-  }
-  return nullptr;
-}
-
-absl::string_view StringAttr(const proto::Instruction& instr,
-                             absl::string_view name,
-                             absl::string_view fallback) {
-  const proto::Attr* attr = AttrNamed(instr, name);
-  return attr != nullptr && attr->has_s() ? absl::string_view(attr->s())
-                                          : fallback;
-}
-
 bool Is2Byte(proto::DType dtype) {
   return dtype == proto::BFLOAT16 || dtype == proto::FLOAT16;
 }
@@ -126,7 +103,7 @@ double EngineCycles(const graph::InstrInfo& info, const CostTable& t,
     case proto::AFFINE_SELECT:
       return t.gpsimd_start_cycles + nn;
     case proto::MEMSET: {
-      const proto::Attr* value = AttrNamed(instr, "value");
+      const proto::Attr* value = ops::FindAttr(instr, "value");
       const bool zero = value == nullptr || value->f() == 0.0;
       const OperandFacts* dst = fact(0);
       cycles = zero && dst != nullptr && Is2Byte(dst->dtype) ? floor_ii(nn / 2)
@@ -141,7 +118,7 @@ double EngineCycles(const graph::InstrInfo& info, const CostTable& t,
       if (a != nullptr && b != nullptr) {
         const bool mixed =
             (a->space == proto::PSUM) != (b->space == proto::PSUM);
-        const absl::string_view op = StringAttr(instr, "op", "");
+        const absl::string_view op = ops::StrAttr(instr, "op").value_or("");
         const bool bf16_sbuf =
             a->dtype == proto::BFLOAT16 && b->dtype == proto::BFLOAT16 &&
             d != nullptr && d->dtype == proto::BFLOAT16 &&
@@ -158,8 +135,8 @@ double EngineCycles(const graph::InstrInfo& info, const CostTable& t,
       const OperandFacts* data = fact(1);
       const bool fast = data != nullptr && data->dtype == proto::BFLOAT16 &&
                         n_operands > 3 && instr.operands(3).tensor_id() != 0 &&
-                        StringAttr(instr, "op0", "") == "subtract" &&
-                        StringAttr(instr, "op1", "") == "multiply" &&
+                        ops::StrAttr(instr, "op0").value_or("") == "subtract" &&
+                        ops::StrAttr(instr, "op1").value_or("") == "multiply" &&
                         n % 2 == 0;
       cycles = fast ? nn : 2 * nn;
       break;
@@ -167,7 +144,7 @@ double EngineCycles(const graph::InstrInfo& info, const CostTable& t,
     case proto::TENSOR_REDUCE: {
       const OperandFacts* d = fact(0);
       const OperandFacts* data = fact(1);
-      const absl::string_view op = StringAttr(instr, "op", "");
+      const absl::string_view op = ops::StrAttr(instr, "op").value_or("");
       const bool fast =
           d != nullptr && data != nullptr && d->dtype == proto::BFLOAT16 &&
           data->dtype == proto::BFLOAT16 && (op == "add" || op == "maximum");
@@ -176,7 +153,8 @@ double EngineCycles(const graph::InstrInfo& info, const CostTable& t,
     }
     case proto::ACTIVATION:
       cycles = floor_ii(nn);
-      if (StringAttr(instr, "reduce_cmd", "idle") != "idle") cycles += min_ii;
+      if (ops::StrAttr(instr, "reduce_cmd").value_or("idle") != "idle")
+        cycles += min_ii;
       break;
     case proto::MAX8:
     case proto::NC_FIND_INDEX8:
@@ -200,23 +178,6 @@ double EngineCycles(const graph::InstrInfo& info, const CostTable& t,
   return cycles;
 }
 
-// The partitions [*lo, *hi) an on-chip operand touches (its static part;
-// a bitcast view counts its partitions' elements in its own dtype).
-void PartitionSpan(const proto::AccessPattern& ap, const proto::Tensor& tensor,
-                   int64_t* lo, int64_t* hi) {
-  int64_t row = ops::RowElements(tensor);
-  const int view_size = DTypeSize(ap.view_dtype());
-  if (view_size > 0) row = row * DTypeSize(tensor.dtype()) / view_size;
-  row = std::max<int64_t>(row, 1);
-  *lo = tensor.partition_offset() + ap.offset() / row;
-  int64_t span = 1;
-  if (ops::NumDims(ap) > 0) {
-    const int64_t step = std::abs(ops::Stride(ap, 0)) / row;
-    span = (ops::Count(ap, 0) - 1) * std::max<int64_t>(step, 1) + 1;
-  }
-  *hi = *lo + span;
-}
-
 }  // namespace
 
 void Traffic::Add(const Traffic& o) {
@@ -231,7 +192,7 @@ void Traffic::Add(const Traffic& o) {
 int64_t ChargedDmaBytes(const proto::AccessPattern& ap,
                         const proto::Tensor& tensor, int64_t min_packet,
                         int64_t strided_bytes, bool* strided) {
-  const int64_t size = std::max(DTypeSize(OperandDType(ap, tensor)), 1);
+  const int64_t size = std::max(DTypeSize(ops::OperandDType(ap, tensor)), 1);
   const int64_t elements = ops::ApElements(ap);
   const int dims = ops::NumDims(ap);
   // On chip, dim 0 walks partitions: packets never cross a partition.
@@ -286,10 +247,10 @@ InstrCost CostOf(const graph::GraphIndex& index, int i, const CostTable& t) {
     if (reads && f.free_size > 1) ++inputs;
     if (ops::IsHbm(f.space)) touches_hbm = true;
     if (dma && ops::IsOnChip(f.space)) {
-      int64_t lo = 0, hi = 0;
-      PartitionSpan(ap, index.tensor(ap.tensor_id()), &lo, &hi);
-      part_lo = std::min(part_lo, lo);
-      part_hi = std::max(part_hi, hi);
+      const ops::PartitionSpan span =
+          ops::OperandPartitions(ap, index.tensor(ap.tensor_id()));
+      part_lo = std::min(part_lo, span.lo);
+      part_hi = std::max(part_hi, span.hi);
     }
     if (dma) {
       const int64_t charged = ChargedDmaBytes(

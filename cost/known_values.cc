@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ops/access_pattern.h"
+#include "ops/dynamic_bounds.h"
 #include "ops/exec_context.h"
 #include "ops/instr_view.h"
 #include "ops/op_def.h"
@@ -131,6 +132,15 @@ class Evaluator final : public ops::ExecContext {
   absl::Status Positions(const proto::AccessPattern& ap, const proto::Tensor& t,
                          std::vector<int64_t>* out);
   absl::Status OperandPositions(int i, std::vector<int64_t>** out);
+  // Operand i's values in its dtype, as `load` converts each (into
+  // `cache`'s entry i), and the writes of values `store` converts.
+  template <typename T>
+  absl::StatusOr<absl::Span<const T>> ReadAs(
+      int i, T (*load)(proto::DType, const uint8_t*),
+      std::vector<std::vector<T>>& cache);
+  template <typename T>
+  absl::Status WriteAs(int i, absl::Span<const T> values,
+                       void (*store)(proto::DType, T, uint8_t*, float));
 
   bool Eligible(const graph::InstrInfo& info) const;
   void Evaluate(int i, uint32_t position);
@@ -237,19 +247,11 @@ bool Evaluator::Reach(const proto::AccessPattern& ap, const proto::Tensor& t,
       (vector && nd == 0)) {
     return false;
   }
-  const int64_t dim_stride =
-      ops::DimStride(t, static_cast<int>(dyn.indirect_dim()));
-  const int64_t dim_size = t.shape(static_cast<int>(dyn.indirect_dim()));
-  const int64_t numel = TensorElements(t);
-  int64_t ext_lo = 0, ext_hi = 0;  // the static pattern's (one row's) reach
-  for (int d = vector ? 1 : 0; d < nd; ++d) {
-    const int64_t reach = ops::Stride(ap, d) * (ops::Count(ap, d) - 1);
-    (reach < 0 ? ext_lo : ext_hi) += reach;
-  }
+  const ops::DynamicBounds bounds = ops::DynamicBoundsOf(ap, t);
   bool any = false;
   auto add = [&](int64_t base) {
-    *lo = any ? std::min(*lo, base + ext_lo) : base + ext_lo;
-    *hi = any ? std::max(*hi, base + ext_hi) : base + ext_hi;
+    *lo = any ? std::min(*lo, base + bounds.lo) : base + bounds.lo;
+    *hi = any ? std::max(*hi, base + bounds.hi) : base + bounds.hi;
     any = true;
   };
   const int64_t rows = vector ? ops::Count(ap, 0) : 1;
@@ -259,13 +261,13 @@ bool Evaluator::Reach(const proto::AccessPattern& ap, const proto::Tensor& t,
                     dyn.offset_element() + r * dyn.offset_stride(), &v)) {
       return false;
     }
-    const int64_t base =
-        ap.offset() + (vector ? r * ops::Stride(ap, 0) : 0) + v * dim_stride;
-    if (v < 0 || v >= dim_size || base + ext_lo < 0 || base + ext_hi >= numel) {
+    const int64_t row_base =
+        ap.offset() + (vector ? r * ops::Stride(ap, 0) : 0);
+    if (!ops::InBounds(bounds, v, row_base)) {
       if (skip) continue;
       return false;  // the run would fail here
     }
-    add(base);
+    add(row_base + v * bounds.dim_stride);
   }
   return any;
 }
@@ -279,27 +281,26 @@ absl::Status Evaluator::Positions(const proto::AccessPattern& ap,
   const proto::DynamicOffset& dyn = ap.dynamic();
   const bool dynamic = dyn.kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
   const bool vector = dyn.kind() == proto::DynamicOffset::VECTOR;
-  int64_t dim_stride = 0, dim_size = 0;
+  ops::DynamicBounds bounds;
   if (dynamic) {
     if (static_cast<int>(dyn.indirect_dim()) >= t.shape_size()) {
       return Unknown();
     }
-    dim_stride = ops::DimStride(t, static_cast<int>(dyn.indirect_dim()));
-    dim_size = t.shape(static_cast<int>(dyn.indirect_dim()));
+    bounds = ops::DynamicBoundsOf(ap, t);
   }
   const int64_t numel = TensorElements(t);
   // The row's shift by its index entry; -1 entries mark skipped rows.
   auto shift_of = [&](int64_t entry, int64_t* shift) -> absl::Status {
     int64_t v = 0;
     if (!IndexValue(dyn.tensor_id(), entry, &v)) return Unknown();
-    if (v < 0 || v >= dim_size) {
+    if (v < 0 || v >= bounds.dim_size) {
       if (dyn.oob_mode() == proto::DynamicOffset::OOB_SKIP) {
         *shift = -1;
         return absl::OkStatus();
       }
       return Unknown();
     }
-    *shift = v * dim_stride;
+    *shift = v * bounds.dim_stride;
     return absl::OkStatus();
   };
   int64_t scalar_shift = 0;
@@ -376,32 +377,29 @@ absl::StatusOr<absl::Span<const uint8_t>> Evaluator::ReadRaw(int i) {
   return absl::Span<const uint8_t>(raw);
 }
 
-absl::StatusOr<absl::Span<const float>> Evaluator::ReadFloat(int i) {
+template <typename T>
+absl::StatusOr<absl::Span<const T>> Evaluator::ReadAs(
+    int i, T (*load)(proto::DType, const uint8_t*),
+    std::vector<std::vector<T>>& cache) {
   absl::StatusOr<absl::Span<const uint8_t>> raw = ReadRaw(i);
   if (!raw.ok()) return raw.status();
   const proto::DType dtype = view_.operand(i).dtype();
   const int64_t size = std::max(DTypeSize(dtype), 1);
-  if (static_cast<size_t>(i) >= read_float_.size()) read_float_.resize(i + 1);
-  std::vector<float>& out = read_float_[i];
+  if (static_cast<size_t>(i) >= cache.size()) cache.resize(i + 1);
+  std::vector<T>& out = cache[i];
   out.resize(raw->size() / size);
   for (size_t k = 0; k < out.size(); ++k) {
-    out[k] = LoadAsFloat(dtype, raw->data() + k * size);
+    out[k] = load(dtype, raw->data() + k * size);
   }
-  return absl::Span<const float>(out);
+  return absl::Span<const T>(out);
+}
+
+absl::StatusOr<absl::Span<const float>> Evaluator::ReadFloat(int i) {
+  return ReadAs<float>(i, LoadAsFloat, read_float_);
 }
 
 absl::StatusOr<absl::Span<const int64_t>> Evaluator::ReadInt(int i) {
-  absl::StatusOr<absl::Span<const uint8_t>> raw = ReadRaw(i);
-  if (!raw.ok()) return raw.status();
-  const proto::DType dtype = view_.operand(i).dtype();
-  const int64_t size = std::max(DTypeSize(dtype), 1);
-  if (static_cast<size_t>(i) >= read_int_.size()) read_int_.resize(i + 1);
-  std::vector<int64_t>& out = read_int_[i];
-  out.resize(raw->size() / size);
-  for (size_t k = 0; k < out.size(); ++k) {
-    out[k] = LoadAsInt(dtype, raw->data() + k * size);
-  }
-  return absl::Span<const int64_t>(out);
+  return ReadAs<int64_t>(i, LoadAsInt, read_int_);
 }
 
 absl::Status Evaluator::WriteRaw(int i, absl::Span<const uint8_t> bytes) {
@@ -421,24 +419,25 @@ absl::Status Evaluator::WriteRaw(int i, absl::Span<const uint8_t> bytes) {
   return absl::OkStatus();
 }
 
-absl::Status Evaluator::WriteFloat(int i, absl::Span<const float> values) {
+template <typename T>
+absl::Status Evaluator::WriteAs(int i, absl::Span<const T> values,
+                                void (*store)(proto::DType, T, uint8_t*,
+                                              float)) {
   const proto::DType dtype = view_.operand(i).dtype();
   const int64_t size = std::max(DTypeSize(dtype), 1);
   gathered_.assign(values.size() * size, 0);
   for (size_t k = 0; k < values.size(); ++k) {
-    StoreFromFloat(dtype, values[k], &gathered_[k * size], fp8_max_);
+    store(dtype, values[k], &gathered_[k * size], fp8_max_);
   }
   return WriteRaw(i, gathered_);
 }
 
+absl::Status Evaluator::WriteFloat(int i, absl::Span<const float> values) {
+  return WriteAs<float>(i, values, StoreFromFloat);
+}
+
 absl::Status Evaluator::WriteInt(int i, absl::Span<const int64_t> values) {
-  const proto::DType dtype = view_.operand(i).dtype();
-  const int64_t size = std::max(DTypeSize(dtype), 1);
-  gathered_.assign(values.size() * size, 0);
-  for (size_t k = 0; k < values.size(); ++k) {
-    StoreFromInt(dtype, values[k], &gathered_[k * size], fp8_max_);
-  }
-  return WriteRaw(i, gathered_);
+  return WriteAs<int64_t>(i, values, StoreFromInt);
 }
 
 absl::Status Evaluator::WriteRawRows(int i, const Rows& rows) {

@@ -9,33 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
+#include "util/text_table.h"
 
 namespace nkigraph::cost {
 namespace {
 
 std::string Us(double ns) { return absl::StrFormat("%.3f", ns / 1000.0); }
-
-void PrintTable(const std::vector<std::vector<std::string>>& rows,
-                std::ostream& out) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    if (row.size() > widths.size()) widths.resize(row.size(), 0);
-    for (size_t c = 0; c < row.size(); ++c) {
-      widths[c] = std::max(widths[c], row[c].size());
-    }
-  }
-  for (const auto& row : rows) {
-    std::string line = "  ";
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c + 1 == row.size()) {
-        line += row[c];
-      } else {
-        absl::StrAppend(&line, absl::StrFormat("%-*s  ", widths[c], row[c]));
-      }
-    }
-    out << line << "\n";
-  }
-}
 
 }  // namespace
 
@@ -75,7 +54,7 @@ void WriteReportText(const Report& r, int top, std::ostream& out) {
                absl::StrCat(r.traffic.sbuf_write)},
               {"psum", absl::StrCat(r.traffic.psum_read),
                absl::StrCat(r.traffic.psum_write)}},
-             out);
+             "  ", out);
   out << "roofline per core:\n";
   std::vector<std::vector<std::string>> bounds = {
       {"core", "FLOPs", "compute_us", "dma_hbm_bytes", "memory_us"}};
@@ -84,7 +63,7 @@ void WriteReportText(const Report& r, int top, std::ostream& out) {
                       Us(b.compute_ns), absl::StrCat(b.dma_hbm_bytes),
                       Us(b.memory_ns)});
   }
-  PrintTable(bounds, out);
+  PrintTable(bounds, "  ", out);
   out << "engines:\n";
   std::vector<std::vector<std::string>> engines = {
       {"core", "engine", "instructions", "busy_us", "utilisation"}};
@@ -96,7 +75,7 @@ void WriteReportText(const Report& r, int top, std::ostream& out) {
                        absl::StrCat(e.instructions), Us(e.busy_ns),
                        absl::StrFormat("%.1f%%", 100.0 * e.utilisation)});
   }
-  PrintTable(engines, out);
+  PrintTable(engines, "  ", out);
   out << "critical path by scope and source line (" << Us(r.critical_ns)
       << " us of " << Us(r.latency_ns) << " us shown):\n";
   std::vector<std::vector<std::string>> critical = {
@@ -109,7 +88,7 @@ void WriteReportText(const Report& r, int top, std::ostream& out) {
          absl::StrCat(c.instructions), c.opcode,
          absl::StrCat(c.file, ":", c.line), c.scope});
   }
-  PrintTable(critical, out);
+  PrintTable(critical, "  ", out);
   out << "scope instances (first " << (top > 0 ? absl::StrCat(top) : "all")
       << " per scope):\n";
   std::vector<std::vector<std::string>> scopes = {
@@ -134,7 +113,7 @@ void WriteReportText(const Report& r, int top, std::ostream& out) {
                       Us(s.end_ns - s.start_ns), Us(s.busy_ns),
                       absl::StrCat(s.instructions)});
   }
-  PrintTable(scopes, out);
+  PrintTable(scopes, "  ", out);
 }
 
 void WriteReportJson(const Report& r, std::ostream& out) {

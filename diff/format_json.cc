@@ -1,3 +1,5 @@
+// `nkigraph diff --json`: a DiffResult as one JSON document.
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -7,17 +9,7 @@
 namespace nkigraph::diff {
 namespace {
 
-void OptionalString(JsonWriter& json, const char* key,
-                    const std::optional<std::string>& value) {
-  json.Key(key);
-  if (value.has_value()) {
-    json.String(*value);
-  } else {
-    json.Null();
-  }
-}
-
-// An empty string or zero id reads as absent (null).
+// `value` under `key`, or null when it is not `present`.
 void StringOrNull(JsonWriter& json, const char* key, const std::string& value,
                   bool present) {
   json.Key(key);
@@ -37,13 +29,19 @@ void IntOrNull(JsonWriter& json, const char* key, int64_t value, bool present) {
   }
 }
 
-void WriteFields(JsonWriter& json, const std::vector<FieldChange>& fields) {
-  json.Key("fields");
+void OptionalString(JsonWriter& json, const char* key,
+                    const std::optional<std::string>& value) {
+  StringOrNull(json, key, value.value_or(""), value.has_value());
+}
+
+// `fields` as an array under `key`.
+void WriteFields(JsonWriter& json, const char* key,
+                 const std::vector<FieldChange>& fields) {
+  json.Key(key);
   json.BeginArray();
   for (const FieldChange& field : fields) {
     json.BeginObject();
-    json.Key("field");
-    json.String(field.field);
+    json.StringMember("field", field.field);
     OptionalString(json, "before", field.before);
     OptionalString(json, "after", field.after);
     json.EndObject();
@@ -51,16 +49,48 @@ void WriteFields(JsonWriter& json, const std::vector<FieldChange>& fields) {
   json.EndArray();
 }
 
+// The three counts as keys of the object being written.
+void CountKeys(JsonWriter& json, const Counts& counts) {
+  json.IntMember("added", counts.added);
+  json.IntMember("removed", counts.removed);
+  json.IntMember("changed", counts.changed);
+}
+
 void WriteCounts(JsonWriter& json, const Counts& counts) {
   json.BeginObject();
-  json.Key("added");
-  json.Int(counts.added);
-  json.Key("removed");
-  json.Int(counts.removed);
-  json.Key("changed");
-  json.Int(counts.changed);
+  CountKeys(json, counts);
   json.EndObject();
 }
+
+// A change's object, open while this lives: its kind first, then values
+// of the change's two sides, each null on the side the change lacks (an
+// added one has no a side, a removed one no b side).
+class ChangeObject {
+ public:
+  ChangeObject(JsonWriter& json, ChangeKind kind)
+      : json_(json),
+        in_a_(kind != ChangeKind::kAdded),
+        in_b_(kind != ChangeKind::kRemoved) {
+    json_.BeginObject();
+    json_.StringMember("change", ChangeKindName(kind));
+  }
+  ~ChangeObject() { json_.EndObject(); }
+
+  void Ints(const char* key_a, int64_t a, const char* key_b, int64_t b) {
+    IntOrNull(json_, key_a, a, in_a_);
+    IntOrNull(json_, key_b, b, in_b_);
+  }
+  void Strings(const char* key_a, const std::string& a, const char* key_b,
+               const std::string& b) {
+    StringOrNull(json_, key_a, a, in_a_);
+    StringOrNull(json_, key_b, b, in_b_);
+  }
+
+ private:
+  JsonWriter& json_;
+  const bool in_a_;
+  const bool in_b_;
+};
 
 }  // namespace
 
@@ -68,102 +98,57 @@ std::string FormatJson(const DiffResult& result, const FormatOptions& options) {
   std::string out;
   JsonWriter json(&out);
   json.BeginObject();
-  json.Key("a");
-  json.String(options.label_a);
-  json.Key("b");
-  json.String(options.label_b);
-  json.Key("strict");
-  json.Bool(options.strict);
-  json.Key("same");
-  json.Bool(result.same());
+  json.StringMember("a", options.label_a);
+  json.StringMember("b", options.label_b);
+  json.BoolMember("strict", options.strict);
+  json.BoolMember("same", result.same());
 
-  json.Key("header");
-  json.BeginArray();
-  for (const FieldChange& field : result.header) {
-    json.BeginObject();
-    json.Key("field");
-    json.String(field.field);
-    OptionalString(json, "before", field.before);
-    OptionalString(json, "after", field.after);
-    json.EndObject();
-  }
-  json.EndArray();
+  WriteFields(json, "header", result.header);
 
   json.Key("tensors");
   json.BeginArray();
   for (const TensorChange& change : result.tensors) {
-    const bool in_a = change.kind != ChangeKind::kAdded;
-    const bool in_b = change.kind != ChangeKind::kRemoved;
-    json.BeginObject();
-    json.Key("change");
-    json.String(ChangeKindName(change.kind));
-    StringOrNull(json, "name_a", change.name_a, in_a);
-    StringOrNull(json, "name_b", change.name_b, in_b);
+    ChangeObject object(json, change.kind);
+    object.Strings("name_a", change.name_a, "name_b", change.name_b);
     IntOrNull(json, "core", change.core, change.core >= 0);
-    IntOrNull(json, "id_a", change.id_a, in_a);
-    IntOrNull(json, "id_b", change.id_b, in_b);
-    StringOrNull(json, "before", change.summary_a, in_a);
-    StringOrNull(json, "after", change.summary_b, in_b);
-    WriteFields(json, change.fields);
-    json.EndObject();
+    object.Ints("id_a", change.id_a, "id_b", change.id_b);
+    object.Strings("before", change.summary_a, "after", change.summary_b);
+    WriteFields(json, "fields", change.fields);
   }
   json.EndArray();
-  json.Key("tensors_omitted");
-  json.Int(result.tensors_omitted);
+  json.IntMember("tensors_omitted", result.tensors_omitted);
 
   json.Key("streams");
   json.BeginArray();
   for (const StreamDiff& stream : result.streams) {
     json.BeginObject();
-    json.Key("core");
-    json.Int(stream.core);
-    json.Key("in_a");
-    json.Bool(stream.in_a);
-    json.Key("in_b");
-    json.Bool(stream.in_b);
-    json.Key("length_a");
-    json.Int(stream.length_a);
-    json.Key("length_b");
-    json.Int(stream.length_b);
+    json.IntMember("core", stream.core);
+    json.BoolMember("in_a", stream.in_a);
+    json.BoolMember("in_b", stream.in_b);
+    json.IntMember("length_a", stream.length_a);
+    json.IntMember("length_b", stream.length_b);
     json.Key("counts");
     WriteCounts(json, stream.counts);
     json.Key("changes");
     json.BeginArray();
     for (const InstrChange& change : stream.changes) {
-      const bool in_a = change.kind != ChangeKind::kAdded;
-      const bool in_b = change.kind != ChangeKind::kRemoved;
-      json.BeginObject();
-      json.Key("change");
-      json.String(ChangeKindName(change.kind));
-      json.Key("opcode");
-      json.String(change.opcode);
-      IntOrNull(json, "index_a", change.index_a, in_a);
-      IntOrNull(json, "index_b", change.index_b, in_b);
-      IntOrNull(json, "id_a", change.id_a, in_a);
-      IntOrNull(json, "id_b", change.id_b, in_b);
-      StringOrNull(json, "before", change.text_a, in_a);
-      StringOrNull(json, "after", change.text_b, in_b);
-      StringOrNull(json, "source_a", change.source_a, in_a);
-      StringOrNull(json, "source_b", change.source_b, in_b);
-      WriteFields(json, change.fields);
-      json.EndObject();
+      ChangeObject object(json, change.kind);
+      json.StringMember("opcode", change.opcode);
+      object.Ints("index_a", change.index_a, "index_b", change.index_b);
+      object.Ints("id_a", change.id_a, "id_b", change.id_b);
+      object.Strings("before", change.text_a, "after", change.text_b);
+      object.Strings("source_a", change.source_a, "source_b", change.source_b);
+      WriteFields(json, "fields", change.fields);
     }
     json.EndArray();
-    json.Key("omitted");
-    json.Int(stream.omitted);
+    json.IntMember("omitted", stream.omitted);
     json.EndObject();
   }
   json.EndArray();
 
   json.Key("summary");
   json.BeginObject();
-  const Counts total = result.total();
-  json.Key("added");
-  json.Int(total.added);
-  json.Key("removed");
-  json.Int(total.removed);
-  json.Key("changed");
-  json.Int(total.changed);
+  CountKeys(json, result.total());
   json.Key("instructions");
   WriteCounts(json, result.instruction_counts);
   json.Key("tensors");

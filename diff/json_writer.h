@@ -29,6 +29,19 @@ class JsonWriter {
   void Int(int64_t value);
   void Bool(bool value);
   void Null();
+  // Key(key), then the value.
+  void StringMember(absl::string_view key, absl::string_view value) {
+    Key(key);
+    String(value);
+  }
+  void IntMember(absl::string_view key, int64_t value) {
+    Key(key);
+    Int(value);
+  }
+  void BoolMember(absl::string_view key, bool value) {
+    Key(key);
+    Bool(value);
+  }
 
   // `value` as a JSON string literal, quotes included.
   static std::string Quote(absl::string_view value);

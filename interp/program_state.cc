@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ops/access_pattern.h"
+#include "ops/dynamic_bounds.h"
 #include "ops/op_util.h"
 #include "util/diagnostic.h"
 #include "util/dtype.h"
@@ -286,30 +287,19 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
     count[1] = 1;
     nd = 2;
   }
-  int64_t numel = 1;
-  for (int64_t d : t.shape()) numel *= d;
   int64_t base = ap.offset();
 
   const proto::DynamicOffset& dyn = ap.dynamic();
   const bool has_dynamic = dyn.kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
   const bool vector = dyn.kind() == proto::DynamicOffset::VECTOR;
   const bool skip_oob = dyn.oob_mode() == proto::DynamicOffset::OOB_SKIP;
-  int64_t dim_stride = 0, dim_size = 0, lo = 0, hi = 0;
-  if (has_dynamic) {
-    dim_stride = ops::DimStride(t, static_cast<int>(dyn.indirect_dim()));
-    dim_size = t.shape(static_cast<int>(dyn.indirect_dim()));
-    // Extent of the static pattern (for VECTOR: of one dim-0 row).
-    for (int d = vector ? 1 : 0; d < nd; ++d) {
-      const int64_t reach = stride[d] * (count[d] - 1);
-      (reach < 0 ? lo : hi) += reach;
-    }
-  }
+  ops::DynamicBounds bounds;
+  if (has_dynamic) bounds = ops::DynamicBoundsOf(ap, t);
   const int64_t total = ops::ApElements(ap);
   if (has_dynamic && !vector) {
     NKI_ASSIGN_OR_RETURN(const int64_t v,
                          ReadIndex(dyn.tensor_id(), dyn.offset_element()));
-    const int64_t shifted = base + v * dim_stride;
-    if (v < 0 || v >= dim_size || shifted + lo < 0 || shifted + hi >= numel) {
+    if (!ops::InBounds(bounds, v, base)) {
       if (skip_oob) {
         MarkSkipped(0, total);
         return absl::OkStatus();
@@ -318,10 +308,10 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
           DiagnosticKind::kDevice, t,
           absl::StrCat("out-of-bounds dynamic offset: index ", v, " along dim ",
                        dyn.indirect_dim(), " of '", t.name(), "' (size ",
-                       dim_size, ")"));
+                       bounds.dim_size, ")"));
     }
-    base = shifted;
-    RecordReach(i, base + lo, base + hi);
+    base += v * bounds.dim_stride;
+    RecordReach(i, base + bounds.lo, base + bounds.hi);
   }
 
   int64_t idx[kMaxWalkDims] = {0};
@@ -339,18 +329,20 @@ absl::Status ProgramState::Walk(int i, RunFn&& fn) {
           const int64_t v,
           ReadIndex(dyn.tensor_id(),
                     dyn.offset_element() + current_row * dyn.offset_stride()));
-      const int64_t row_base = base + current_row * stride[0] + v * dim_stride;
-      row_skipped =
-          v < 0 || v >= dim_size || row_base + lo < 0 || row_base + hi >= numel;
+      const int64_t row_base = base + current_row * stride[0];
+      row_skipped = !ops::InBounds(bounds, v, row_base);
       if (row_skipped && !skip_oob) {
         return TensorError(
             DiagnosticKind::kDevice, t,
             absl::StrCat("out-of-bounds dynamic offset: row ", current_row,
                          " has index ", v, " along dim ", dyn.indirect_dim(),
-                         " of '", t.name(), "' (size ", dim_size, ")"));
+                         " of '", t.name(), "' (size ", bounds.dim_size, ")"));
       }
-      row_delta = v * dim_stride;
-      if (!row_skipped) RecordReach(i, row_base + lo, row_base + hi);
+      row_delta = v * bounds.dim_stride;
+      if (!row_skipped) {
+        RecordReach(i, row_base + row_delta + bounds.lo,
+                    row_base + row_delta + bounds.hi);
+      }
     }
     if (row_skipped) {
       MarkSkipped(position, inner_count);

@@ -1,5 +1,7 @@
 #include "ops/access_pattern.h"
 
+#include <algorithm>
+
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
@@ -43,6 +45,37 @@ absl::Status ViewedTensor(const proto::Tensor& tensor, proto::DType view,
   viewed->set_dtype(view);
   viewed->set_shape(rank - 1, last_bytes / view_size);
   return absl::OkStatus();
+}
+
+proto::DType OperandDType(const proto::AccessPattern& ap,
+                          const proto::Tensor& tensor) {
+  return ap.view_dtype() != proto::DTYPE_UNSPECIFIED ? ap.view_dtype()
+                                                     : tensor.dtype();
+}
+
+int64_t OperandRowElements(const proto::AccessPattern& ap,
+                           const proto::Tensor& tensor) {
+  int64_t row = RowElements(tensor);
+  const int view_size = DTypeSize(ap.view_dtype());
+  if (view_size > 0) row = row * DTypeSize(tensor.dtype()) / view_size;
+  return std::max<int64_t>(row, 1);
+}
+
+PartitionSpan OperandPartitions(const proto::AccessPattern& ap,
+                                const proto::Tensor& tensor) {
+  const int64_t row = OperandRowElements(ap, tensor);
+  int64_t lo = ap.offset(), hi = ap.offset();
+  for (int d = 0; d < NumDims(ap); ++d) {
+    const int64_t reach = Stride(ap, d) * (Count(ap, d) - 1);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  // Rounded down, also below zero (a pattern that starts before the
+  // tensor, which validation refuses).
+  auto partition = [row](int64_t element) {
+    return element >= 0 ? element / row : -((-element + row - 1) / row);
+  };
+  return PartitionSpan{tensor.partition_offset() + partition(lo),
+                       tensor.partition_offset() + partition(hi) + 1};
 }
 
 absl::StatusOr<int64_t> ShapeElements(

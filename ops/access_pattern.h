@@ -98,6 +98,27 @@ absl::Status CheckAccessPattern(const PatternRef& ap,
 absl::Status ViewedTensor(const proto::Tensor& tensor, proto::DType view,
                           proto::Tensor* viewed);
 
+// The dtype operand `ap` reads `tensor` as: its bitcast view's
+// (ap.view_dtype), else the tensor's own. The pattern counts elements of
+// it.
+proto::DType OperandDType(const proto::AccessPattern& ap,
+                          const proto::Tensor& tensor);
+
+// Elements of one partition row of on-chip `tensor` as operand `ap` counts
+// them (a bitcast view rescales the row to its dtype); at least 1.
+int64_t OperandRowElements(const proto::AccessPattern& ap,
+                           const proto::Tensor& tensor);
+
+// The partitions [lo, hi) of on-chip memory (tensor.partition_offset()
+// included) that the static part of `ap` touches: from the partition of
+// its lowest element to that of its highest, whichever way dim 0 walks.
+struct PartitionSpan {
+  int64_t lo;
+  int64_t hi;
+};
+PartitionSpan OperandPartitions(const proto::AccessPattern& ap,
+                                const proto::Tensor& tensor);
+
 bool IsOnChip(proto::MemorySpace space);
 bool IsHbm(proto::MemorySpace space);
 

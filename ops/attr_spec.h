@@ -73,13 +73,19 @@ struct AttrSpec {
   }
 };
 
-constexpr AttrSpec IntSpec(absl::string_view name, int64_t def,
-                           absl::string_view doc) {
+// A spec of `type` without a default; the builders below add theirs.
+constexpr AttrSpec TypedSpec(absl::string_view name, AttrType type,
+                             absl::string_view doc) {
   AttrSpec spec;
   spec.name = name;
-  spec.type = AttrType::kInt;
-  spec.int_default = def;
+  spec.type = type;
   spec.doc = doc;
+  return spec;
+}
+constexpr AttrSpec IntSpec(absl::string_view name, int64_t def,
+                           absl::string_view doc) {
+  AttrSpec spec = TypedSpec(name, AttrType::kInt, doc);
+  spec.int_default = def;
   return spec;
 }
 // An int that is 0 (the default) or 1.
@@ -88,28 +94,18 @@ constexpr AttrSpec FlagSpec(absl::string_view name, absl::string_view doc) {
 }
 constexpr AttrSpec FloatSpec(absl::string_view name, double def,
                              absl::string_view doc) {
-  AttrSpec spec;
-  spec.name = name;
-  spec.type = AttrType::kFloat;
+  AttrSpec spec = TypedSpec(name, AttrType::kFloat, doc);
   spec.float_default = def;
-  spec.doc = doc;
   return spec;
 }
 constexpr AttrSpec StringSpec(absl::string_view name, absl::string_view def,
                               absl::string_view doc) {
-  AttrSpec spec;
-  spec.name = name;
-  spec.type = AttrType::kString;
+  AttrSpec spec = TypedSpec(name, AttrType::kString, doc);
   spec.string_default = def;
-  spec.doc = doc;
   return spec;
 }
 constexpr AttrSpec IntsSpec(absl::string_view name, absl::string_view doc) {
-  AttrSpec spec;
-  spec.name = name;
-  spec.type = AttrType::kInts;
-  spec.doc = doc;
-  return spec;
+  return TypedSpec(name, AttrType::kInts, doc);
 }
 
 // The spec named `name` in an op's attribute table, found at compile time:

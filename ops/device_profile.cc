@@ -1,21 +1,35 @@
 #include "ops/device_profile.h"
 
 #include "absl/strings/str_cat.h"
+#include "util/dtype.h"
 
 namespace nkigraph::ops {
 namespace {
 
 constexpr int64_t kKiB = 1024;
 
-constexpr DeviceProfile kTrn1{
-    proto::TARGET_TRN1, "trn1", 128, 192 * kKiB, 16 * kKiB,
-    2 * kKiB,           128,    512, 240.0f,     512};
-constexpr DeviceProfile kTrn2{
-    proto::TARGET_TRN2, "trn2", 128, 224 * kKiB, 16 * kKiB,
-    2 * kKiB,           128,    512, 240.0f,     512};
-constexpr DeviceProfile kTrn3{
-    proto::TARGET_TRN3, "trn3", 128,  256 * kKiB, 16 * kKiB,
-    2 * kKiB,           128,    4096, 448.0f,     512};
+// What differs between the generations; the rest is common to all.
+constexpr DeviceProfile Generation(proto::Target target, absl::string_view name,
+                                   int64_t sbuf_partition_kib,
+                                   int64_t matmul_moving_fmax) {
+  return DeviceProfile{.target = target,
+                       .name = name,
+                       .num_partitions = 128,
+                       .sbuf_partition_bytes = sbuf_partition_kib * kKiB,
+                       .psum_partition_bytes = 16 * kKiB,
+                       .psum_bank_bytes = 2 * kKiB,
+                       .matmul_stationary_fmax = 128,
+                       .matmul_moving_fmax = matmul_moving_fmax,
+                       .fp8_e4m3_max = Fp8E4m3Max(target),
+                       .bn_stats_fmax = 512};
+}
+
+constexpr DeviceProfile kTrn1 =
+    Generation(proto::TARGET_TRN1, "trn1", 192, 512);
+constexpr DeviceProfile kTrn2 =
+    Generation(proto::TARGET_TRN2, "trn2", 224, 512);
+constexpr DeviceProfile kTrn3 =
+    Generation(proto::TARGET_TRN3, "trn3", 256, 4096);
 
 }  // namespace
 

@@ -20,7 +20,7 @@ struct DeviceProfile {
   int64_t psum_bank_bytes;         // 2 KiB (512 fp32)
   int64_t matmul_stationary_fmax;  // 128
   int64_t matmul_moving_fmax;      // 512 (4096 fp32 on trn3)
-  float fp8_e4m3_max;              // 240 / 448
+  float fp8_e4m3_max;              // Fp8E4m3Max(target): 240 / 448
   int64_t bn_stats_fmax;           // 512: free size of one bn_stats
 };
 

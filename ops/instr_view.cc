@@ -132,12 +132,7 @@ absl::Status InstrView::Make(const proto::Instruction& instr, int n,
     return absl::InvalidArgumentError(
         absl::StrCat("unknown opcode ", static_cast<int>(instr.opcode())));
   }
-  view->instr_ = &instr;
-  view->def_ = def;
-  view->operand_list_ = nullptr;
-  view->attrs_ = nullptr;
-  view->world_ = &world;
-  view->profile_ = &ProfileFor(world.target());
+  view->Start(instr, def, world);
 
   const int num_roles = static_cast<int>(def->roles.size());
   const bool variadic = num_roles > 0 && def->roles.back().variadic;
@@ -230,12 +225,7 @@ absl::Status BindInstrView(const proto::Instruction& instr,
                            const proto::World& world, InstrView* view) {
   const OpDef* def = FindOp(instr.opcode());
   if (def == nullptr) return absl::InvalidArgumentError("unknown opcode");
-  view->instr_ = &instr;
-  view->def_ = def;
-  view->operand_list_ = nullptr;
-  view->attrs_ = nullptr;
-  view->world_ = &world;
-  view->profile_ = &ProfileFor(world.target());
+  view->Start(instr, def, world);
   const int num_roles = static_cast<int>(def->roles.size());
   const int n = instr.operands_size();
   view->num_operands_ = std::min(std::max(n, num_roles), kMaxOperands);

@@ -155,6 +155,17 @@ class InstrView {
                                     const TensorTable&, const proto::World&,
                                     InstrView*);
   friend class DecodedStream;
+  // Points the view at `instr` of op `def` in `world`, with no operands
+  // or attribute table yet (Make and BindInstrView bind them).
+  void Start(const proto::Instruction& instr, const OpDef* def,
+             const proto::World& world) {
+    instr_ = &instr;
+    def_ = def;
+    operand_list_ = nullptr;
+    attrs_ = nullptr;
+    world_ = &world;
+    profile_ = &ProfileFor(world.target());
+  }
   // The spec's attribute: from the decoded table when the view has one
   // and the spec is the op's own, else looked up by name.
   ResolvedAttr Resolved(const AttrSpec& spec) const {

@@ -48,8 +48,8 @@ echo "load: $(uptime)"
 read -r secs kib <"$out/trace.time"
 echo "trace: ${secs} s, peak RSS $((kib / 1024)) MiB"
 "$cli" info "$graph" | grep -E "^(instructions|device memory|expected peak)"
-device=$("$cli" info "$graph" | awk '/^device memory:/ {print $3}')
-limit=$((device * 115 / 100 + (1 << 30)))
+# The memory rule's bound, as `info` computes it (DeviceMemory::ExpectedPeakBytes).
+limit=$("$cli" info "$graph" | awk '/^expected peak:/ {print $3}')
 
 args=(--raw-bits --timings -o "$out/outputs_L${layers}_${dtype}"
   --memory-limit "$limit" --quiet)

@@ -85,6 +85,33 @@ FlagSpec DiagnosticsFlag() {
   return {"--diagnostics", "", /*takes_value=*/true, /*repeated=*/false};
 }
 
+std::optional<ParsedArgs> StartVerb(const std::vector<std::string>& args,
+                                    absl::string_view verb,
+                                    std::vector<FlagSpec> flags,
+                                    absl::string_view usage, int* exit_code,
+                                    bool json_with_format) {
+  flags.push_back(DiagnosticsFlag());
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, flags);
+  if (!parsed.ok()) {
+    *exit_code = ReportError(verb, parsed.status());
+    return std::nullopt;
+  }
+  if (parsed->help) {
+    std::cout << absl::StrReplaceAll(usage, {{"%s", kDiagnosticsHelp}});
+    *exit_code = kExitOk;
+    return std::nullopt;
+  }
+  if (json_with_format && parsed->Get("--format") == "json" &&
+      !parsed->Has("--diagnostics")) {
+    SetDiagnosticsFormat(DiagnosticsFormat::kJson);
+  } else if (absl::Status status = ApplyDiagnosticsFlag(*parsed);
+             !status.ok()) {
+    *exit_code = ReportError(verb, status);
+    return std::nullopt;
+  }
+  return *std::move(parsed);
+}
+
 absl::Status ApplyDiagnosticsFlag(const ParsedArgs& parsed) {
   const std::string format = parsed.Get("--diagnostics", "text");
   if (format == "json") {

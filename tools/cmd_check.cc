@@ -1,11 +1,11 @@
 // nkigraph check FILE: validates a graph and lists every problem found.
 #include <cstdint>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "graph/validate.h"
 #include "tools/commands.h"
 #include "tools/run_support.h"
@@ -33,15 +33,10 @@ constexpr char kVerb[] = "check";
 }  // namespace
 
 int RunCheck(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {DiagnosticsFlag()});
-  if (!parsed.ok()) return ReportError(kVerb, parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
-  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
-    return ReportError(kVerb, status);
-  }
+  int exit_code = kExitOk;
+  std::optional<ParsedArgs> parsed =
+      StartVerb(args, kVerb, {}, kUsage, &exit_code);
+  if (!parsed) return exit_code;
   absl::StatusOr<std::string> path_or =
       OnePositional(*parsed, kVerb, "graph", "nkigraph check FILE");
   if (!path_or.ok()) return ReportError(kVerb, path_or.status());

@@ -1,12 +1,12 @@
 // nkigraph diff A B: a semantic diff of two graph files.
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "diff/diff.h"
 #include "diff/format.h"
 #include "tools/commands.h"
@@ -52,23 +52,15 @@ constexpr int64_t kDefaultLimit = 1000;
 }  // namespace
 
 int RunDiff(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(
-      args, {{"--strict", "", /*takes_value=*/false, /*repeated=*/false},
-             {"--format", "", /*takes_value=*/true, /*repeated=*/false},
-             {"--limit", "", /*takes_value=*/true, /*repeated=*/false},
-             DiagnosticsFlag()});
-  if (!parsed.ok()) return ReportError("diff", parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
   // A JSON diff's errors are JSON too, unless asked otherwise.
-  if (parsed->Get("--format") == "json" && !parsed->Has("--diagnostics")) {
-    SetDiagnosticsFormat(DiagnosticsFormat::kJson);
-  } else if (absl::Status status = ApplyDiagnosticsFlag(*parsed);
-             !status.ok()) {
-    return ReportError("diff", status);
-  }
+  std::optional<ParsedArgs> parsed =
+      StartVerb(args, "diff",
+                {{"--strict", "", /*takes_value=*/false, /*repeated=*/false},
+                 {"--format", "", /*takes_value=*/true, /*repeated=*/false},
+                 {"--limit", "", /*takes_value=*/true, /*repeated=*/false}},
+                kUsage, &exit_code, /*json_with_format=*/true);
+  if (!parsed) return exit_code;
   if (parsed->positionals.size() != 2) {
     return ReportError("diff",
                        absl::StrCat("expected two graph files, got ",

@@ -5,10 +5,9 @@
 #include <optional>
 #include <string>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "tools/commands.h"
+#include "tools/picture_flags.h"
 #include "tools/run_support.h"
 #include "util/file_io.h"
 #include "viz/viz.h"
@@ -68,43 +67,26 @@ options:
 %s  -h, --help             show this help
 )";
 
-absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args,
-                                const std::string& flag) {
-  int64_t value = 0;
-  const std::string text = args.Get(flag);
-  if (!absl::SimpleAtoi(text, &value)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, " takes an integer, not '", text, "'"));
-  }
-  return value;
+std::vector<FlagSpec> Flags() {
+  std::vector<FlagSpec> flags = PictureFlags();
+  flags.insert(flags.end(), {{"--output", "-o", true, false},
+                             {"--view", "", true, false},
+                             {"--max-lane-nodes", "", true, false},
+                             {"--around", "", true, false},
+                             {"--radius", "", true, false},
+                             {"--page", "", true, false},
+                             {"--no-legend", "", false, false},
+                             {"--no-edge-labels", "", false, false}});
+  return flags;
 }
 
 }  // namespace
 
 int RunDot(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {{"--output", "-o", true, false},
-                       {"--view", "", true, false},
-                       {"--max-nodes", "", true, false},
-                       {"--max-lane-nodes", "", true, false},
-                       {"--scope", "", true, false},
-                       {"--instance", "", true, false},
-                       {"--around", "", true, false},
-                       {"--radius", "", true, false},
-                       {"--core", "", true, false},
-                       {"--rank", "", true, false},
-                       {"--page", "", true, false},
-                       {"--no-legend", "", false, false},
-                       {"--no-edge-labels", "", false, false},
-                       DiagnosticsFlag()});
-  if (!parsed.ok()) return ReportError("dot", parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
-  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
-    return ReportError("dot", status);
-  }
+  int exit_code = kExitOk;
+  std::optional<ParsedArgs> parsed =
+      StartVerb(args, "dot", Flags(), kUsage, &exit_code);
+  if (!parsed) return exit_code;
   absl::StatusOr<std::string> input_or = OnePositional(
       *parsed, "dot", "graph file", "nkigraph dot FILE [-o OUT.dot|.svg|.png]");
   if (!input_or.ok()) return ReportError("dot", input_or.status());
@@ -116,21 +98,21 @@ int RunDot(const std::vector<std::string>& args) {
     if (!view.ok()) return ReportError("dot", view.status());
     options.view = *view;
   }
+  if (absl::Status status = ReadPictureFlags(*parsed, &options.filters,
+                                             &options.view_options.max_nodes);
+      !status.ok()) {
+    return ReportError("dot", status);
+  }
   for (const char* flag :
-       {"--max-nodes", "--max-lane-nodes", "--around", "--radius", "--core",
-        "--rank", "--instance", "--page"}) {
+       {"--max-lane-nodes", "--around", "--radius", "--page"}) {
     if (!parsed->Has(flag)) continue;
     absl::StatusOr<int64_t> value = IntFlag(*parsed, flag);
     if (!value.ok()) return ReportError("dot", value.status());
     const std::string name = flag;
-    if (name == "--max-nodes") options.view_options.max_nodes = *value;
     if (name == "--max-lane-nodes") {
       options.view_options.max_lane_nodes = *value;
     }
     if (name == "--radius") options.filters.radius = *value;
-    if (name == "--core") options.filters.core = *value;
-    if (name == "--rank") options.filters.rank = *value;
-    if (name == "--instance") options.filters.instance = *value;
     if (name == "--page") {
       if (*value < 1) {
         return ReportError(
@@ -148,10 +130,6 @@ int RunDot(const std::vector<std::string>& args) {
   }
   if (parsed->Has("--radius") && !parsed->Has("--around")) {
     return ReportError("dot", "--radius needs --around ID");
-  }
-  options.filters.scope = parsed->Get("--scope");
-  if (parsed->Has("--scope") && options.filters.scope.empty()) {
-    return ReportError("dot", "--scope needs a scope path");
   }
   options.view_options.legend = !parsed->Has("--no-legend");
   options.view_options.edge_labels = !parsed->Has("--no-edge-labels");

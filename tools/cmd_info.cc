@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "interp/device_memory.h"
 #include "ops/device_profile.h"
 #include "ops/instr_facts.h"
@@ -20,6 +19,7 @@
 #include "tools/commands.h"
 #include "util/dtype.h"
 #include "util/graph_source.h"
+#include "util/text_table.h"
 
 namespace nkigraph::tools {
 namespace {
@@ -90,29 +90,6 @@ std::string RoleName(const proto::Tensor& tensor) {
       return absl::StrCat("input_output (output '", tensor.output_name(), "')");
     default:
       return absl::StrCat("unknown role ", static_cast<int>(tensor.role()));
-  }
-}
-
-// Prints `rows` as left-aligned columns with two spaces between them.
-void PrintTable(const std::vector<std::vector<std::string>>& rows,
-                absl::string_view indent, std::ostream& out) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    if (row.size() > widths.size()) widths.resize(row.size(), 0);
-    for (size_t c = 0; c < row.size(); ++c) {
-      widths[c] = std::max(widths[c], row[c].size());
-    }
-  }
-  for (const auto& row : rows) {
-    std::string line(indent);
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c + 1 == row.size()) {
-        line += row[c];
-      } else {
-        absl::StrAppend(&line, absl::StrFormat("%-*s  ", widths[c], row[c]));
-      }
-    }
-    out << line << "\n";
   }
 }
 
@@ -264,15 +241,10 @@ void PrintInfo(const proto::Graph& graph, std::ostream& out) {
 }
 
 int RunInfo(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {DiagnosticsFlag()});
-  if (!parsed.ok()) return ReportError("info", parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
-  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
-    return ReportError("info", status);
-  }
+  int exit_code = kExitOk;
+  std::optional<ParsedArgs> parsed =
+      StartVerb(args, "info", {}, kUsage, &exit_code);
+  if (!parsed) return exit_code;
   absl::StatusOr<std::string> path =
       OnePositional(*parsed, "info", "graph file", "nkigraph info FILE");
   if (!path.ok()) return ReportError("info", path.status());

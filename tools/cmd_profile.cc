@@ -3,13 +3,13 @@
 #include <cstdint>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "cost/cost_table.h"
 #include "cost/report.h"
 #include "cost/report_format.h"
@@ -65,25 +65,17 @@ Exit status: 0 success, 2 unreadable or invalid graph, or bad usage.
 }  // namespace
 
 int RunProfile(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {{"--target", "", true, false},
-                       {"--trace", "", true, false},
-                       {"--svg", "", true, false},
-                       {"--format", "", true, false},
-                       {"--top", "", true, false},
-                       DiagnosticsFlag()});
-  if (!parsed.ok()) return ReportError(kVerb, parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
   // A JSON report's errors are JSON too, unless asked otherwise.
-  if (parsed->Get("--format") == "json" && !parsed->Has("--diagnostics")) {
-    SetDiagnosticsFormat(DiagnosticsFormat::kJson);
-  } else if (absl::Status status = ApplyDiagnosticsFlag(*parsed);
-             !status.ok()) {
-    return ReportError(kVerb, status);
-  }
+  std::optional<ParsedArgs> parsed =
+      StartVerb(args, kVerb,
+                {{"--target", "", true, false},
+                 {"--trace", "", true, false},
+                 {"--svg", "", true, false},
+                 {"--format", "", true, false},
+                 {"--top", "", true, false}},
+                kUsage, &exit_code, /*json_with_format=*/true);
+  if (!parsed) return exit_code;
   absl::StatusOr<std::string> path = OnePositional(
       *parsed, kVerb, "graph", "nkigraph profile GRAPH [--target NAME] ...");
   if (!path.ok()) return ReportError(kVerb, path.status());

@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "interp/device_memory.h"
 #include "interp/interpreter.h"
 #include "tools/commands.h"
@@ -78,17 +77,10 @@ std::optional<std::string> FirstDifference(const HostArray& recorded,
                         ShapeString(replayed.shape), " in the replay");
   }
   const int64_t n = recorded.num_elements();
-  const size_t esize = recorded.dtype == proto::UINT16 ? 2 : 4;
+  const size_t esize = recorded.value_bytes();
   const size_t bytes = static_cast<size_t>(n) * esize;
-  auto data = [](const HostArray& array) {
-    return array.dtype == proto::INT32
-               ? static_cast<const void*>(array.i32.data())
-           : array.dtype == proto::UINT16
-               ? static_cast<const void*>(array.u16.data())
-               : static_cast<const void*>(array.f32.data());
-  };
-  const void* a = data(recorded);
-  const void* b = data(replayed);
+  const void* a = recorded.raw_bytes().data();
+  const void* b = replayed.raw_bytes().data();
   if (bytes == 0 || std::memcmp(a, b, bytes) == 0) return std::nullopt;
   const auto* a_bytes = static_cast<const uint8_t*>(a);
   const auto* b_bytes = static_cast<const uint8_t*>(b);
@@ -104,17 +96,11 @@ std::optional<std::string> FirstDifference(const HostArray& recorded,
 }  // namespace
 
 int RunReplay(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {kMemoryLimitFlag, kMaxStepsFlag, kThreadsFlag,
-                       kQuietFlag, DiagnosticsFlag()});
-  if (!parsed.ok()) return ReportError(kVerb, parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
-  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
-    return ReportError(kVerb, status);
-  }
+  int exit_code = kExitOk;
+  std::optional<ParsedArgs> parsed = StartVerb(
+      args, kVerb, {kMemoryLimitFlag, kMaxStepsFlag, kThreadsFlag, kQuietFlag},
+      kUsage, &exit_code);
+  if (!parsed) return exit_code;
   absl::StatusOr<std::string> path_or =
       OnePositional(*parsed, kVerb, "bundle", "nkigraph replay BUNDLE");
   if (!path_or.ok()) return ReportError(kVerb, path_or.status());

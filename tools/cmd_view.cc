@@ -1,15 +1,14 @@
 // nkigraph view GRAPH -o PAGE.html: one self-contained HTML page to
 // explore a graph (view/page.h).
 #include <cstdint>
-#include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "ops/device_profile.h"
 #include "tools/commands.h"
+#include "tools/picture_flags.h"
 #include "tools/run_support.h"
 #include "util/file_io.h"
 #include "view/page.h"
@@ -61,40 +60,23 @@ Exit status: 0 page written, 2 unreadable or invalid graph, a dump folder
 of another graph, or bad usage.
 )";
 
-absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args,
-                                const std::string& flag) {
-  int64_t value = 0;
-  const std::string text = args.Get(flag);
-  if (!absl::SimpleAtoi(text, &value) || value < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, " takes a whole number >= 0, not '", text, "'"));
-  }
-  return value;
+std::vector<FlagSpec> Flags() {
+  std::vector<FlagSpec> flags = PictureFlags();
+  flags.insert(flags.end(), {{"--output", "-o", true, false},
+                             {"--dump", "", true, false},
+                             {"--profile", "", false, false},
+                             {"--no-profile", "", false, false},
+                             {"--target", "", true, false}});
+  return flags;
 }
 
 }  // namespace
 
 int RunView(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {{"--output", "-o", true, false},
-                       {"--dump", "", true, false},
-                       {"--profile", "", false, false},
-                       {"--no-profile", "", false, false},
-                       {"--target", "", true, false},
-                       {"--scope", "", true, false},
-                       {"--instance", "", true, false},
-                       {"--core", "", true, false},
-                       {"--rank", "", true, false},
-                       {"--max-nodes", "", true, false},
-                       DiagnosticsFlag()});
-  if (!parsed.ok()) return ReportError(kVerb, parsed.status());
-  if (parsed->help) {
-    std::cout << absl::StrReplaceAll(kUsage, {{"%s", kDiagnosticsHelp}});
-    return kExitOk;
-  }
-  if (absl::Status status = ApplyDiagnosticsFlag(*parsed); !status.ok()) {
-    return ReportError(kVerb, status);
-  }
+  int exit_code = kExitOk;
+  std::optional<ParsedArgs> parsed =
+      StartVerb(args, kVerb, Flags(), kUsage, &exit_code);
+  if (!parsed) return exit_code;
   absl::StatusOr<std::string> input = OnePositional(
       *parsed, kVerb, "graph file", "nkigraph view GRAPH -o PAGE.html");
   if (!input.ok()) return ReportError(kVerb, input.status());
@@ -115,22 +97,10 @@ int RunView(const std::vector<std::string>& args) {
     if (!target.ok()) return ReportError(kVerb, target.status());
     options.target = *target;
   }
-  for (const char* flag : {"--instance", "--core", "--rank", "--max-nodes"}) {
-    if (!parsed->Has(flag)) continue;
-    absl::StatusOr<int64_t> value = IntFlag(*parsed, flag);
-    if (!value.ok()) return ReportError(kVerb, value.status());
-    const std::string name = flag;
-    if (name == "--instance") options.filters.instance = *value;
-    if (name == "--core") options.filters.core = *value;
-    if (name == "--rank") options.filters.rank = *value;
-    if (name == "--max-nodes") options.max_nodes = *value;
-  }
-  options.filters.scope = parsed->Get("--scope");
-  if (parsed->Has("--scope") && options.filters.scope.empty()) {
-    return ReportError(kVerb, "--scope needs a scope path");
-  }
-  if (parsed->Has("--instance") && !parsed->Has("--scope")) {
-    return ReportError(kVerb, "--instance needs --scope PATH");
+  if (absl::Status status =
+          ReadPictureFlags(*parsed, &options.filters, &options.max_nodes);
+      !status.ok()) {
+    return ReportError(kVerb, status);
   }
   options.dump_dir = parsed->Get("--dump");
   if (parsed->Has("--dump") && options.dump_dir.empty()) {

@@ -6,6 +6,7 @@
 // after the verb name and returns the process exit code.
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -106,6 +107,18 @@ inline constexpr char kDiagnosticsHelp[] =
     "  --diagnostics FORMAT   text (default) or json: errors and problems as\n"
     "                         JSON lines (kind, rank, core, instruction_id,\n"
     "                         opcode, file, line, scope, tensor, message)\n";
+
+// The start every verb reading a graph shares: parses `args` with `flags`
+// and --diagnostics; for --help prints `usage` (its "%s" standing for
+// kDiagnosticsHelp); applies --diagnostics. With `json_with_format`,
+// --format json makes the errors JSON too unless --diagnostics is given.
+// nullopt once it has printed the help or reported an error: the verb
+// then returns `*exit_code`.
+std::optional<ParsedArgs> StartVerb(const std::vector<std::string>& args,
+                                    absl::string_view verb,
+                                    std::vector<FlagSpec> flags,
+                                    absl::string_view usage, int* exit_code,
+                                    bool json_with_format = false);
 
 // Splits `key=value` (the value may be empty or contain '='); `what` names
 // the flag in the error.

@@ -158,10 +158,6 @@ void StoreFromInt(DType dtype, int64_t value, uint8_t* dst, float fp8_max) {
   }
 }
 
-float Fp8E4m3Max(proto::Target target) {
-  return target == proto::TARGET_TRN3 ? 448.0f : 240.0f;
-}
-
 uint16_t FloatToBf16(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, 4);

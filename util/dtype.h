@@ -20,8 +20,11 @@ absl::string_view DTypeName(DType dtype);  // "float32", "bfloat16", ...
 absl::StatusOr<DType> ParseDType(absl::string_view name);
 
 // Largest finite fp8 e4m3 value for a target (240 on trn1/trn2, 448 on
-// trn3), where conversions saturate.
-float Fp8E4m3Max(proto::Target target);
+// trn3), where conversions saturate. The one definition: the device
+// profiles (ops::DeviceProfile::fp8_e4m3_max) take theirs from here.
+constexpr float Fp8E4m3Max(proto::Target target) {
+  return target == proto::TARGET_TRN3 ? 448.0f : 240.0f;
+}
 
 // Round-to-nearest-even conversions. NaN stays NaN.
 uint16_t FloatToBf16(float value);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "proto/nkigraph.pb.h"
 
@@ -36,6 +37,17 @@ struct HostArray {
     return dtype == proto::INT32    ? i32.size()
            : dtype == proto::UINT16 ? u16.size()
                                     : f32.size();
+  }
+  // Bytes per value: 2 for UINT16, 4 for FLOAT32 and INT32.
+  size_t value_bytes() const { return dtype == proto::UINT16 ? 2 : 4; }
+  // The values as stored (the dtype's vector), in the host's byte order.
+  absl::string_view raw_bytes() const {
+    const void* data =
+        dtype == proto::INT32    ? static_cast<const void*>(i32.data())
+        : dtype == proto::UINT16 ? static_cast<const void*>(u16.data())
+                                 : static_cast<const void*>(f32.data());
+    return absl::string_view(static_cast<const char*>(data),
+                             values() * value_bytes());
   }
   // Appends `other`'s values (of the same dtype).
   void Append(const HostArray& other) {

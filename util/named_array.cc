@@ -18,13 +18,8 @@ proto::NamedArray ToNamedArray(const HostArray& array) {
   named.set_name(array.name);
   named.set_dtype(array.dtype);
   for (int64_t d : array.shape) named.add_shape(d);
-  if (array.dtype == proto::INT32) {
-    named.set_data(array.i32.data(), array.i32.size() * sizeof(int32_t));
-  } else if (array.dtype == proto::UINT16) {
-    named.set_data(array.u16.data(), array.u16.size() * sizeof(uint16_t));
-  } else {
-    named.set_data(array.f32.data(), array.f32.size() * sizeof(float));
-  }
+  const absl::string_view raw = array.raw_bytes();
+  named.set_data(raw.data(), raw.size());
   return named;
 }
 
@@ -39,7 +34,7 @@ absl::StatusOr<HostArray> FromNamedArray(const proto::NamedArray& named) {
         "; bundles hold float32, int32 or uint16 (raw bits) arrays"));
   }
   array.dtype = named.dtype();
-  const uint64_t esize = array.dtype == proto::UINT16 ? 2 : 4;
+  const uint64_t esize = array.value_bytes();
   // The element count must match the data, which bounds it by the bundle's
   // size: no allocation beyond what was read. Counted so that it cannot
   // wrap: a dim of 0 makes the array empty whatever the others, and

@@ -45,32 +45,23 @@ std::string ByteRange(const graph::GraphIndex& index,
       ap.dynamic().kind() != proto::DynamicOffset::KIND_UNSPECIFIED;
   absl::StatusOr<ops::FlatExtent> extent = ops::StaticExtent(ap);
   if (!extent.ok()) return "?";
-  const proto::DType dtype = ap.view_dtype() != proto::DTYPE_UNSPECIFIED
-                                 ? ap.view_dtype()
-                                 : tensor.dtype();
-  const int64_t size = DTypeSize(dtype);
+  const int64_t size = DTypeSize(ops::OperandDType(ap, tensor));
   // The extent counts from the tensor's start: the offset is in it.
   const int64_t lo = extent->lo;
   const int64_t hi = extent->hi;
   std::string text;
   if (ops::IsOnChip(tensor.space())) {
     // Elements per partition of the (viewed) tensor.
-    int64_t row = 1;
-    for (int d = 1; d < tensor.shape_size(); ++d) row *= tensor.shape(d);
-    if (ap.view_dtype() != proto::DTYPE_UNSPECIFIED && size > 0) {
-      row = row * DTypeSize(tensor.dtype()) / size;
-    }
-    if (row <= 0) row = 1;
-    const int64_t p0 = tensor.partition_offset() + lo / row;
-    const int64_t p1 = tensor.partition_offset() + hi / row;
+    const int64_t row = ops::OperandRowElements(ap, tensor);
+    const ops::PartitionSpan partitions = ops::OperandPartitions(ap, tensor);
     // The columns: what the dims after the partition dim reach inside
     // one partition (validation keeps them inside it).
     absl::StatusOr<ops::FlatExtent> inner = ops::StaticExtent(ap, 1);
     if (!inner.ok()) return "?";
     const int64_t c0 = inner->lo % row;
     const int64_t c1 = c0 + (inner->hi - inner->lo);
-    text = absl::StrCat("partitions ", p0, "..", p1, ", bytes ",
-                        tensor.address() + c0 * size, "..",
+    text = absl::StrCat("partitions ", partitions.lo, "..", partitions.hi - 1,
+                        ", bytes ", tensor.address() + c0 * size, "..",
                         tensor.address() + (c1 + 1) * size - 1);
   } else {
     text = absl::StrCat("bytes ", tensor.address() + lo * size, "..",

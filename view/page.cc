@@ -87,9 +87,9 @@ absl::StatusOr<std::string> BuildPage(const proto::Graph& graph,
   dot.filters = options.filters;
   dot.view_options.max_nodes = options.max_nodes;
   dot.view = viz::View::kDataflow;
-  NKI_ASSIGN_OR_RETURN(data["dataflow"], Picture(graph, *index, dot, "df"));
+  NKI_ASSIGN_OR_RETURN(data["dataflow"], Picture(*index, dot, "df"));
   dot.view = viz::View::kBarrier;
-  NKI_ASSIGN_OR_RETURN(data["barrier"], Picture(graph, *index, dot, "bl"));
+  NKI_ASSIGN_OR_RETURN(data["barrier"], Picture(*index, dot, "bl"));
 
   const std::string title =
       EscapeHtml(absl::StrCat(graph.kernel_name(), " — nkigraph view"));

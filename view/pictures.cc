@@ -63,11 +63,10 @@ json NodeSpan(const graph::GraphIndex& index, const viz::VizNode& node) {
 
 }  // namespace
 
-absl::StatusOr<json> Picture(const proto::Graph& graph,
-                             const graph::GraphIndex& index,
+absl::StatusOr<json> Picture(const graph::GraphIndex& index,
                              const viz::DotOptions& options,
                              const std::string& prefix) {
-  NKI_ASSIGN_OR_RETURN(viz::VizGraph built, viz::BuildView(graph, options));
+  NKI_ASSIGN_OR_RETURN(viz::VizGraph built, viz::BuildView(index, options));
   viz::VizGraph picture = viz::PreparePicture(std::move(built));
   for (size_t n = 0; n < picture.nodes.size(); ++n) {
     picture.nodes[n].attrs.push_back({"id", absl::StrCat(prefix, n)});

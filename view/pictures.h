@@ -13,8 +13,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "graph/graph_index.h"
 #include "nlohmann/json.hpp"
-#include "proto/nkigraph.pb.h"
 #include "viz/viz.h"
 
 namespace nkigraph::view {
@@ -24,8 +24,7 @@ namespace nkigraph::view {
 // positions in the core's stream. A picture Graphviz cannot lay out,
 // even with dot's fallbacks, is an "error" and no pages, not a failure:
 // the rest of the page still works.
-absl::StatusOr<nlohmann::json> Picture(const proto::Graph& graph,
-                                       const graph::GraphIndex& index,
+absl::StatusOr<nlohmann::json> Picture(const graph::GraphIndex& index,
                                        const viz::DotOptions& options,
                                        const std::string& prefix);
 

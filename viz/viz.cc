@@ -20,6 +20,13 @@ absl::StatusOr<View> ParseView(absl::string_view name) {
 
 absl::StatusOr<VizGraph> BuildView(const proto::Graph& graph,
                                    const DotOptions& options) {
+  NKI_ASSIGN_OR_RETURN(std::unique_ptr<graph::GraphIndex> index,
+                       graph::GraphIndex::Build(graph));
+  return BuildView(*index, options);
+}
+
+absl::StatusOr<VizGraph> BuildView(const graph::GraphIndex& index,
+                                   const DotOptions& options) {
   if (options.view_options.max_lane_nodes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("--max-lane-nodes ", options.view_options.max_lane_nodes,
@@ -30,13 +37,11 @@ absl::StatusOr<VizGraph> BuildView(const proto::Graph& graph,
         absl::StrCat("--max-nodes ", options.view_options.max_nodes,
                      " must be 0 (no limit) or more"));
   }
-  NKI_ASSIGN_OR_RETURN(std::unique_ptr<graph::GraphIndex> index,
-                       graph::GraphIndex::Build(graph));
   switch (options.view) {
     case View::kDataflow:
-      return BuildDataflowView(*index, options.filters, options.view_options);
+      return BuildDataflowView(index, options.filters, options.view_options);
     case View::kBarrier:
-      return BuildBarrierView(*index, options.filters, options.view_options);
+      return BuildBarrierView(index, options.filters, options.view_options);
   }
   return absl::InvalidArgumentError("unknown view");
 }

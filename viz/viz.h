@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "graph/graph_index.h"
 #include "proto/nkigraph.pb.h"
 #include "viz/render.h"
 #include "viz/selection.h"
@@ -37,6 +38,10 @@ struct DotOptions {
 // The picture of `graph`, before Graphviz. Malformed graphs and filters
 // that select nothing are errors.
 absl::StatusOr<VizGraph> BuildView(const proto::Graph& graph,
+                                   const DotOptions& options);
+// The same for a graph already indexed (and so validated): callers drawing
+// several pictures of one graph index it once.
+absl::StatusOr<VizGraph> BuildView(const graph::GraphIndex& index,
                                    const DotOptions& options);
 
 // BuildView, then DOT text or a laid-out SVG / PNG.
