@@ -34,6 +34,10 @@
 // BM_InterpDispatch runs a stream of tiny tensor_tensor instructions
 // ([1, 1] operands) and reports Run()'s time per instruction, wall and
 // CPU (setting the interpreter up and tearing it down excluded).
+//
+// BM_InterpIntElementwise runs a stream of int32 tensor_tensor adds on
+// [128, cols] SBUF tiles: every element loaded and stored as an integer
+// (ExecContext::ReadInt, WriteInt), the interpreter's integer path.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -559,6 +563,40 @@ BENCHMARK(BM_RowOpSplit)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(7);
+
+// `count` int32 tensor_tensor adds on two [128, cols] SBUF tiles, each
+// reading what the one before wrote.
+absl::StatusOr<proto::Graph> IntAddStream(int64_t cols, int64_t count) {
+  builder::Tracer tracer(builder::TraceConfig{"int_add_stream", {}, {}});
+  return tracer.Trace([&](builder::Tracer& t) {
+    using builder::Buffer;
+    namespace isa = builder::isa;
+    builder::Tensor out =
+        t.Allocate({128, cols}, proto::INT32, Buffer::kSharedHbm, "out");
+    builder::Tensor a =
+        builder::ndarray({128, cols}, proto::INT32, Buffer::kSbuf, "a");
+    builder::Tensor b =
+        builder::ndarray({128, cols}, proto::INT32, Buffer::kSbuf, "b");
+    isa::memset(a, 1.0f);
+    isa::memset(b, 0.0f);
+    for (int64_t i = 0; i < count; ++i) {
+      const builder::Tensor& dst = i % 2 == 0 ? b : a;
+      const builder::Tensor& src = i % 2 == 0 ? a : b;
+      isa::tensor_tensor(dst, src, dst, isa::Alu::kAdd);
+    }
+    isa::dma_copy(out, a);
+    t.Output("out", out);
+  });
+}
+
+void BM_InterpIntElementwise(benchmark::State& state) {
+  TimeDispatch(state, IntAddStream(state.range(0), 200));
+}
+BENCHMARK(BM_InterpIntElementwise)
+    ->Arg(512)
+    ->ArgNames({"cols"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace nkigraph
