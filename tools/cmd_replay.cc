@@ -78,17 +78,10 @@ std::optional<std::string> FirstDifference(const HostArray& recorded,
                         ShapeString(replayed.shape), " in the replay");
   }
   const int64_t n = recorded.num_elements();
-  const size_t esize = recorded.dtype == proto::UINT16 ? 2 : 4;
+  const size_t esize = recorded.value_bytes();
   const size_t bytes = static_cast<size_t>(n) * esize;
-  auto data = [](const HostArray& array) {
-    return array.dtype == proto::INT32
-               ? static_cast<const void*>(array.i32.data())
-           : array.dtype == proto::UINT16
-               ? static_cast<const void*>(array.u16.data())
-               : static_cast<const void*>(array.f32.data());
-  };
-  const void* a = data(recorded);
-  const void* b = data(replayed);
+  const void* a = recorded.data();
+  const void* b = replayed.data();
   if (bytes == 0 || std::memcmp(a, b, bytes) == 0) return std::nullopt;
   const auto* a_bytes = static_cast<const uint8_t*>(a);
   const auto* b_bytes = static_cast<const uint8_t*>(b);

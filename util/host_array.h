@@ -37,6 +37,15 @@ struct HostArray {
            : dtype == proto::UINT16 ? u16.size()
                                     : f32.size();
   }
+  // The first of values() values as stored, value_bytes() bytes each (in
+  // the vector of the array's dtype): the one place the storage is
+  // chosen by dtype for code that handles the values as bytes.
+  const void* data() const {
+    return dtype == proto::INT32    ? static_cast<const void*>(i32.data())
+           : dtype == proto::UINT16 ? static_cast<const void*>(u16.data())
+                                    : static_cast<const void*>(f32.data());
+  }
+  size_t value_bytes() const { return dtype == proto::UINT16 ? 2 : 4; }
   // Appends `other`'s values (of the same dtype).
   void Append(const HostArray& other) {
     f32.insert(f32.end(), other.f32.begin(), other.f32.end());

@@ -18,13 +18,7 @@ proto::NamedArray ToNamedArray(const HostArray& array) {
   named.set_name(array.name);
   named.set_dtype(array.dtype);
   for (int64_t d : array.shape) named.add_shape(d);
-  if (array.dtype == proto::INT32) {
-    named.set_data(array.i32.data(), array.i32.size() * sizeof(int32_t));
-  } else if (array.dtype == proto::UINT16) {
-    named.set_data(array.u16.data(), array.u16.size() * sizeof(uint16_t));
-  } else {
-    named.set_data(array.f32.data(), array.f32.size() * sizeof(float));
-  }
+  named.set_data(array.data(), array.values() * array.value_bytes());
   return named;
 }
 
