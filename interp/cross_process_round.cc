@@ -18,11 +18,12 @@ namespace {
 // ProgramStates, bound) and the others' `contributions`, numbering the
 // calls (`stop_at`: see CountingContext). A failure comes back as the
 // device error, its call number in `failed_call`.
-absl::Status ExecuteHere(const Programs& impl, const proto::Graph& graph,
-                         ProgramState& p, const ops::OpDef& def,
+absl::Status ExecuteHere(const Round& round, ProgramState& p,
+                         const ops::OpDef& def,
                          const std::vector<ProgramState*>& group,
                          const std::vector<MemberContribution>& contributions,
                          int64_t stop_at, int64_t* failed_call) {
+  const Programs& impl = round.programs;
   const int n = static_cast<int>(group.size());
   const ops::InstrView* view = nullptr;
   for (int j = 0; j < n && view == nullptr; ++j) {
@@ -47,14 +48,16 @@ absl::Status ExecuteHere(const Programs& impl, const proto::Graph& graph,
   absl::Status s = def.execute_group(contexts);
   if (s.ok()) return s;
   *failed_call = first_failure >= 0 ? first_failure : calls;
-  return DeviceError(graph, p, p.current(), s);
+  return DeviceError(round.graph, p, p.current(), s);
 }
 
 }  // namespace
 
-absl::Status ShareSegments(Transport& transport, Programs impl,
+absl::Status ShareSegments(const Round& round,
                            std::vector<absl::Status>& errors,
                            int64_t& write_sequence) {
+  Transport& transport = round.transport;
+  const Programs& impl = round.programs;
   const int processes = transport.num_processes();
   const int cores = impl.num_cores;
   WireWriter out;
@@ -155,13 +158,13 @@ void WrittenTensors(const proto::Graph& graph, const proto::Instruction& instr,
   }
 }
 
-absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
-                                 DeviceMemory& memory,
-                                 const proto::Graph& graph, ProgramState& p,
+absl::Status FireAcrossProcesses(const Round& round, ProgramState& p,
                                  const ops::OpDef& def,
                                  const std::vector<ProgramState*>& group,
                                  int64_t fired, int64_t executed,
                                  GroupFailure& failure, FiredHere* here) {
+  Transport& transport = round.transport;
+  const Programs& impl = round.programs;
   const RankBlock& block = impl.block;
   const int n = static_cast<int>(group.size());
   const int processes = transport.num_processes();
@@ -223,16 +226,16 @@ absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
     std::vector<const proto::Tensor*> written;
     for (ProgramState* q : group) {
       if (!block.Holds(q->rank())) continue;
-      WrittenTensors(graph, q->current(), nullptr, written);
+      WrittenTensors(round.graph, q->current(), nullptr, written);
       for (const proto::Tensor* t : written) {
         here->before.push_back(
-            TensorSnapshot::Take(memory, *t, q->rank(), q->core()));
+            TensorSnapshot::Take(round.memory, *t, q->rank(), q->core()));
       }
     }
   }
   here->executed = true;
   int64_t call = -1;
-  if (absl::Status s = ExecuteHere(impl, graph, p, def, group, contributions,
+  if (absl::Status s = ExecuteHere(round, p, def, group, contributions,
                                    /*stop_at=*/-1, &call);
       !s.ok()) {
     here->stopped_at = call;
@@ -241,20 +244,19 @@ absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
   return absl::OkStatus();
 }
 
-absl::Status EndAtFailure(const Programs& impl, DeviceMemory& memory,
-                          const proto::Graph& graph, ProgramState& p,
+absl::Status EndAtFailure(const Round& round, ProgramState& p,
                           const ops::OpDef& def,
                           const std::vector<ProgramState*>& group,
                           const FiredHere& here, const GroupFailure& first) {
   if (!here.executed || here.stopped_at == first.call) return absl::OkStatus();
-  for (const TensorSnapshot& saved : here.before) saved.Restore(memory);
+  for (const TensorSnapshot& saved : here.before) saved.Restore(round.memory);
   for (ProgramState* q : group) {
-    if (impl.block.Holds(q->rank())) {
+    if (round.programs.block.Holds(q->rank())) {
       NKI_RETURN_IF_ERROR(q->Bind(q->current()));
     }
   }
   int64_t call = -1;
-  ExecuteHere(impl, graph, p, def, group, here.contributions, first.call, &call)
+  ExecuteHere(round, p, def, group, here.contributions, first.call, &call)
       .IgnoreError();
   return absl::OkStatus();
 }

@@ -32,7 +32,19 @@ struct Programs {
   int num_ranks;
   int num_cores;
   RankBlock block;
-  ProgramState& at(int rank, int core) { return *all[rank * num_cores + core]; }
+  ProgramState& at(int rank, int core) const {
+    return *all[rank * num_cores + core];
+  }
+};
+
+// What a round's exchanges work on: the other processes, every program
+// (and which ranks this process holds), this process's device memory and
+// the graph.
+struct Round {
+  Transport& transport;
+  Programs programs;
+  DeviceMemory& memory;
+  const proto::Graph& graph;
 };
 
 // The first group that failed in this process during a round's firing:
@@ -67,7 +79,7 @@ struct FiredHere {
 // their errors, so every process finds the same first one. The writes
 // reported so far (`write_sequence`) are the last process's count, whose
 // turn came last.
-absl::Status ShareSegments(Transport& transport, Programs impl,
+absl::Status ShareSegments(const Round& round,
                            std::vector<absl::Status>& errors,
                            int64_t& write_sequence);
 
@@ -106,9 +118,7 @@ void WrittenTensors(const proto::Graph& graph, const proto::Instruction& instr,
 // ones); what is returned is a failure to reach another process. With
 // `here` (every write reported), what the members may write is saved
 // first, and `here` says how the execution went.
-absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
-                                 DeviceMemory& memory,
-                                 const proto::Graph& graph, ProgramState& p,
+absl::Status FireAcrossProcesses(const Round& round, ProgramState& p,
                                  const ops::OpDef& def,
                                  const std::vector<ProgramState*>& group,
                                  int64_t fired, int64_t executed,
@@ -118,8 +128,7 @@ absl::Status FireAcrossProcesses(Transport& transport, Programs impl,
 // another process (`first`, from FirstFailure): if this process's members'
 // execution went past that call, what they wrote is put back and they
 // execute again up to it, so that memory is as one process leaves it.
-absl::Status EndAtFailure(const Programs& impl, DeviceMemory& memory,
-                          const proto::Graph& graph, ProgramState& p,
+absl::Status EndAtFailure(const Round& round, ProgramState& p,
                           const ops::OpDef& def,
                           const std::vector<ProgramState*>& group,
                           const FiredHere& here, const GroupFailure& first);

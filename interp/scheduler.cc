@@ -99,7 +99,10 @@ absl::Status Interpreter::Run() {
       impl.transport != nullptr ? *impl.transport : local_transport;
   const bool across_processes = transport.num_processes() > 1;
   const RankBlock block = impl.block;
-  const Programs programs{impl.programs, impl.num_ranks, impl.num_cores, block};
+  const Round round{transport,
+                    {impl.programs, impl.num_ranks, impl.num_cores, block},
+                    impl.memory,
+                    g};
   auto held_here = [&](int index) {
     return block.Holds(index / impl.num_cores);
   };
@@ -376,8 +379,7 @@ absl::Status Interpreter::Run() {
       NKI_RETURN_IF_ERROR(transport.Send(process + 1, out.bytes()));
     }
     if (across_processes) {
-      NKI_RETURN_IF_ERROR(
-          ShareSegments(transport, programs, errors, write_sequence));
+      NKI_RETURN_IF_ERROR(ShareSegments(round, errors, write_sequence));
     }
     for (absl::Status& error : errors) {
       if (!error.ok()) return error;
@@ -402,16 +404,16 @@ absl::Status Interpreter::Run() {
       const ops::OpDef* def = ops::FindOp(instr.opcode());
       if (across_processes) {
         FiredHere here;
-        NKI_RETURN_IF_ERROR(FireAcrossProcesses(
-            transport, programs, impl.memory, g, p, *def, group, fired,
-            executed(), failure, process_by_process ? &here : nullptr));
+        NKI_RETURN_IF_ERROR(
+            FireAcrossProcesses(round, p, *def, group, fired, executed(),
+                                failure, process_by_process ? &here : nullptr));
         if (process_by_process) {
           // As one process, which stops at the group's first failing call.
           NKI_ASSIGN_OR_RETURN(GroupFailure first,
                                FirstFailure(transport, failure));
           if (first.fired >= 0) {
-            NKI_RETURN_IF_ERROR(EndAtFailure(programs, impl.memory, g, p, *def,
-                                             group, here, first));
+            NKI_RETURN_IF_ERROR(
+                EndAtFailure(round, p, *def, group, here, first));
             executed_at_failure = first.executed;
             return first.status;
           }
