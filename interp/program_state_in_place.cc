@@ -1,8 +1,8 @@
-// ProgramState's in-place fast paths for operands that lie in float32
-// rows (ExecContext::ElementwiseInPlace, MatmulInPlace,
+// ProgramState's fast paths for operands that lie in rows
+// (ExecContext::ReadRows, ElementwiseInPlace, MatmulInPlace,
 // WriteFloatInPlace): the op works on device memory itself, with no
-// buffer in element order; the checks a read would make are made first,
-// and the destination is marked written. Strided blocks are in
+// buffer in operand order; the checks a read would make are made first,
+// and a destination is marked written. Strided blocks are in
 // program_state_blocks.cc.
 #include "interp/program_state.h"
 #include "ops/access_pattern.h"
@@ -25,6 +25,40 @@ bool ProgramState::LayoutAsRows(int i, RowLayout* layout) const {
              f.flat,
              f.flat_stride};
   return true;
+}
+
+absl::Status ProgramState::CheckRowsReadable(const ops::OperandInfo& op,
+                                             const Region& region,
+                                             int64_t first, int64_t stride) {
+  const ops::OperandFacts& f = op.facts;
+  const proto::Tensor& t = *op.tensor;
+  const int64_t bytes = f.cols * f.esize;
+  const bool race_checked = RaceChecked(t);
+  for (int64_t r = 0; r < f.rows; ++r) {
+    const int64_t byte = first + r * stride;
+    // A row initialised in full passes CheckInitialized's first test;
+    // only a row that does not is walked for the element to name.
+    if (region.shadow.All(byte, bytes, kInitialized) && !race_checked) {
+      continue;
+    }
+    const Run run{r * f.cols, f.cols, f.flat + r * f.flat_stride,
+                  1,          byte,   f.esize};
+    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, f.esize));
+    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ops::ExecContext::Rows> ProgramState::ReadRows(int i) {
+  const ops::OperandInfo& op = view_.operand(i);
+  // Bound from a decoded stream or by BindInstrView: the facts are known.
+  const ops::OperandFacts& f = op.facts;
+  if (any_skipped_ || !f.as_rows) return Rows{};
+  Region& region = memory_.RegionFor(*op.tensor, rank_, core_);
+  const int64_t first = f.FirstByte(region.partition_bytes);
+  const int64_t stride = f.RowStride(region.partition_bytes);
+  NKI_RETURN_IF_ERROR(CheckRowsReadable(op, region, first, stride));
+  return Rows{&region.data[first], f.rows, f.cols, stride};
 }
 
 absl::Status ProgramState::ElementwiseInPlace(int dst,

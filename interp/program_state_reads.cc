@@ -1,6 +1,8 @@
-// ProgramState's checked reads (ExecContext::ReadFloat, ReadInt, ReadRaw,
-// ReadRows): every element read is checked initialised and for races
-// before its value is handed to the op, converted from its dtype.
+// ProgramState's checked reads (ExecContext::ReadFloat, ReadInt, ReadRaw):
+// every element read is checked initialised and for races before its
+// value is handed to the op, converted from its dtype, in a buffer in
+// operand order. Operands read where they lie are in
+// program_state_in_place.cc and program_state_blocks.cc.
 #include <cstring>
 
 #include "interp/program_state.h"
@@ -124,40 +126,6 @@ bool ProgramState::StridedAndInitialized(int i) const {
     all = all && region.shadow.All(byte, length, kInitialized);
   });
   return walked && all;
-}
-
-absl::Status ProgramState::CheckRowsReadable(const ops::OperandInfo& op,
-                                             const Region& region,
-                                             int64_t first, int64_t stride) {
-  const ops::OperandFacts& f = op.facts;
-  const proto::Tensor& t = *op.tensor;
-  const int64_t bytes = f.cols * f.esize;
-  const bool race_checked = RaceChecked(t);
-  for (int64_t r = 0; r < f.rows; ++r) {
-    const int64_t byte = first + r * stride;
-    // A row initialised in full passes CheckInitialized's first test;
-    // only a row that does not is walked for the element to name.
-    if (region.shadow.All(byte, bytes, kInitialized) && !race_checked) {
-      continue;
-    }
-    const Run run{r * f.cols, f.cols, f.flat + r * f.flat_stride,
-                  1,          byte,   f.esize};
-    NKI_RETURN_IF_ERROR(CheckInitialized(t, region, run, f.esize));
-    NKI_RETURN_IF_ERROR(CheckRace(t, run, /*write=*/false));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<ops::ExecContext::Rows> ProgramState::ReadRows(int i) {
-  const ops::OperandInfo& op = view_.operand(i);
-  // Bound from a decoded stream or by BindInstrView: the facts are known.
-  const ops::OperandFacts& f = op.facts;
-  if (any_skipped_ || !f.as_rows) return Rows{};
-  Region& region = memory_.RegionFor(*op.tensor, rank_, core_);
-  const int64_t first = f.FirstByte(region.partition_bytes);
-  const int64_t stride = f.RowStride(region.partition_bytes);
-  NKI_RETURN_IF_ERROR(CheckRowsReadable(op, region, first, stride));
-  return Rows{&region.data[first], f.rows, f.cols, stride};
 }
 
 }  // namespace nkigraph::interp
