@@ -479,19 +479,20 @@ BENCHMARK(BM_InterpDispatchDistinct)
     ->UseRealTime();
 
 // A stream of `count` row ops `op` (as BM_RowOpSplit numbers them) on
-// [128, cols] fp32 SBUF tiles, alternating between two so that each reads
-// what the one before wrote, after a memset of both.
-absl::StatusOr<proto::Graph> RowOpStream(int64_t cols, int op, int64_t count) {
+// [128, cols] SBUF tiles of `dtype`, alternating between two so that each
+// reads what the one before wrote, after a memset of both.
+absl::StatusOr<proto::Graph> RowOpStream(int64_t cols, int op, int64_t count,
+                                         proto::DType dtype = proto::FLOAT32) {
   builder::Tracer tracer(builder::TraceConfig{"row_op_split", {}, {}});
   return tracer.Trace([&](builder::Tracer& t) {
     using builder::Buffer;
     namespace isa = builder::isa;
     builder::Tensor out =
-        t.Allocate({128, cols}, proto::FLOAT32, Buffer::kSharedHbm, "out");
+        t.Allocate({128, cols}, dtype, Buffer::kSharedHbm, "out");
     builder::Tensor a =
-        builder::ndarray({128, cols}, proto::FLOAT32, Buffer::kSbuf, "a");
+        builder::ndarray({128, cols}, dtype, Buffer::kSbuf, "a");
     builder::Tensor b =
-        builder::ndarray({128, cols}, proto::FLOAT32, Buffer::kSbuf, "b");
+        builder::ndarray({128, cols}, dtype, Buffer::kSbuf, "b");
     builder::Tensor column =
         builder::ndarray({128, 1}, proto::FLOAT32, Buffer::kSbuf, "column");
     isa::memset(a, 0.5f);
@@ -564,33 +565,8 @@ BENCHMARK(BM_RowOpSplit)
     ->UseRealTime()
     ->Iterations(7);
 
-// `count` int32 tensor_tensor adds on two [128, cols] SBUF tiles, each
-// reading what the one before wrote.
-absl::StatusOr<proto::Graph> IntAddStream(int64_t cols, int64_t count) {
-  builder::Tracer tracer(builder::TraceConfig{"int_add_stream", {}, {}});
-  return tracer.Trace([&](builder::Tracer& t) {
-    using builder::Buffer;
-    namespace isa = builder::isa;
-    builder::Tensor out =
-        t.Allocate({128, cols}, proto::INT32, Buffer::kSharedHbm, "out");
-    builder::Tensor a =
-        builder::ndarray({128, cols}, proto::INT32, Buffer::kSbuf, "a");
-    builder::Tensor b =
-        builder::ndarray({128, cols}, proto::INT32, Buffer::kSbuf, "b");
-    isa::memset(a, 1.0f);
-    isa::memset(b, 0.0f);
-    for (int64_t i = 0; i < count; ++i) {
-      const builder::Tensor& dst = i % 2 == 0 ? b : a;
-      const builder::Tensor& src = i % 2 == 0 ? a : b;
-      isa::tensor_tensor(dst, src, dst, isa::Alu::kAdd);
-    }
-    isa::dma_copy(out, a);
-    t.Output("out", out);
-  });
-}
-
 void BM_InterpIntElementwise(benchmark::State& state) {
-  TimeDispatch(state, IntAddStream(state.range(0), 200));
+  TimeDispatch(state, RowOpStream(state.range(0), 0, 200, proto::INT32));
 }
 BENCHMARK(BM_InterpIntElementwise)
     ->Arg(512)
