@@ -55,6 +55,7 @@
 #include "interp/round_wire.h"
 #include "interp/run_errors.h"
 #include "interp/segment_footprint.h"
+#include "interp/step_allowance.h"
 #include "interp/transport.h"
 #include "interp/worker_pool.h"
 #include "ops/blas_threads.h"
@@ -189,28 +190,8 @@ absl::Status Interpreter::Run() {
     }
   };
 
-  // The step limit is shared by all programs, but a count read while other
-  // threads run would make where the run stops depend on their timing.
-  // Instead each round hands out allowances in one-thread order: a
-  // program's segment (up to its next synchronising instruction) has a
-  // length known before it runs, so the first program in that order whose
-  // segment passes the limit gets what is left and stops there, with the
-  // error a one-thread run gives, and the programs after it get nothing.
-  std::vector<std::vector<int>> next_sync(impl.num_cores);  // [core][pc]
-  if (max_steps > 0) {
-    for (int c = 0; c < impl.num_cores; ++c) {
-      const proto::Stream& stream = g.streams(c);
-      std::vector<int>& next = next_sync[c];
-      next.resize(stream.instructions_size() + 1);
-      next.back() = stream.instructions_size();
-      for (int i = stream.instructions_size() - 1; i >= 0; --i) {
-        const bool sync = ops::FindOp(stream.instructions(i).opcode())->sync !=
-                          ops::SyncKind::kNone;
-        next[i] = sync ? i : next[i + 1];
-      }
-    }
-  }
-  std::vector<int64_t> allowance(num_programs, INT64_MAX);
+  // The step limit, handed out round by round in one-thread order.
+  StepAllowances allowance(g, max_steps, num_programs);
 
   // Runs a program until it finishes or reaches a synchronising
   // instruction, or stops it at its step allowance; `before` runs before
@@ -337,17 +318,7 @@ absl::Status Interpreter::Run() {
       start_pc[i] = p.pc();
       progress_of[i].passed.store(p.pc());
     }
-    if (max_steps > 0) {
-      // Over every process's programs: the allowances are the same in all.
-      int64_t left = std::max<int64_t>(0, max_steps - executed_at_start);
-      for (int i = 0; i < num_programs; ++i) {
-        if (!moves[i]) continue;
-        const ProgramState& p = *impl.programs[i];
-        allowance[i] =
-            std::min<int64_t>(left, next_sync[p.core()][p.pc()] - p.pc());
-        left -= allowance[i];
-      }
-    }
+    allowance.HandOut(impl.programs, moves, executed_at_start);
     if (one_thread) {
       for (int i = 0; i < num_programs; ++i) {
         if (in_round[i]) tasks.push_back(i);
