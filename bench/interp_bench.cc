@@ -34,6 +34,10 @@
 // BM_InterpDispatch runs a stream of tiny tensor_tensor instructions
 // ([1, 1] operands) and reports Run()'s time per instruction, wall and
 // CPU (setting the interpreter up and tearing it down excluded).
+//
+// BM_InterpIntElementwise runs a stream of int32 tensor_tensor adds on
+// [128, cols] SBUF tiles: every element loaded and stored as an integer
+// (ExecContext::ReadInt, WriteInt), the interpreter's integer path.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -475,19 +479,20 @@ BENCHMARK(BM_InterpDispatchDistinct)
     ->UseRealTime();
 
 // A stream of `count` row ops `op` (as BM_RowOpSplit numbers them) on
-// [128, cols] fp32 SBUF tiles, alternating between two so that each reads
-// what the one before wrote, after a memset of both.
-absl::StatusOr<proto::Graph> RowOpStream(int64_t cols, int op, int64_t count) {
+// [128, cols] SBUF tiles of `dtype`, alternating between two so that each
+// reads what the one before wrote, after a memset of both.
+absl::StatusOr<proto::Graph> RowOpStream(int64_t cols, int op, int64_t count,
+                                         proto::DType dtype = proto::FLOAT32) {
   builder::Tracer tracer(builder::TraceConfig{"row_op_split", {}, {}});
   return tracer.Trace([&](builder::Tracer& t) {
     using builder::Buffer;
     namespace isa = builder::isa;
     builder::Tensor out =
-        t.Allocate({128, cols}, proto::FLOAT32, Buffer::kSharedHbm, "out");
+        t.Allocate({128, cols}, dtype, Buffer::kSharedHbm, "out");
     builder::Tensor a =
-        builder::ndarray({128, cols}, proto::FLOAT32, Buffer::kSbuf, "a");
+        builder::ndarray({128, cols}, dtype, Buffer::kSbuf, "a");
     builder::Tensor b =
-        builder::ndarray({128, cols}, proto::FLOAT32, Buffer::kSbuf, "b");
+        builder::ndarray({128, cols}, dtype, Buffer::kSbuf, "b");
     builder::Tensor column =
         builder::ndarray({128, 1}, proto::FLOAT32, Buffer::kSbuf, "column");
     isa::memset(a, 0.5f);
@@ -559,6 +564,15 @@ BENCHMARK(BM_RowOpSplit)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(7);
+
+void BM_InterpIntElementwise(benchmark::State& state) {
+  TimeDispatch(state, RowOpStream(state.range(0), 0, 200, proto::INT32));
+}
+BENCHMARK(BM_InterpIntElementwise)
+    ->Arg(512)
+    ->ArgNames({"cols"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace nkigraph

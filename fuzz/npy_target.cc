@@ -16,25 +16,10 @@ namespace {
 // Arrays bigger than this parse and round-trip but are not run.
 constexpr int64_t kMaxRunElements = int64_t{1} << 16;
 
-const void* Data(const HostArray& array) {
-  switch (array.dtype) {
-    case proto::INT32:
-      return array.i32.data();
-    case proto::UINT16:
-      return array.u16.data();
-    default:
-      return array.f32.data();
-  }
-}
-
-size_t ElementSize(const HostArray& array) {
-  return array.dtype == proto::UINT16 ? 2 : 4;
-}
-
 bool SameBits(const HostArray& a, const HostArray& b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.values() == b.values() &&
          (a.values() == 0 ||
-          std::memcmp(Data(a), Data(b), a.values() * ElementSize(a)) == 0);
+          std::memcmp(a.data(), b.data(), a.values() * a.value_bytes()) == 0);
 }
 
 // The device dtype an array loads into unchanged.

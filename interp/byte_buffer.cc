@@ -90,11 +90,18 @@ absl::Status ByteBuffer::MapFile(int64_t at, int64_t length, int fd,
                  PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
                  static_cast<off_t>(file_offset + (first - at)));
   if (p == MAP_FAILED) {
-    // The anonymous pages are still there (a failed MAP_FIXED may have
-    // unmapped them: put them back) and take a copy instead.
-    mmap(data_ + first, static_cast<size_t>(last - first),
-         PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-         0);
+    // A failed MAP_FIXED may have unmapped the anonymous pages: put them
+    // back and take a copy instead. Should that fail too, the buffer has a
+    // hole, and the run cannot go on with it.
+    const int map_error = errno;
+    if (mmap(data_ + first, static_cast<size_t>(last - first),
+             PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+             -1, 0) == MAP_FAILED) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "cannot map ", last - first, " bytes of an input file (",
+          std::strerror(map_error), ") nor put back the device memory there (",
+          std::strerror(errno), ")"));
+    }
     CopyReleasing(data_ + at, mapped, length);
     return absl::OkStatus();
   }

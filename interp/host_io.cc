@@ -76,12 +76,8 @@ const proto::Tensor* Interpreter::FindOutput(const std::string& name) const {
 }
 
 absl::Status Interpreter::SetInput(const HostArray& array) {
-  const void* data = array.dtype == proto::UINT16 ? array.u16.data()
-                     : array.dtype == proto::INT32
-                         ? static_cast<const void*>(array.i32.data())
-                         : array.f32.data();
   return SetInputValues(array.name, array.dtype, array.shape,
-                        static_cast<int64_t>(array.values()), data);
+                        static_cast<int64_t>(array.values()), array.data());
 }
 
 absl::Status Interpreter::SetInputValues(const std::string& name,
@@ -413,11 +409,22 @@ absl::StatusOr<HostArray> Interpreter::GetOutput(const std::string& name,
                      absl::StrCat("'", name, "' is not an output (outputs: ",
                                   absl::StrJoin(OutputNames(), ", "), ")"));
   }
-  const bool stacked = t->per_rank() && impl_->num_ranks > 1;
+  NKI_ASSIGN_OR_RETURN(HostArray result, ReadHostTensor(*t, form));
+  result.name = name;
+  return result;
+}
+
+absl::StatusOr<HostArray> Interpreter::ReadHostTensor(
+    const proto::Tensor& tensor, HostForm form) const {
+  const bool stacked = tensor.per_rank() && impl_->num_ranks > 1;
   const RankBlock held = impl_->block;
+  // Host tensors lie in HBM, one region per rank, whatever their core.
+  const int core =
+      tensor.space() == proto::SHARED_HBM ? 0 : static_cast<int>(tensor.core());
   HostArray result;
   for (int r = held.first; r < (stacked ? held.end : held.first + 1); ++r) {
-    NKI_ASSIGN_OR_RETURN(HostArray part, ReadTensor(t->id(), r, 0, form));
+    NKI_ASSIGN_OR_RETURN(HostArray part,
+                         ReadTensor(tensor.id(), r, core, form));
     if (r == held.first) {
       result = std::move(part);
       // One allocation for every rank's part: stacked outputs of wide
@@ -432,8 +439,8 @@ absl::StatusOr<HostArray> Interpreter::GetOutput(const std::string& name,
       result.Append(part);
     }
   }
-  result.name = name;
-  result.shape = HostShape(*t);
+  result.name = tensor.name();
+  result.shape = HostShape(tensor);
   if (stacked) result.shape[0] = held.size();
   return result;
 }

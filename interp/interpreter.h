@@ -165,6 +165,13 @@ class Interpreter {
   // output from the first of them).
   absl::StatusOr<HostArray> GetOutput(const std::string& name,
                                       HostForm form = HostForm::kValues) const;
+  // Reads a host tensor (an input or an output) as the host holds it,
+  // shaped as HostShape: a per-rank one with every rank's rows stacked (in
+  // a process holding some of the ranks, HeldRanks()'s), a replicated one
+  // from the first rank held. Named as the tensor; what GetOutput and the
+  // tools reading inputs back share.
+  absl::StatusOr<HostArray> ReadHostTensor(
+      const proto::Tensor& tensor, HostForm form = HostForm::kValues) const;
   // Reads any tensor as one program sees it; elements never written read
   // as NaN (floats; the dtype's quiet NaN bits as raw bits) or 0.
   absl::StatusOr<HostArray> ReadTensor(uint32_t tensor_id, int rank, int core,

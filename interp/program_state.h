@@ -23,6 +23,9 @@ namespace nkigraph::interp {
 // accumulation registers, and the ExecContext its instructions execute
 // against. Every operand access goes through Walk, which enforces bounds of
 // dynamic offsets, initialisation, PSUM accumulation groups and races.
+// Defined over program_state.cc (state and checks), program_state_walk.h,
+// program_state_reads.cc, program_state_writes.cc,
+// program_state_in_place.cc and program_state_blocks.cc.
 class ProgramState : public ops::ExecContext {
  public:
   // `race_scopes` (from ComputeRaceScopes, by tensor id - 1) says which

@@ -575,6 +575,63 @@ TEST(AcrossProcessesTest, AProcessWhosePeerIsGoneStopsAtTheTimeout) {
   EXPECT_LT(seconds, 10);
 }
 
+// Process 1 writes one element in every fourth row of a 4 MiB HBM tensor
+// (each a block written in part: a page of per-byte shadow state charged
+// as touched) under a limit 32 KiB above its device memory, and goes over
+// it; process 0 has room. Both stop at the end of the first round with
+// process 1's error, the same instruction count: none waits for the other
+// at the next round until its timeout.
+TEST(AcrossProcessesTest, AProcessOverItsMemoryBudgetStopsWithTheOthers) {
+  absl::StatusOr<proto::Graph> graph = TraceWorld(2, 1, [&](Tracer& t) {
+    Tensor y =
+        t.Allocate({1024, 1024}, proto::FLOAT32, Buffer::kSharedHbm, "y");
+    Tensor x = t.Allocate({1, 1}, proto::FLOAT32, Buffer::kSharedHbm, "x");
+    Tensor z = t.Allocate({1, 1}, proto::FLOAT32, Buffer::kSharedHbm, "z");
+    Tensor tile = builder::ndarray({1, 1}, proto::FLOAT32, Buffer::kSbuf, "t");
+    isa::memset(tile, 1.0f);
+    for (int i = 0; i < 64; ++i) {
+      isa::dma_copy(y.Slice(0, 4 * i, 1).Slice(1, 0, 1), tile);
+    }
+    isa::dma_copy(x, tile);
+    isa::all_reduce(z, x);
+    isa::dma_copy(x, z);  // a second round
+    isa::all_reduce(z, x);
+    t.Output("z", z);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<int64_t> device = interp::DeviceMemory::BytesNeeded(*graph, 1);
+  ASSERT_TRUE(device.ok()) << device.status();
+  testing::ThreadedWorld world(2, /*timeout_seconds=*/5);
+  std::vector<Observed> observed(2);
+  std::vector<std::thread> threads;
+  const auto start = std::chrono::steady_clock::now();
+  for (int p = 0; p < 2; ++p) {
+    threads.emplace_back([&, p] {
+      interp::RunOptions options;
+      options.transport = &world.at(p);
+      options.threads = 1;
+      if (p == 1) options.memory_limit_bytes = *device + 32 * 1024;
+      observed[p] = RunOne(*graph, {}, options);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  for (int p = 0; p < 2; ++p) {
+    EXPECT_TRUE(absl::IsResourceExhausted(observed[p].status))
+        << "process " << p << ": " << observed[p].status;
+    EXPECT_THAT(
+        observed[p].status.message(),
+        HasSubstr("over the limit of " + std::to_string(*device + 32 * 1024)))
+        << "process " << p;
+    // The memset, the 65 copies and the all-reduce of each rank.
+    EXPECT_EQ(observed[p].executed, 2 * 67) << "process " << p;
+  }
+  EXPECT_EQ(observed[0].status, observed[1].status);
+  EXPECT_LT(seconds, 5);
+}
+
 // --- What a run across processes refuses ---------------------------------
 
 TEST(AcrossProcessesTest, MoreProcessesThanRanksAreRefused) {

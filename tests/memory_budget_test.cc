@@ -54,6 +54,23 @@ TEST(MemoryBudgetTest, ChargesUpToTheLimitAndRefusesPastItNamingWhat) {
   EXPECT_FALSE(budget.Charge(-1, "nothing").ok());
 }
 
+// Touched memory is recorded past the limit; the budget then names the
+// first charge that went over and what it was for, the figure held then.
+TEST(MemoryBudgetTest, TouchedChargesPastTheLimitNameTheFirstOver) {
+  MemoryBudget budget(100);
+  budget.ChargeTouched(60, "pages of a");
+  EXPECT_TRUE(budget.Overdrawn().ok());
+  budget.ChargeTouched(50, "pages of b");
+  budget.ChargeTouched(30, "pages of c");
+  EXPECT_EQ(budget.used(), 140);
+  EXPECT_EQ(budget.peak(), 140);
+  EXPECT_EQ(budget.Overdrawn().message(),
+            "the run needed 110 bytes (pages of b), over the limit of 100 "
+            "(raise --memory-limit)");
+  budget.Release(140);
+  EXPECT_EQ(budget.used(), 0);
+}
+
 TEST(MemoryBudgetTest, ScopedChargesReleaseWhenTheyEnd) {
   MemoryBudget budget(10);
   {

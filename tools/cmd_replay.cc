@@ -79,8 +79,8 @@ std::optional<std::string> FirstDifference(const HostArray& recorded,
   const int64_t n = recorded.num_elements();
   const size_t esize = recorded.value_bytes();
   const size_t bytes = static_cast<size_t>(n) * esize;
-  const void* a = recorded.raw_bytes().data();
-  const void* b = replayed.raw_bytes().data();
+  const void* a = recorded.data();
+  const void* b = replayed.data();
   if (bytes == 0 || std::memcmp(a, b, bytes) == 0) return std::nullopt;
   const auto* a_bytes = static_cast<const uint8_t*>(a);
   const auto* b_bytes = static_cast<const uint8_t*>(b);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -301,6 +302,16 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
                  "runs it with the bundle's inputs)\n";
   }
   const bool raw_bits = parsed->Has("--raw-bits");
+  // Each input file mapped once, by path (MapNpy): the memory plan counts
+  // the files that cannot be, and the inputs are set from the mappings.
+  std::map<std::string, absl::StatusOr<MappedNpy>> mapped_files;
+  auto mapping = [&](const std::string& file) -> absl::StatusOr<MappedNpy>& {
+    auto it = mapped_files.find(file);
+    if (it == mapped_files.end()) {
+      it = mapped_files.emplace(file, MapNpy(file)).first;
+    }
+    return it->second;
+  };
   {
     // Before anything large is allocated: does the whole run fit? A
     // process holding some of the ranks holds about their share of it.
@@ -319,7 +330,7 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
       const size_t eq = setting.find('=');
       if (eq == std::string::npos) continue;
       const std::string file = setting.substr(eq + 1);
-      if (!absl::IsFailedPrecondition(MapNpy(file).status())) continue;
+      if (!absl::IsFailedPrecondition(mapping(file).status())) continue;
       input_files += FileBytes(file);
     }
     if (processes.several()) input_files = share(input_files);
@@ -370,7 +381,7 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
     // bits) go from the mapped file straight into device memory, this
     // process's ranks' rows alone; others are converted on the host first.
     absl::Status status;
-    absl::StatusOr<MappedNpy> mapped = MapNpy(file);
+    const absl::StatusOr<MappedNpy>& mapped = mapping(file);
     if (mapped.ok()) {
       const interp::Interpreter::InputFile in_file{
           mapped->file.fd(), static_cast<const char*>(mapped->values) -
@@ -393,6 +404,7 @@ int RunIn(const ParsedArgs& parsed_args, Processes& processes, bool& agreed) {
       array->name = name;
       status = interp.SetInput(*array);
     }
+    mapped_files.erase(file);  // the device holds it now
     if (!status.ok()) {
       return ReportError(
           kVerb, absl::StrCat(status.message(), " (from '", file, "')"));

@@ -192,38 +192,18 @@ absl::Status ChargeHostArray(const interp::Interpreter& interp,
 absl::StatusOr<std::vector<HostArray>> ReadInputs(
     const interp::Interpreter& interp, interp::Interpreter::HostForm form,
     std::vector<ScopedCharge>* held) {
-  const proto::Graph& graph = interp.graph();
-  const int num_ranks = static_cast<int>(graph.world().num_ranks());
   std::vector<HostArray> inputs;
   for (const std::string& name : interp.InputNames()) {
     const proto::Tensor* tensor = interp.FindInput(name);
     if (tensor == nullptr) {
       return absl::InternalError(absl::StrCat("input '", name, "' vanished"));
     }
-    const int core = tensor->space() == proto::SHARED_HBM
-                         ? 0
-                         : static_cast<int>(tensor->core());
-    const bool stacked = tensor->per_rank() && num_ranks > 1;
     NKI_RETURN_IF_ERROR(ChargeHostArray(
         interp, *tensor, form == interp::Interpreter::HostForm::kRawBits16,
         "a copy of input", held));
-    HostArray input;
-    // The ranks this process holds (all of them in a single process).
-    const interp::RankBlock held = interp.HeldRanks();
-    for (int r = held.first; r < (stacked ? held.end : held.first + 1); ++r) {
-      // 16-bit inputs as their bits by default: a replay then loads exactly
-      // the bytes this run had (a bf16 NaN payload included).
-      NKI_ASSIGN_OR_RETURN(HostArray part,
-                           interp.ReadTensor(tensor->id(), r, core, form));
-      if (r == held.first) {
-        input = std::move(part);
-      } else {
-        input.Append(part);
-      }
-    }
-    input.name = name;
-    input.shape = interp.HostShape(*tensor);
-    if (stacked) input.shape[0] = held.size();
+    // 16-bit inputs as their bits by default: a replay then loads exactly
+    // the bytes this run had (a bf16 NaN payload included).
+    NKI_ASSIGN_OR_RETURN(HostArray input, interp.ReadHostTensor(*tensor, form));
     inputs.push_back(std::move(input));
   }
   return inputs;

@@ -102,62 +102,6 @@ absl::StatusOr<DType> ParseDType(absl::string_view name) {
                    "int32, uint32, int16, uint16, int8 or uint8)"));
 }
 
-int64_t LoadAsInt(DType dtype, const uint8_t* src) {
-  auto load = [&](auto v) -> int64_t {
-    std::memcpy(&v, src, sizeof(v));
-    return v;
-  };
-  switch (dtype) {
-    case proto::INT32:
-      return load(int32_t{});
-    case proto::UINT32:
-      return load(uint32_t{});
-    case proto::INT16:
-      return load(int16_t{});
-    case proto::UINT16:
-      return load(uint16_t{});
-    case proto::INT8:
-      return load(int8_t{});
-    case proto::UINT8:
-      return load(uint8_t{});
-    default: {
-      const float f = LoadAsFloat(dtype, src);
-      return std::isfinite(f) ? static_cast<int64_t>(std::nearbyint(f)) : 0;
-    }
-  }
-}
-
-namespace {
-
-template <typename T>
-void StoreSaturated(int64_t v, uint8_t* dst) {
-  const int64_t lo = std::numeric_limits<T>::min();
-  const int64_t hi = static_cast<int64_t>(std::numeric_limits<T>::max());
-  const T t = static_cast<T>(v < lo ? lo : (v > hi ? hi : v));
-  std::memcpy(dst, &t, sizeof(T));
-}
-
-}  // namespace
-
-void StoreFromInt(DType dtype, int64_t value, uint8_t* dst, float fp8_max) {
-  switch (dtype) {
-    case proto::INT32:
-      return StoreSaturated<int32_t>(value, dst);
-    case proto::UINT32:
-      return StoreSaturated<uint32_t>(value, dst);
-    case proto::INT16:
-      return StoreSaturated<int16_t>(value, dst);
-    case proto::UINT16:
-      return StoreSaturated<uint16_t>(value, dst);
-    case proto::INT8:
-      return StoreSaturated<int8_t>(value, dst);
-    case proto::UINT8:
-      return StoreSaturated<uint8_t>(value, dst);
-    default:
-      StoreFromFloat(dtype, static_cast<float>(value), dst, fp8_max);
-  }
-}
-
 uint16_t FloatToBf16(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, 4);

@@ -1,8 +1,10 @@
 #ifndef NKIGRAPH_UTIL_DTYPE_H_
 #define NKIGRAPH_UTIL_DTYPE_H_
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -43,11 +45,68 @@ float LoadAsFloat(DType dtype, const uint8_t* src);
 void StoreFromFloat(DType dtype, float value, uint8_t* dst, float fp8_max);
 
 // Loads one element as an integer: exact for integer dtypes, floats
-// rounded to nearest (0 for NaN and infinities).
-int64_t LoadAsInt(DType dtype, const uint8_t* src);
+// rounded to nearest (0 for NaN and infinities). Inline, with
+// StoreFromInt: the interpreter calls them once per integer element.
+inline int64_t LoadAsInt(DType dtype, const uint8_t* src) {
+  auto load = [&](auto v) -> int64_t {
+    std::memcpy(&v, src, sizeof(v));
+    return v;
+  };
+  switch (dtype) {
+    case proto::INT32:
+      return load(int32_t{});
+    case proto::UINT32:
+      return load(uint32_t{});
+    case proto::INT16:
+      return load(int16_t{});
+    case proto::UINT16:
+      return load(uint16_t{});
+    case proto::INT8:
+      return load(int8_t{});
+    case proto::UINT8:
+      return load(uint8_t{});
+    default: {
+      const float f = LoadAsFloat(dtype, src);
+      return std::isfinite(f) ? static_cast<int64_t>(std::nearbyint(f)) : 0;
+    }
+  }
+}
+
+namespace dtype_internal {
+
+// `v` clamped to T's range, stored at `dst`.
+template <typename T>
+void StoreSaturated(int64_t v, uint8_t* dst) {
+  const int64_t lo = std::numeric_limits<T>::min();
+  const int64_t hi = static_cast<int64_t>(std::numeric_limits<T>::max());
+  const T t = static_cast<T>(v < lo ? lo : (v > hi ? hi : v));
+  std::memcpy(dst, &t, sizeof(T));
+}
+
+}  // namespace dtype_internal
+
 // Stores an integer, saturating to integer dtypes, converted (and rounded)
 // for float dtypes.
-void StoreFromInt(DType dtype, int64_t value, uint8_t* dst, float fp8_max);
+inline void StoreFromInt(DType dtype, int64_t value, uint8_t* dst,
+                         float fp8_max) {
+  using dtype_internal::StoreSaturated;
+  switch (dtype) {
+    case proto::INT32:
+      return StoreSaturated<int32_t>(value, dst);
+    case proto::UINT32:
+      return StoreSaturated<uint32_t>(value, dst);
+    case proto::INT16:
+      return StoreSaturated<int16_t>(value, dst);
+    case proto::UINT16:
+      return StoreSaturated<uint16_t>(value, dst);
+    case proto::INT8:
+      return StoreSaturated<int8_t>(value, dst);
+    case proto::UINT8:
+      return StoreSaturated<uint8_t>(value, dst);
+    default:
+      StoreFromFloat(dtype, static_cast<float>(value), dst, fp8_max);
+  }
+}
 
 // Bulk forms of the above, for the interpreter's hot paths.
 void LoadRowAsFloat(DType dtype, const uint8_t* src, int64_t count, float* dst);

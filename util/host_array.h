@@ -38,15 +38,18 @@ struct HostArray {
            : dtype == proto::UINT16 ? u16.size()
                                     : f32.size();
   }
-  // Bytes per value: 2 for UINT16, 4 for FLOAT32 and INT32.
+  // The first of values() values as stored, value_bytes() bytes each (in
+  // the vector of the array's dtype): the one place the storage is
+  // chosen by dtype for code that handles the values as bytes.
+  const void* data() const {
+    return dtype == proto::INT32    ? static_cast<const void*>(i32.data())
+           : dtype == proto::UINT16 ? static_cast<const void*>(u16.data())
+                                    : static_cast<const void*>(f32.data());
+  }
   size_t value_bytes() const { return dtype == proto::UINT16 ? 2 : 4; }
-  // The values as stored (the dtype's vector), in the host's byte order.
+  // The same values as bytes, in the host's byte order.
   absl::string_view raw_bytes() const {
-    const void* data =
-        dtype == proto::INT32    ? static_cast<const void*>(i32.data())
-        : dtype == proto::UINT16 ? static_cast<const void*>(u16.data())
-                                 : static_cast<const void*>(f32.data());
-    return absl::string_view(static_cast<const char*>(data),
+    return absl::string_view(static_cast<const char*>(data()),
                              values() * value_bytes());
   }
   // Appends `other`'s values (of the same dtype).

@@ -9,59 +9,65 @@
 
 namespace nkigraph {
 
+bool MemoryBudget::TryCharge(int64_t bytes, int64_t& held) {
+  held = used_.load(std::memory_order_relaxed);
+  while (true) {
+    if (bytes > limit_ - held) return false;
+    if (used_.compare_exchange_weak(held, held + bytes,
+                                    std::memory_order_relaxed)) {
+      RaisePeak(held + bytes);
+      return true;
+    }
+  }
+}
+
+void MemoryBudget::RaisePeak(int64_t now) {
+  int64_t peak = peak_.load(std::memory_order_relaxed);
+  while (now > peak &&
+         !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
 absl::Status MemoryBudget::Charge(int64_t bytes, absl::string_view what) {
   if (bytes < 0) {
     return absl::InternalError(
         absl::StrCat("negative memory charge for ", what));
   }
-  int64_t held = used_.load(std::memory_order_relaxed);
-  while (true) {
-    if (bytes > limit_ - held) {
-      return DiagnosticError(
-          absl::StatusCode::kResourceExhausted,
-          MakeDiagnostic(
-              DiagnosticKind::kResource,
-              absl::StrCat("the run needs ", bytes, " more bytes of ", what,
-                           "; with the ", held,
-                           " bytes already held that is over the limit of ",
-                           limit_, " (raise --memory-limit)")));
-    }
-    if (used_.compare_exchange_weak(held, held + bytes,
-                                    std::memory_order_relaxed)) {
-      break;
-    }
-  }
-  const int64_t now = held + bytes;
-  int64_t peak = peak_.load(std::memory_order_relaxed);
-  while (now > peak &&
-         !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
-  return absl::OkStatus();
+  int64_t held = 0;
+  if (TryCharge(bytes, held)) return absl::OkStatus();
+  return DiagnosticError(
+      absl::StatusCode::kResourceExhausted,
+      MakeDiagnostic(DiagnosticKind::kResource,
+                     absl::StrCat("the run needs ", bytes, " more bytes of ",
+                                  what, "; with the ", held,
+                                  " bytes already held that is over the "
+                                  "limit of ",
+                                  limit_, " (raise --memory-limit)")));
 }
 
 void MemoryBudget::ChargeTouched(int64_t bytes, absl::string_view what) {
-  if (Charge(bytes, what).ok()) return;
+  int64_t held = 0;
+  if (TryCharge(bytes, held)) return;
   const int64_t now = used_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  int64_t peak = peak_.load(std::memory_order_relaxed);
-  while (now > peak &&
-         !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
-  if (!overdrawn_.exchange(true, std::memory_order_relaxed)) {
-    overdrawn_need_.store(now, std::memory_order_relaxed);
-  }
+  RaisePeak(now);
+  if (overdrawn_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (overdrawn_.load(std::memory_order_relaxed)) return;
+  overdrawn_need_ = now;
+  overdrawn_what_ = std::string(what);
+  overdrawn_.store(true, std::memory_order_release);
 }
 
 absl::Status MemoryBudget::Overdrawn() const {
-  if (!overdrawn_.load(std::memory_order_relaxed)) return absl::OkStatus();
+  if (!overdrawn_.load(std::memory_order_acquire)) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
   return DiagnosticError(
       absl::StatusCode::kResourceExhausted,
       MakeDiagnostic(
           DiagnosticKind::kResource,
-          absl::StrCat("the run needed ",
-                       overdrawn_need_.load(std::memory_order_relaxed),
-                       " bytes (shadow state of device memory written in "
-                       "part), over the limit of ",
-                       limit_, " (raise --memory-limit)")));
+          absl::StrCat("the run needed ", overdrawn_need_, " bytes (",
+                       overdrawn_what_, "), over the limit of ", limit_,
+                       " (raise --memory-limit)")));
 }
 
 void MemoryBudget::Release(int64_t bytes) {

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
@@ -38,9 +39,11 @@ class MemoryBudget {
   absl::Status Charge(int64_t bytes, absl::string_view what);
   // Records `bytes` more held for `what` even past the limit: memory a run
   // already touched (a page of shadow state a write needed). Past the
-  // limit, Overdrawn() then says so, for the run to stop with it.
+  // limit, Overdrawn() then says so, for the run to stop with it; nothing
+  // is formatted here, as it may be called for every page past the limit.
   void ChargeTouched(int64_t bytes, absl::string_view what);
-  // The error of the first ChargeTouched past the limit; OK if none.
+  // The error of the first ChargeTouched past the limit, naming its
+  // `what`; OK if none.
   absl::Status Overdrawn() const;
   // Gives back bytes charged earlier.
   void Release(int64_t bytes);
@@ -52,11 +55,20 @@ class MemoryBudget {
   int64_t available() const { return limit_ - used(); }
 
  private:
+  // Adds `bytes` to what is held unless that passes the limit; `held` is
+  // what was held before.
+  bool TryCharge(int64_t bytes, int64_t& held);
+  // Raises the peak to `now` if it is higher.
+  void RaisePeak(int64_t now);
+
   const int64_t limit_;
   std::atomic<int64_t> used_{0};
   std::atomic<int64_t> peak_{0};
+  // Set once, by the first ChargeTouched past the limit, under `mu_`.
   std::atomic<bool> overdrawn_{false};
-  mutable std::atomic<int64_t> overdrawn_need_{0};
+  mutable std::mutex mu_;
+  int64_t overdrawn_need_ = 0;
+  std::string overdrawn_what_;
 };
 
 // A charge released when it goes out of scope (a temporary host array).
