@@ -418,9 +418,9 @@ absl::StatusOr<HostArray> Interpreter::ReadHostTensor(
     const proto::Tensor& tensor, HostForm form) const {
   const bool stacked = tensor.per_rank() && impl_->num_ranks > 1;
   const RankBlock held = impl_->block;
-  // Host tensors lie in HBM, one region per rank, whatever their core.
-  const int core =
-      tensor.space() == proto::SHARED_HBM ? 0 : static_cast<int>(tensor.core());
+  // Host tensors lie in HBM, one region per rank, whatever their core:
+  // core 0's view reads it.
+  constexpr int core = 0;
   HostArray result;
   for (int r = held.first; r < (stacked ? held.end : held.first + 1); ++r) {
     NKI_ASSIGN_OR_RETURN(HostArray part,

@@ -46,7 +46,6 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "interp/cross_process_round.h"
 #include "interp/interpreter.h"
 #include "interp/interpreter_impl.h"

@@ -3,7 +3,7 @@
 #include "interp/step_allowance.h"
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 
 #include "ops/op_def.h"
 

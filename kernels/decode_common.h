@@ -4,7 +4,8 @@
 // What the decode-transformer family (§3: attention_block_tkg, mlp_tkg and
 // their composer transformer_tkg) shares: the parameters, the I/O rows, and
 // the three stages every block is built from, so attention and MLP run the
-// same code for them.
+// same code for them. The family's world is TwoCoreWorld(tp_degree); its
+// tolerance ScaleTolerance (outputs are sums of many products).
 //
 // Tokens: T = B·S rows, row b·S + s, so X [B, S, H] is viewed as [T, H].
 // Two logical cores (LNC 2) split H: core c owns the hidden columns
@@ -97,9 +98,6 @@ absl::Status ValidateDecodeHeads(const DecodeParams& params);
 // What a kernel running the attention block checks beyond its fields'
 // limits: the tokens and heads above, and cache_len ≥ seq_tkg.
 absl::Status ValidateDecodeAttention(const DecodeParams& params);
-
-// The family's world is TwoCoreWorld(tp_degree); its tolerance
-// ScaleTolerance (outputs are sums of many products).
 
 // A float8_e4m3 cache against its reference: one e4m3 step of the
 // output's scale (a step is at most 2^-3 of the largest magnitude). The

@@ -111,7 +111,9 @@ int64_t OperandRowElements(const proto::AccessPattern& ap,
 
 // The partitions [lo, hi) of on-chip memory (tensor.partition_offset()
 // included) that the static part of `ap` touches: from the partition of
-// its lowest element to that of its highest, whichever way dim 0 walks.
+// its lowest element to that of its highest. (Validation refuses an
+// on-chip partition stride other than the row; the answer holds for any
+// stride, so a view or picture of a graph still being checked is right.)
 struct PartitionSpan {
   int64_t lo;
   int64_t hi;

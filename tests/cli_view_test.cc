@@ -192,6 +192,14 @@ TEST_F(CliViewTest, BadInputIsAnErrorAndWritesNoPage) {
       {"corrupt.pb"});
   const std::string graph = TraceMatmul("mm.pb");
   ExpectOneLineUsageError(RunCli("view " + graph), "view", {"-o PAGE.html"});
+  // The picture flags are dot's, read and checked by the same code: a core
+  // the graph does not have is refused with dot's message.
+  for (const auto& [verb, out] :
+       {std::pair{"view", page}, std::pair{"dot", Path("never.svg")}}) {
+    ExpectOneLineUsageError(
+        RunCli(absl::StrCat(verb, " ", graph, " -o ", out, " --core -1")), verb,
+        {"--core -1 is out of range", "1 core(s)"});
+  }
   // Dumps of other graphs: another kernel (its tensors are not the ones
   // these instructions write), and this kernel at another size (the same
   // names, other shapes).

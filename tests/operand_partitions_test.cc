@@ -47,7 +47,8 @@ TEST(OperandPartitionsTest, WhicheverWayDimZeroWalks) {
       // Offset 21 is partition 5, column 1; stride -4 walks partitions 5,
       // 4, 3. Lowest element 21 - 8 = 13 (partition 3), highest 21 + 1 =
       // 22 (partition 5).
-      {"negative stride", Pattern(21, {-4, 3, 1, 2}), 19, 22},
+      {"negative stride (refused by validation)", Pattern(21, {-4, 3, 1, 2}),
+       19, 22},
       // Offset 13 is partition 3, columns 1 and 2.
       {"one partition", Pattern(13, {4, 1, 1, 2}), 19, 20},
   };

@@ -1,3 +1,4 @@
+// Reads and checks the picture flags `dot` and `view` share.
 #include "tools/picture_flags.h"
 
 #include <string>

@@ -6,6 +6,7 @@
 // --max-nodes N.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"

@@ -91,6 +91,24 @@ def test_bn_stats_then_bn_aggr_give_each_rows_mean_and_variance():
     np.testing.assert_allclose(got[:, 1], x.var(1), rtol=1e-4)
 
 
+def test_bn_stats_and_bn_aggr_errors_name_their_own_call():
+    # The two share one parameter tuple; each call's error must still name
+    # the call it came from, whichever ran first.
+    x = rand(8, 16)
+
+    def kernel_with(opcode):
+        @nki.jit
+        def kernel(x):
+            stats = nisa.bn_stats(nl.load(x))
+            getattr(nisa, opcode)(stats if opcode == "bn_aggr" else
+                                  nl.load(x), stray=1)
+        return kernel
+
+    for opcode in ("bn_stats", "bn_aggr", "bn_stats"):
+        with pytest.raises(TypeError, match=rf"nisa\.{opcode}\b"):
+            kernel_with(opcode)(x)
+
+
 def test_where_selects_by_a_comparison_and_by_a_uint8_mask():
     x, y = rand(128, 64), rand(128, 64)
     mask = (RNG.random((128, 64)) > 0.5).astype(np.uint8)

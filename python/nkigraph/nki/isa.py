@@ -103,10 +103,12 @@ def _bind(name, args, kwargs, params):
     form with those parameters: Python's own binding, as fast as a
     call.)"""
     # `params` is a constant of the calling code (every default a literal,
-    # `...` for a required one), so the same object at every call.
-    binder = _BINDERS.get(id(params))
+    # `...` for a required one), so the same object at every call; the
+    # binder's errors name the call, so one is kept per name and tuple.
+    key = (name, id(params))
+    binder = _BINDERS.get(key)
     if binder is None or binder[1] is not params:
-        binder = _BINDERS[id(params)] = (_make_binder(name, params), params)
+        binder = _BINDERS[key] = (_make_binder(name, params), params)
     return binder[0](*args, **kwargs)
 
 
@@ -431,19 +433,15 @@ def tensor_scalar_reduce(*args, **kwargs):
     return out
 
 
-# The parameters of each per-partition statistic: a tuple object of its
-# own per opcode (built at run time, so never one shared constant), as
-# _bind keys its binder, and the opcode its errors name, by the tuple.
-_PER_PARTITION_PARAMS = {
-    opcode: tuple([("data", ...), ("dtype", None), ("mask", None)])
-    for opcode in ("bn_stats", "bn_aggr")}
+# The parameters of bn_stats and bn_aggr alike.
+_PER_PARTITION_PARAMS = (("data", ...), ("dtype", None), ("mask", None))
 
 
 def _per_partition(opcode, width, args, kwargs):
     """`opcode` of data: `width` float32 values per partition ([P, width],
     unless a dtype is asked for), in either of NKI's calling forms."""
     dst, args = _split_dst(args, kwargs, 1)
-    a = _bind(opcode, args, kwargs, _PER_PARTITION_PARAMS[opcode])
+    a = _bind(opcode, args, kwargs, _PER_PARTITION_PARAMS)
     data = a["data"]
     out, view = _ops.result(dst, a["mask"], (data.shape[0], width),
                             a["dtype"] or "float32")
