@@ -122,11 +122,7 @@ TEST(BnStatsTest, TwoCallsAggregateToTheWholeRowsMeanAndVariance) {
 }
 
 TEST(BnStatsTest, ChecksRefuseOversizedRowsAndWrongShapes) {
-  const auto refused = [](const std::function<void(Tracer&)>& body) {
-    absl::StatusOr<proto::Graph> graph = testing::Trace1(body);
-    EXPECT_FALSE(graph.ok());
-    return std::string(graph.status().message());
-  };
+  const auto refused = &testing::TraceError;
   EXPECT_THAT(refused([&](Tracer&) {
                 isa::bn_stats(Tile({2, 6}, "s"), Tile({2, 513}, "d"));
               }),

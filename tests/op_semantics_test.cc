@@ -33,6 +33,7 @@ using testing::RunGraph;
 using testing::Trace1;
 using testing::TraceWorld;
 
+using testing::TraceAndRun;
 using Outputs = std::map<std::string, HostArray>;
 
 // Loads kernel input `name` ([shape] in HBM) into a fresh SBUF tile.
@@ -58,13 +59,6 @@ void StorePsum(Tracer& t, const std::string& name, const Tensor& psum) {
                                  name + "_sb");
   isa::tensor_copy(tile, psum);
   Store(t, name, tile);
-}
-
-absl::StatusOr<Outputs> TraceAndRun(const std::function<void(Tracer&)>& body,
-                                    const std::vector<HostArray>& inputs) {
-  absl::StatusOr<proto::Graph> graph = Trace1(body);
-  if (!graph.ok()) return graph.status();
-  return RunGraph(*graph, inputs);
 }
 
 // ---------------------------------------------------------------------------

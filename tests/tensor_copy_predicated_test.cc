@@ -28,14 +28,8 @@ using testing::Ints;
 using testing::LoadTile;
 using testing::StoreTile;
 
+using testing::TraceAndRun;
 using Outputs = std::map<std::string, HostArray>;
-
-absl::StatusOr<Outputs> TraceAndRun(const std::function<void(Tracer&)>& body,
-                                    const std::vector<HostArray>& inputs) {
-  absl::StatusOr<proto::Graph> graph = testing::Trace1(body);
-  if (!graph.ok()) return graph.status();
-  return testing::RunGraph(*graph, inputs);
-}
 
 TEST(TensorCopyPredicatedTest, WhereLowersToACopyThenAPredicatedCopy) {
   // where(c > 0, x, y): the predicate a uint8 comparison result.
@@ -107,11 +101,7 @@ TEST(TensorCopyPredicatedTest, ImmediateSourceWithReversedPredicate) {
 }
 
 TEST(TensorCopyPredicatedTest, ChecksRefusePredicateDtypesShapesAndPsumPairs) {
-  const auto refused = [](const std::function<void(Tracer&)>& body) {
-    absl::StatusOr<proto::Graph> graph = testing::Trace1(body);
-    EXPECT_FALSE(graph.ok());
-    return std::string(graph.status().message());
-  };
+  const auto refused = &testing::TraceError;
   const auto tile = [](std::vector<int64_t> shape, proto::DType dtype,
                        Buffer buffer, const char* name) {
     return builder::ndarray(shape, dtype, buffer, name);

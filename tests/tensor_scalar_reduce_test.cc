@@ -27,14 +27,8 @@ using ::testing::HasSubstr;
 using testing::LoadTile;
 using testing::StoreTile;
 
+using testing::TraceAndRun;
 using Outputs = std::map<std::string, HostArray>;
-
-absl::StatusOr<Outputs> TraceAndRun(const std::function<void(Tracer&)>& body,
-                                    const std::vector<HostArray>& inputs) {
-  absl::StatusOr<proto::Graph> graph = testing::Trace1(body);
-  if (!graph.ok()) return graph.status();
-  return testing::RunGraph(*graph, inputs);
-}
 
 TEST(TensorScalarReduceTest, ColumnAndImmediateWorkedByHand) {
   absl::StatusOr<Outputs> out = TraceAndRun(
@@ -135,11 +129,7 @@ TEST(TensorScalarReduceTest, EqualsTensorScalarThenTensorReduce) {
 }
 
 TEST(TensorScalarReduceTest, ChecksRefuseShapesBitwiseAndNonReducingOps) {
-  const auto refused = [](const std::function<void(Tracer&)>& body) {
-    absl::StatusOr<proto::Graph> graph = testing::Trace1(body);
-    EXPECT_FALSE(graph.ok());
-    return std::string(graph.status().message());
-  };
+  const auto refused = &testing::TraceError;
   const auto tile = [](std::vector<int64_t> shape, const char* name) {
     return builder::ndarray(shape, proto::FLOAT32, Buffer::kSbuf, name);
   };

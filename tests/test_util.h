@@ -257,6 +257,25 @@ inline absl::StatusOr<std::map<std::string, HostArray>> RunGraph(
   return outputs;
 }
 
+// Traces `body` on one core and runs it with `inputs`: every output by
+// name.
+inline absl::StatusOr<std::map<std::string, HostArray>> TraceAndRun(
+    const std::function<void(builder::Tracer&)>& body,
+    const std::vector<HostArray>& inputs) {
+  absl::StatusOr<proto::Graph> graph = Trace1(body);
+  if (!graph.ok()) return graph.status();
+  return RunGraph(*graph, inputs);
+}
+
+// The message a one-core trace of `body` fails with; the test fails if the
+// trace succeeds.
+inline std::string TraceError(
+    const std::function<void(builder::Tracer&)>& body) {
+  absl::StatusOr<proto::Graph> graph = Trace1(body);
+  EXPECT_FALSE(graph.ok());
+  return std::string(graph.status().message());
+}
+
 }  // namespace nkigraph::testing
 
 #endif  // NKIGRAPH_TESTS_TEST_UTIL_H_
