@@ -18,6 +18,7 @@
 #include "builder/emitter.h"
 #include "builder/tracer.h"
 #include "ops/access_pattern.h"
+#include "ops/attr_spec.h"
 #include "ops/device_profile.h"
 #include "ops/op_def.h"
 #include "pybind11/stl.h"
@@ -200,21 +201,20 @@ class PyTracer {
     }
     builder::Emitter e(op, Tensor(), kPythonLoc);
     for (size_t i = 0; i < views.size(); ++i) e.Operand(roles[i], views[i]);
+    size_t next_attr = 0;
     for (py::handle item : attrs) {
       if (!PyTuple_Check(item.ptr()) || PyTuple_GET_SIZE(item.ptr()) != 2) {
         ThrowInvalidArgument("an attribute is (name, value)");
       }
       const absl::string_view name = AsView(PyTuple_GET_ITEM(item.ptr(), 0));
       const py::handle value = PyTuple_GET_ITEM(item.ptr(), 1);
-      const ops::AttrSpec* spec = nullptr;
-      for (const ops::AttrSpec& s : def->attrs) {
-        if (s.name == name) spec = &s;
-      }
-      if (spec == nullptr) {
+      const absl::Span<const ops::AttrSpec> specs = def->attrs;
+      const size_t k = ops::FindByName(specs, name, &next_attr);
+      if (k == specs.size()) {
         ThrowInvalidArgument(
             absl::StrCat(def->name, " has no attribute '", name, "'"));
       }
-      switch (spec->type) {
+      switch (specs[k].type) {
         case ops::AttrType::kInt:
           e.Int(name, AsInt(value.ptr()));
           break;

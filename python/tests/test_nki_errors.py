@@ -233,3 +233,32 @@ def test_fills_in_hbm_are_listed_as_unsupported():
 
     with pytest.raises(NotImplementedError, match="nl.zeros/ones/full in HBM"):
         nki.trace(kernel, (4, 4))
+
+
+def test_the_binding_takes_attributes_in_any_order_and_names_a_stray_one():
+    # The attribute lookup resumes where the last one matched; attributes
+    # given against the declaration order (scalar0 before op0) must still
+    # each find their own spec, and an undeclared one is refused by name.
+    from nkigraph import _nkigraph
+    tracer = _nkigraph._Tracer("attrs", [], "trn2", 1, 1)
+    op = _nkigraph._opcodes["tensor_scalar"]
+    memset = _nkigraph._opcodes["memset"]
+    errors = []
+
+    def body(core):
+        del core
+        t = tracer.alloc([2, 4], "float32", "sbuf", "t", "f", 1)
+        u = tracer.alloc([2, 4], "float32", "sbuf", "u", "f", 1)
+        whole = (4, 2, 1, 4)
+        operands = [("dst", u, 0, whole), ("data", t, 0, whole)]
+        tracer.emit(memset, [("dst", t, 0, whole)], [("value", 1.0)], "f", 1)
+        tracer.emit(op, operands, (("scalar0", 3.0), ("op0", "add")), "f", 2)
+        try:
+            tracer.emit(op, operands, (("op0", "add"), ("scael", 3.0)), "f",
+                        3)
+        except nkigraph.InvalidArgumentError as e:
+            errors.append(str(e))
+
+    text = tracer.trace(body).text
+    assert errors == ["tensor_scalar has no attribute 'scael'"]
+    assert 'name: "scalar0"' in text and "f: 3" in text, text

@@ -5,6 +5,7 @@ function per instruction family that records it."""
 import numbers
 
 from . import _errors, _trace
+from ._buffer import element_count
 from ._dtypes import dtype_name, promote
 from ._index import IndexExpr, Predicate
 from ._tensor import NkiTensor
@@ -64,10 +65,7 @@ def alu(op):
         except TypeError:
             pass
         return name
-    name = _name_of(op)
-    if name not in _ALU:
-        raise _errors.unsupported(f"operator {name}")
-    return _ALU[name]
+    raise _errors.unsupported(f"operator {_name_of(op)}")
 
 
 def act(op):
@@ -113,10 +111,7 @@ def _is_column(t, data):
 
 
 def _free(t):
-    n = 1
-    for c in t.shape[1:]:
-        n *= c
-    return n
+    return element_count(t.shape[1:])
 
 
 # ---------------------------------------------------------------------------

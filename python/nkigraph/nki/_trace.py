@@ -73,8 +73,9 @@ class Trace:
         self.named = set()  # ids of the tensors the kernel named
         self.loop_reduce = {}  # nl.loop_reduce's tile, by call site
         # A matmul whose result tile has not been used yet: (tile,
-        # stationary, moving, (file, line) of its call). Recorded before any other instruction, or
-        # into the PSUM tile a `+=` accumulates it into.
+        # stationary, moving, (file, line) of its call). Recorded before
+        # any other instruction, or into the PSUM tile a `+=` accumulates
+        # it into.
         self.pending = None
         self.live = True  # on-chip tiles are freed while the body runs
         # PSUM views a matmul has written (buffer id, offset, pattern), and
@@ -83,10 +84,6 @@ class Trace:
         # (opening an accumulation group, as the hardware wants).
         self.matmul_written = {}  # buffer id -> {(offset, pattern)}
         self.psum_initialised = set()
-
-    def loc(self):
-        file, line = caller()
-        self.tracer.set_loc(file, line)
 
     def alloc(self, shape, dtype, space, name=None, par_axis=0):
         """A new tensor of `shape` (NKI's logical shape: for on-chip ones

@@ -170,7 +170,7 @@ def shared_constant(constant, dtype=None, **kwargs):
     if dtype is None:
         dtype = value.dtype
     name = trace.unique_name("constant")
-    trace.loc()
+    trace.tracer.set_loc(*_trace.caller())
     id_ = trace.tracer.input(name, list(value.shape), dtype_name(dtype), True)
     buf = _Buffer(trace, id_, "shared_hbm", dtype, value.shape, name)
     trace.constants.append((name, value))
