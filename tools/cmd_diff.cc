@@ -1,11 +1,12 @@
 // nkigraph diff A B: a semantic diff of two graph files.
+#include <algorithm>
+#include <cstdint>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "diff/diff.h"
 #include "diff/format.h"
@@ -75,12 +76,10 @@ int RunDiff(const std::vector<std::string>& args) {
   }
   int64_t limit = kDefaultLimit;
   if (parsed->Has("--limit")) {
-    const std::string text = parsed->Get("--limit");
-    if (!absl::SimpleAtoi(text, &limit) || limit < 0) {
-      return ReportError(
-          "diff",
-          absl::StrCat("--limit expects a count >= 0, not '", text, "'"));
-    }
+    absl::StatusOr<uint64_t> count =
+        ParseCount(parsed->Get("--limit"), "--limit");
+    if (!count.ok()) return ReportError("diff", count.status().message());
+    limit = static_cast<int64_t>(std::min<uint64_t>(*count, INT64_MAX));
   }
 
   const std::string& path_a = parsed->positionals[0];

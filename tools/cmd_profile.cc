@@ -1,5 +1,6 @@
 // nkigraph profile GRAPH: the cost model's estimate of when every
 // instruction runs, summarised; optionally a Chrome trace and an SVG.
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -8,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cost/cost_table.h"
 #include "cost/report.h"
@@ -85,11 +85,10 @@ int RunProfile(const std::vector<std::string>& args) {
                                            "' (expected text or json)"));
   }
   int top = 10;
-  if (parsed->Has("--top") &&
-      (!absl::SimpleAtoi(parsed->Get("--top"), &top) || top < 0)) {
-    return ReportError(kVerb, absl::StrCat("--top must be a whole number >= 0, "
-                                           "not '",
-                                           parsed->Get("--top"), "'"));
+  if (parsed->Has("--top")) {
+    absl::StatusOr<uint64_t> count = ParseCount(parsed->Get("--top"), "--top");
+    if (!count.ok()) return ReportError(kVerb, count.status().message());
+    top = static_cast<int>(std::min<uint64_t>(*count, INT32_MAX));
   }
   absl::StatusOr<ArenaGraphSource> source = LoadGraphArg(kVerb, *path);
   if (!source.ok()) return ReportError(kVerb, source.status());
