@@ -86,8 +86,8 @@ absl::Status WriteTimelineSvg(const Schedule& s, const Report& report,
     band_path = instances.begin()->first;
 
   // The bar's scope by its last component (the legend gives the path).
-  const std::string band_name = band_path.substr(
-      band_path.rfind('/') == std::string::npos ? 0 : band_path.rfind('/') + 1);
+  // (npos + 1 is 0: a path without '/' is its own name.)
+  const std::string band_name = band_path.substr(band_path.rfind('/') + 1);
 
   double height = 52;
   for (int core = 0; core < cores; ++core) {

@@ -115,9 +115,6 @@ inline float AluElement(float a, [[maybe_unused]] float b) {
   }
 }
 
-// Rows without a NaN take the fast paths.
-inline bool AnyNan(const float* x, int64_t n) { return RowHasNan(x, n); }
-
 // std::fmax / std::fmin on operands that are not NaN: glibc's fmaxf
 // returns its first operand when the two compare equal (so fmax(+0, -0)
 // is +0, fmax(-0, +0) is -0), and these are the same selects, which the

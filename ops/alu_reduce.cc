@@ -14,7 +14,6 @@
 namespace nkigraph::ops {
 namespace {
 
-using alu_internal::AnyNan;
 using alu_internal::HasNoNanFn;
 using alu_internal::MaxNoNan;
 using alu_internal::MinNoNan;
@@ -216,7 +215,7 @@ void ReduceRows(Alu op, float init, const float* data, int64_t rows,
   auto any_nan = [&](int64_t r0, int64_t n) {
     bool nan = init != init;
     for (int64_t r = r0; r < r0 + n && !nan; ++r) {
-      nan = AnyNan(data + r * stride, cols);
+      nan = RowHasNan(data + r * stride, cols);
     }
     return nan;
   };
@@ -262,7 +261,7 @@ void ReduceRows(Alu op, float init, const float* data, int64_t rows,
   }
   bool nan = !HasNoNanFn(op) || init != init;
   for (int64_t r = 0; r < rows && !nan; ++r) {
-    nan = AnyNan(data + r * stride, cols);
+    nan = RowHasNan(data + r * stride, cols);
   }
   if (!nan && WithNoNanFn(op, [&](auto fn) {
         ReduceWith(fn, init, data, rows, cols, stride, out);

@@ -14,7 +14,6 @@
 namespace nkigraph::ops {
 namespace {
 
-using alu_internal::AnyNan;
 using alu_internal::HasNoNanFn;
 using alu_internal::NanPayloadMatters;
 using alu_internal::WithAluFn;
@@ -75,10 +74,10 @@ bool RowHasNan(const float* x, int64_t n) {
 
 void ApplyAluRow(Alu op, const float* a, const float* b, float* out,
                  int64_t n) {
-  if (NanPayloadMatters(op) && AnyNan(a, n) && AnyNan(b, n)) {
+  if (NanPayloadMatters(op) && RowHasNan(a, n) && RowHasNan(b, n)) {
     return ScalarRow(op, a, b, out, n);
   }
-  if (HasNoNanFn(op) && !AnyNan(a, n) && !AnyNan(b, n) &&
+  if (HasNoNanFn(op) && !RowHasNan(a, n) && !RowHasNan(b, n) &&
       WithNoNanFn(op, [&](auto fn) { Map(a, b, out, n, fn); })) {
     return;
   }
@@ -87,13 +86,13 @@ void ApplyAluRow(Alu op, const float* a, const float* b, float* out,
 
 void ApplyAluRowScalar(Alu op, const float* a, float s, bool reverse,
                        float* out, int64_t n) {
-  if (NanPayloadMatters(op) && s != s && AnyNan(a, n)) {
+  if (NanPayloadMatters(op) && s != s && RowHasNan(a, n)) {
     for (int64_t j = 0; j < n; ++j) {
       out[j] = reverse ? ApplyAlu(op, s, a[j]) : ApplyAlu(op, a[j], s);
     }
     return;
   }
-  if (HasNoNanFn(op) && s == s && !AnyNan(a, n) &&
+  if (HasNoNanFn(op) && s == s && !RowHasNan(a, n) &&
       WithNoNanFn(op, [&](auto fn) { MapScalar(a, s, reverse, out, n, fn); })) {
     return;
   }
